@@ -1,0 +1,1 @@
+"""One module per command group (`orch <group> ...`). Keep imports inside commands light."""

@@ -1,0 +1,1 @@
+"""Memory discipline: the checklists, verification and audit that keep repo memory clean."""

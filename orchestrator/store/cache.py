@@ -1,0 +1,100 @@
+"""A rebuildable parse cache for repo memory files, in `.orch/cache.sqlite`.
+
+Parsing YAML costs ~200 µs a file; listing 10,000 memories must take well under a second.
+The cache keeps each file's parse result keyed by its path and (mtime_ns, ctime_ns, size,
+inode). Any change to a file changes that key (our writes replace the inode), so a stale
+entry is never served. A broken or unwritable cache is ignored and rebuilt, never fatal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+Key = tuple[int, int, int, int]
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS memfile ("
+    " path TEXT PRIMARY KEY, mtime_ns INTEGER, ctime_ns INTEGER, size INTEGER, ino INTEGER,"
+    " parsed TEXT NOT NULL)"
+)
+CACHE_VERSION = 1
+
+
+def file_key(st: os.stat_result) -> Key:
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+class ParseCache:
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        self._conn: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._conn is not None:
+            return self._conn
+        if not self.db_path.parent.is_dir():
+            return None
+        try:
+            conn = sqlite3.connect(self.db_path, timeout=10)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version != CACHE_VERSION:
+                conn.execute("DROP TABLE IF EXISTS memfile")
+                conn.execute(f"PRAGMA user_version = {CACHE_VERSION}")
+            conn.execute(SCHEMA)
+            conn.commit()
+        except sqlite3.DatabaseError:
+            with contextlib.suppress(OSError):
+                self.db_path.unlink()
+            return None
+        self._conn = conn
+        return conn
+
+    def load(
+        self,
+        files: Iterable[tuple[str, os.stat_result]],
+        parse: Callable[[str], dict[str, Any]],
+    ) -> dict[str, dict[str, Any]]:
+        """{path: parsed} for every file, parsing only those whose key changed."""
+        conn = self._connect()
+        cached: dict[str, tuple[Key, str]] = {}
+        if conn is not None:
+            try:
+                for path, m, c, s, i, parsed in conn.execute("SELECT * FROM memfile"):
+                    cached[path] = ((m, c, s, i), parsed)
+            except sqlite3.DatabaseError:
+                cached = {}
+        out: dict[str, dict[str, Any]] = {}
+        fresh: list[tuple[str, Key, str]] = []
+        seen: set[str] = set()
+        for path, st in files:
+            seen.add(path)
+            key = file_key(st)
+            hit = cached.get(path)
+            if hit is not None and hit[0] == key:
+                out[path] = json.loads(hit[1])
+                continue
+            result = parse(path)
+            out[path] = result
+            fresh.append((path, key, json.dumps(result, ensure_ascii=False)))
+        gone = [p for p in cached if p not in seen]
+        if conn is not None and (fresh or gone):
+            try:
+                with conn:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO memfile VALUES (?, ?, ?, ?, ?, ?)",
+                        [(p, *k, d) for p, k, d in fresh],
+                    )
+                    conn.executemany("DELETE FROM memfile WHERE path = ?", [(p,) for p in gone])
+            except sqlite3.DatabaseError:
+                pass  # the cache is an optimisation only
+        return out
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

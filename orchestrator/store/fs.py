@@ -1,0 +1,101 @@
+"""Storage rules every writer follows: atomic writes, locks, paths kept in the repository.
+
+- `atomic_write`: temp file in the same folder, fsync, `os.replace`, fsync of the folder.
+  A reader sees the old file or the new one, never half of either.
+- `file_lock`: an inter-process lock (filelock) around every read-modify-write. Lock files
+  live in the git-ignored `.orch/locks/`.
+- `confine`: a user- or model-supplied path is resolved against the repository root and
+  refused if it is absolute, climbs with `..`, or leaves the root through a symlink.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from orchestrator.errors import Locked, PathEscape
+
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+
+def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+    """Replace `path` with `data` so that a crash leaves the old content or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or a new file in `folder` durable."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def lock_for(lock_dir: Path, name: str) -> BaseFileLock:
+    from filelock import FileLock  # imported here: filelock pulls in asyncio (~50 ms)
+
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(lock_dir / f"{name}.lock"))
+
+
+@contextlib.contextmanager
+def file_lock(
+    lock_dir: Path, name: str, *, timeout: float = DEFAULT_LOCK_TIMEOUT, what: str | None = None
+) -> Iterator[None]:
+    """Hold the inter-process lock `name`; wait up to `timeout` seconds (0: do not wait)."""
+    from filelock import Timeout
+
+    lock = lock_for(lock_dir, name)
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout:
+        raise Locked(what or name) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def confine(root: Path, rel: str | os.PathLike[str]) -> Path:
+    """The absolute path of repository-relative `rel`, or PathEscape if it leaves `root`."""
+    text = os.fspath(rel)
+    pure = PurePosixPath(text.replace("\\", "/"))
+    if not text or pure.is_absolute() or ".." in pure.parts or "\x00" in text:
+        raise PathEscape(text, root)
+    real_root = root.resolve()
+    target = (real_root / pure).resolve(strict=False)
+    if target != real_root and not target.is_relative_to(real_root):
+        raise PathEscape(text, root)
+    return real_root / pure
+
+
+def relative_to_root(root: Path, path: Path) -> str:
+    """`path` as a POSIX repository-relative string (for citations, logs, messages)."""
+    return path.resolve().relative_to(root.resolve()).as_posix()
