@@ -144,9 +144,22 @@ class Request:
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = 4096
-    purpose: str = "executor"
+    purpose: str = "executor"  # planner | auditor | executor | reviewer | compactor | extractor
+    phase: int | None = None
     temperature: float | None = None
     memory_tool: bool = False  # offer the API memory tool (memory_20250818)
+
+    @property
+    def turn(self) -> int:
+        """How many assistant turns the conversation already holds."""
+        return sum(1 for m in self.messages if m.role == "assistant")
+
+    @property
+    def last_user_text(self) -> str:
+        for message in reversed(self.messages):
+            if message.role == "user" and message.text:
+                return message.text
+        return ""
 
     def system_text(self) -> str:
         return "\n\n".join(p.text for p in self.system)

@@ -20,9 +20,13 @@ def test_init_is_idempotent(git_repo: Path) -> None:
     runner = CliRunner()
     first = runner.invoke(cli, ["init"])
     assert first.exit_code == 0, first.output
-    snapshot = {p: p.read_bytes() for p in git_repo.rglob("*") if p.is_file() and ".git/" not in str(p)}
+    snapshot = {
+        p: p.read_bytes() for p in git_repo.rglob("*") if p.is_file() and ".git/" not in str(p)
+    }
     second = runner.invoke(cli, ["init"])
     assert second.exit_code == 0
     assert "nothing changed" in second.output
-    after = {p: p.read_bytes() for p in git_repo.rglob("*") if p.is_file() and ".git/" not in str(p)}
+    after = {
+        p: p.read_bytes() for p in git_repo.rglob("*") if p.is_file() and ".git/" not in str(p)
+    }
     assert after == snapshot
