@@ -107,6 +107,10 @@ class TaskFolder:
     def tasklist(self) -> Path:
         return self.path / "tasks.json"
 
+    def conversation(self, phase_id: int) -> Path:
+        """The executor's saved conversation for a phase (its resume checkpoint)."""
+        return self.path / "conversations" / f"phase-{phase_id}.json"
+
     def phase_report(self, phase_id: int) -> Path:
         return self.path / f"phase-{phase_id}-report.md"
 
