@@ -257,30 +257,46 @@ class SearchIndex:
         return path.relative_to(self.layout.root).as_posix()
 
     def _sync(self, conn: sqlite3.Connection, path: Path, *, fresh: bool = False) -> int:
+        """Make the index hold what `path` holds now, touching only documents that changed."""
         rel = self._rel(path)
+        existing: dict[tuple[str, str], tuple[int, str, str]] = {}
         if not fresh:
-            for (doc_id,) in conn.execute("SELECT id FROM doc WHERE source = ?", (rel,)).fetchall():
-                conn.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
-            conn.execute("DELETE FROM doc WHERE source = ?", (rel,))
-            conn.execute("DELETE FROM source WHERE path = ?", (rel,))
+            for doc_id, kind, ref, text, meta in conn.execute(
+                "SELECT id, kind, ref, text, meta FROM doc WHERE source = ?", (rel,)
+            ):
+                existing[(kind, ref)] = (doc_id, text, meta)
         try:
             sig = file_sig(path.stat())
+            docs = read_docs(self.layout, path)
         except OSError:
-            return 0
-        docs = read_docs(self.layout, path)
+            sig, docs = None, []
         for doc in docs:
-            if not fresh:
+            old = existing.pop((doc.kind, doc.ref), None)
+            if old is not None:
+                if old[1] == doc.text and old[2] == compact_json(doc.meta):
+                    continue  # unchanged (an appended transcript keeps its earlier lines)
+                self._delete_id(conn, old[0])
+            elif not fresh:
                 self._delete(conn, doc.kind, doc.ref)
             self._insert(conn, doc, rel)
-        conn.execute("INSERT OR REPLACE INTO source VALUES (?, ?)", (rel, sig))
+        for doc_id, _, _ in existing.values():
+            self._delete_id(conn, doc_id)
+        if sig is None:
+            conn.execute("DELETE FROM source WHERE path = ?", (rel,))
+        else:
+            conn.execute("INSERT OR REPLACE INTO source VALUES (?, ?)", (rel, sig))
         return len(docs)
+
+    @staticmethod
+    def _delete_id(conn: sqlite3.Connection, doc_id: int) -> None:
+        conn.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
+        conn.execute("DELETE FROM doc WHERE id = ?", (doc_id,))
 
     @staticmethod
     def _delete(conn: sqlite3.Connection, kind: str, ref: str) -> None:
         row = conn.execute("SELECT id FROM doc WHERE kind = ? AND ref = ?", (kind, ref)).fetchone()
         if row is not None:
-            conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
-            conn.execute("DELETE FROM doc WHERE id = ?", (row[0],))
+            SearchIndex._delete_id(conn, row[0])
 
     @staticmethod
     def _insert(conn: sqlite3.Connection, doc: Doc, source: str | None) -> None:
@@ -365,6 +381,15 @@ class SearchIndex:
             "SELECT rowid, -bm25(fts, ?, ?, ?) FROM fts WHERE fts MATCH ?",
             (r.title_weight, r.body_weight, r.date_weight, match),
         ).fetchall()
+
+    def term_count(self, term: str) -> int:
+        """How many documents match one query term."""
+        row = (
+            self._db()
+            .execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (fts_phrase(term),))
+            .fetchone()
+        )
+        return int(row[0])
 
     def candidates(self) -> dict[int, tuple[str, str | None, int | None]]:
         assert self._docs is not None

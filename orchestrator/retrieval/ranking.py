@@ -45,6 +45,7 @@ class Ranking:
     prf_docs: int = 0  # pseudo-relevance feedback: the words of the best this-many documents...
     prf_terms: int = 0  # ...this many of them (by weight times IDF) join the query...
     prf_weight: float = 0.3  # ...each weighing this much of a query word
+    pool: int = 300  # how many of the best documents pass shares to neighbours (at least 10 k)
     fuse: int = 0  # >0: reciprocal rank fusion (with this k) of the plain and smoothed rankings
 
 
@@ -61,7 +62,8 @@ def rank(
     if r.title_boost:
         _boost_titles(index, plain, terms, r.title_boost)
     plain = _only(index, plain, kinds)
-    scores = _context(index, plain)
+    pool = max(r.pool, 10 * k)
+    scores = _context(index, plain, pool)
     if r.fuse:
         scores = _fuse([plain, scores], r.fuse)
     if r.prf_docs and r.prf_terms and scores:
@@ -69,7 +71,7 @@ def rank(
         if extra:
             more = dict(plain)
             _add_terms(index, more, extra, r.prf_weight)
-            scores = _context(index, _only(index, more, kinds))
+            scores = _context(index, _only(index, more, kinds), pool)
     return heapq.nlargest(k, scores.items(), key=lambda item: (item[1], -item[0]))
 
 
@@ -80,12 +82,19 @@ def _idf(total: int, matches: int) -> float:
 def _add_terms(
     index: SearchIndex, scores: dict[int, float], terms: list[str], weight: float
 ) -> None:
+    """Add each term's weighted BM25 to `scores`.
+
+    A term in more than half the documents is left out (unless every term is): FTS5's
+    BM25 gives it an IDF of 1e-6, so it would only cost time.
+    """
     power = index.ranking.idf_power
     total = len(index.candidates())
-    for term in terms:
-        matches = index.term_scores(term)
-        w = weight * (_idf(total, len(matches)) ** power if power and matches else 1.0)
-        for doc_id, score in matches:
+    counted = [(term, index.term_count(term)) for term in terms]
+    counted = [(t, n) for t, n in counted if n]
+    rare = [(t, n) for t, n in counted if 2 * n <= total]
+    for term, matches in rare or counted:
+        w = weight * (_idf(total, matches) ** power if power else 1.0)
+        for doc_id, score in index.term_scores(term):
             scores[doc_id] = scores.get(doc_id, 0.0) + w * score
 
 
@@ -106,13 +115,20 @@ def _boost_titles(
         scores[doc_id] *= 1.0 + boost
 
 
-def _context(index: SearchIndex, scores: dict[int, float]) -> dict[int, float]:
-    """Scores after each turn passed shares to its neighbours (and its session, if set)."""
+def _context(index: SearchIndex, scores: dict[int, float], pool: int) -> dict[int, float]:
+    """Scores after each turn passed shares to its neighbours (and its session, if set).
+
+    Only the best `pool` documents pass shares: the rest score too low to lift anyone.
+    """
     r = index.ranking
     docs = index.candidates()
     out = dict(scores)
+    if len(scores) > pool:
+        givers = heapq.nlargest(pool, scores.items(), key=lambda item: item[1])
+    else:
+        givers = list(scores.items())
     if r.before or r.after:
-        for doc_id, score in scores.items():
+        for doc_id, score in givers:
             _, group, pos = docs[doc_id]
             if group is None or pos is None:
                 continue
@@ -124,7 +140,7 @@ def _context(index: SearchIndex, scores: dict[int, float]) -> dict[int, float]:
                         out[other] = out.get(other, 0.0) + share * fade * score
     if r.group_share:
         best: dict[str, float] = {}
-        for doc_id, score in scores.items():
+        for doc_id, score in givers:
             group = docs[doc_id][1]
             if group is not None and score > best.get(group, 0.0):
                 best[group] = score
@@ -161,7 +177,7 @@ def _feedback_terms(
     total = len(index.candidates())
     rated = []
     for word, m in heapq.nlargest(n_terms * 3, mass.items(), key=lambda item: item[1]):
-        matches = len(index.term_scores(word))
+        matches = index.term_count(word)
         if matches > 1:
             rated.append((m * _idf(total, matches), word))
     return [word for _, word in sorted(rated, reverse=True)[:n_terms]]
