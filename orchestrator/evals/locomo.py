@@ -24,6 +24,7 @@ import click
 from orchestrator.commands._common import emit_json, json_option
 from orchestrator.errors import UsageError
 from orchestrator.retrieval import Doc, Ranking, SearchIndex
+from orchestrator.retrieval.text import TOKENIZER
 from orchestrator.store.layout import Layout
 
 KS = (1, 5, 10, 20, 50)
@@ -201,14 +202,22 @@ def recall_at(ranked: Sequence[str], evidence: Iterable[str]) -> dict[int, float
     return {k: len(wanted & set(distinct[:k])) / len(wanted) for k in KS}
 
 
-def evaluate(conversations: Iterable[Conversation], ranking: Ranking | None = None) -> Report:
-    """Index each conversation in a fresh index, ask its questions, tally recall@k."""
+def evaluate(
+    conversations: Iterable[Conversation],
+    ranking: Ranking | None = None,
+    *,
+    tokenizer: str = TOKENIZER,
+) -> Report:
+    """Index each conversation in a fresh index, ask its questions, tally recall@k.
+
+    `ranking` and `tokenizer` default to the index's own; other values are for ablations.
+    """
     report = Report()
     depth = max(KS)
     for conv in conversations:
         slug = re.sub(r"[^a-z0-9]+", "-", conv.sample_id.lower()).strip("-") or "conversation"
         with tempfile.TemporaryDirectory(prefix="orch-locomo-") as tmp:
-            index = SearchIndex(Layout(Path(tmp)), ranking=ranking)
+            index = SearchIndex(Layout(Path(tmp)), ranking=ranking, tokenizer=tokenizer)
             try:
                 index.update_many(turn_docs(conv, slug))
                 for q in conv.questions:

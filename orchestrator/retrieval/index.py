@@ -30,15 +30,18 @@ T = TypeVar("T")
 
 DB_NAME = "search.sqlite"
 SCHEMA_VERSION = 1
-SCHEMA = (
-    "CREATE TABLE doc ("
-    " id INTEGER PRIMARY KEY, kind TEXT NOT NULL, ref TEXT NOT NULL, text TEXT NOT NULL,"
-    " meta TEXT NOT NULL, source TEXT, grp TEXT, pos INTEGER, UNIQUE (kind, ref))",
-    "CREATE INDEX doc_source ON doc (source)",
-    "CREATE TABLE source (path TEXT PRIMARY KEY, sig TEXT NOT NULL)",
-    "CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    f"CREATE VIRTUAL TABLE fts USING fts5(title, body, date, tokenize = '{TOKENIZER}')",
-)
+
+
+def schema(tokenizer: str) -> tuple[str, ...]:
+    return (
+        "CREATE TABLE doc ("
+        " id INTEGER PRIMARY KEY, kind TEXT NOT NULL, ref TEXT NOT NULL, text TEXT NOT NULL,"
+        " meta TEXT NOT NULL, source TEXT, grp TEXT, pos INTEGER, UNIQUE (kind, ref))",
+        "CREATE INDEX doc_source ON doc (source)",
+        "CREATE TABLE source (path TEXT PRIMARY KEY, sig TEXT NOT NULL)",
+        "CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        f"CREATE VIRTUAL TABLE fts USING fts5(title, body, date, tokenize = '{tokenizer}')",
+    )
 
 
 @dataclass(frozen=True)
@@ -79,11 +82,18 @@ class SearchIndex:
     """
 
     def __init__(
-        self, layout: Layout, *, ranking: Ranking | None = None, path: Path | None = None
+        self,
+        layout: Layout,
+        *,
+        ranking: Ranking | None = None,
+        path: Path | None = None,
+        tokenizer: str = TOKENIZER,
     ) -> None:
+        """`path` and `tokenizer` other than the defaults are for evaluations (a new file)."""
         self.layout = layout
         self.path = path or layout.cache / DB_NAME
         self.ranking = ranking or Ranking()
+        self.tokenizer = tokenizer
         self._conn: sqlite3.Connection | None = None
         self._refreshed = False
         self._docs: dict[int, tuple[str, str | None, int | None]] | None = None
@@ -136,7 +146,7 @@ class SearchIndex:
                 self._discard()
                 return self._open()
             with _transaction(conn):
-                for statement in SCHEMA:
+                for statement in schema(self.tokenizer):
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except BaseException:
