@@ -75,6 +75,9 @@ def rank(
     return heapq.nlargest(k, scores.items(), key=lambda item: (item[1], -item[0]))
 
 
+FTS5_IDF_FLOOR = 1e-6  # FTS5's BM25 uses this IDF for a term in half the rows or more
+
+
 def _idf(total: int, matches: int) -> float:
     return max(math.log((total - matches + 0.5) / (matches + 0.5)), 0.01)
 
@@ -84,16 +87,22 @@ def _add_terms(
 ) -> None:
     """Add each term's weighted BM25 to `scores`.
 
-    A term in more than half the documents is left out (unless every term is): FTS5's
-    BM25 gives it an IDF of 1e-6, so it would only cost time.
+    A term in half the documents or more is left out unless every term is: FTS5's BM25
+    gives it an IDF of 1e-6, so it would only cost time. When every term is (a small
+    index), that 1e-6 is replaced by a small positive IDF, log(1 + (N - n + 0.5) / (n +
+    0.5)), so that scores stay comparable and readable.
     """
     power = index.ranking.idf_power
     total = len(index.candidates())
     counted = [(term, index.term_count(term)) for term in terms]
     counted = [(t, n) for t, n in counted if n]
-    rare = [(t, n) for t, n in counted if 2 * n <= total]
+    rare = [(t, n) for t, n in counted if 2 * n < total]
     for term, matches in rare or counted:
-        w = weight * (_idf(total, matches) ** power if power else 1.0)
+        if 2 * matches < total:
+            w = weight * (_idf(total, matches) ** power if power else 1.0)
+        else:
+            small = math.log1p((total - matches + 0.5) / (matches + 0.5))
+            w = weight * small ** (1.0 + power) / FTS5_IDF_FLOOR
         for doc_id, score in index.term_scores(term):
             scores[doc_id] = scores.get(doc_id, 0.0) + w * score
 
