@@ -233,3 +233,14 @@ def test_an_answer_next_to_the_question_is_found(layout: Layout) -> None:
         )
         top = refs(index, "database for billing", k=2)
     assert top == ["transcript:t/1:3", "transcript:t/1:4"]
+
+
+def test_a_small_index_still_ranks_by_how_well_documents_match(layout: Layout) -> None:
+    """In a two-document index every word is 'common' to FTS5; scores must still order."""
+    with SearchIndex(layout) as index:
+        index.update("l3", "t/a", "retry the upload with backoff, retry the download")
+        index.update("l3", "t/b", "upload once")
+        hits = index.search("retry upload")
+        assert [h.ref for h in hits] == ["t/a", "t/b"]
+        assert hits[0].score > hits[1].score > 0.01
+        assert [h.ref for h in index.search("the")] == ["t/a"]  # stop words only: still searched
