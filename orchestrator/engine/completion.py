@@ -220,7 +220,7 @@ class Completion:
             summary, outcome = "no Checklist C promotion step in this build", "skipped"
         else:
             summary = describe_outcome(
-                env.parts.promote(env.layout, env.task, env.journal.log, None)
+                env.parts.promote(env.layout, env.task, env.journal.as_log(), None)
             )
             outcome = "done"
         env.journal.record(

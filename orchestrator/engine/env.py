@@ -58,7 +58,7 @@ class Env:
         name = getattr(self.config, f"{role}_model", None) or self.state.task["model"]
         if name not in self._models:
             self._models[name] = get_model(name, self.config)
-        return self.parts.wrap_model(self._models[name], self.journal.log, AGENTS[role], phase)
+        return self.parts.wrap_model(self._models[name], self.journal.as_log(), AGENTS[role], phase)
 
     def read_tools(self) -> ReadOnlyTools:
         return ReadOnlyTools(self.repo, output_cap=self.config.policy.shell_output_cap)
@@ -77,7 +77,7 @@ class Env:
         """Verified memory for prompts, unless the task asks for a fresh context."""
         if self.parts.wants_fresh_context(self.state.task.get("text", "")):
             return ""
-        return self.parts.memory_prompt(self.layout, self.journal.log)
+        return self.parts.memory_prompt(self.layout, self.journal.as_log())
 
     def plan_of_iteration(self, iteration: int) -> dict[str, Any] | None:
         for event in reversed(self.journal.events):

@@ -3,7 +3,8 @@
 `ORCH_FAULT` holds one rule (nothing happens when it is unset):
 
 - `<point>` or `<point>@<n>`: kill the n-th time (default the first) the engine passes
-  `point(<point>)`, e.g. `commit.after@2`;
+  `point(<point>)`, e.g. `commit.after@2`; `<point>@<n>#<phase>` counts only the passes
+  while phase <phase> runs, e.g. `tool.after@3#2`;
 - `event@<n>`: kill right after the task's event log holds n events;
 - `torn@<n>`: when the log holds n-1 events, write the first half of the next event's line
   and kill, as a power cut in the middle of a write would leave it.
@@ -51,6 +52,7 @@ POINTS = (
 class FaultPlan:
     rule: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    phase: int | None = None  # the phase the engine is working on (set by the engine)
 
     @classmethod
     def from_env(cls) -> FaultPlan:
@@ -59,7 +61,10 @@ class FaultPlan:
     def _target(self) -> tuple[str, int] | None:
         if not self.rule:
             return None
-        name, _, nth = self.rule.partition("@")
+        rule, _, phase = self.rule.partition("#")
+        if phase and str(self.phase) != phase:
+            return None
+        name, _, nth = rule.partition("@")
         return name, int(nth or 1)
 
     def point(self, name: str) -> None:

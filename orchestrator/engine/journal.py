@@ -92,6 +92,10 @@ class Journal:
         }
         return self.record("state_change", payload, phase=phase)
 
+    def as_log(self) -> EventLog:
+        """The task's log as the other parts see it: their appends go through this journal."""
+        return JournalLog(self)
+
     def _write_torn(
         self, event_type: str, payload: dict[str, Any], agent: str, phase: int | None
     ) -> None:
@@ -116,3 +120,22 @@ class Journal:
         finally:
             os.close(fd)
         faults.kill()
+
+
+class JournalLog(EventLog):
+    """An `EventLog` whose appends are recorded by a `Journal` (state, listeners, faults)."""
+
+    def __init__(self, journal: Journal) -> None:
+        log = journal.log
+        super().__init__(log.path, log.task, log.trace_id, validate=log.validate)
+        self.journal = journal
+
+    def append(
+        self,
+        event_type: str,
+        payload: dict[str, Any],
+        *,
+        agent: str = "Orchestrator",
+        phase: int | None = None,
+    ) -> Event:
+        return self.journal.record(event_type, payload, agent=agent, phase=phase)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def _never_fresh(text: str) -> bool:
     return False
 
 
-def _nothing_related(layout: Layout, text: str) -> list[str]:
+def _nothing_related(layout: Layout, slug: str, text: str) -> list[str]:
     return []
 
 
@@ -61,12 +62,45 @@ class Parts:
     memory_tool: Callable[[Layout, EventLog], MemoryHandler] | None = None
     # memory discipline: Checklist C (promote) at phase boundaries and at completion
     promote: Callable[[Layout, TaskFolder, EventLog, int | None], Any] | None = None
-    # retrieval: related past experience for a phase's prompt (SearchIndex.search)
-    related: Callable[[Layout, str], list[str]] = _nothing_related
-    # retrieval: index a phase report (SearchIndex.update)
-    index_report: Callable[[Layout, str, str, dict[str, Any]], None] | None = None
+    # retrieval: related past experience of other tasks (SearchIndex.search)
+    related: Callable[[Layout, str, str], list[str]] = _nothing_related
+    # retrieval: a file the engine wrote that the index covers (index_written)
+    index_file: Callable[[Layout, Path], None] | None = None
+
+
+RELATED_KINDS = {"report", "episode", "summary"}  # memory reaches prompts only verified
+RELATED_CHARS = 300
 
 
 def default_parts(config: Config | None = None) -> Parts:
     """The parts this build has, at their seams."""
-    return Parts()
+    from orchestrator.config import Config
+
+    config = config or Config()
+
+    def logged(model: Model, log: EventLog, agent: str, phase: int | None) -> Model:
+        from orchestrator.models.logging import LoggedModel
+
+        logged_model: Model = LoggedModel(model, log, agent=agent, phase=phase)  # type: ignore[assignment]  # `name` is a read-only property there
+        return logged_model
+
+    def memory_tool(layout: Layout, log: EventLog) -> MemoryHandler:
+        from orchestrator.models.memory_tool import MemoryToolHandler
+
+        return MemoryToolHandler(layout)
+
+    def related(layout: Layout, slug: str, text: str) -> list[str]:
+        from orchestrator.retrieval import SearchIndex
+
+        k = config.memory.related_results
+        with SearchIndex(layout) as index:
+            hits = index.search(text, k=k * 2, kinds=RELATED_KINDS)
+        found = [h for h in hits if not h.ref.startswith(f"{slug}/")][:k]
+        return [f"{h.kind} {h.ref}: {' '.join(h.text.split())[:RELATED_CHARS]}" for h in found]
+
+    def index_file(layout: Layout, path: Path) -> None:
+        from orchestrator.retrieval import index_written
+
+        index_written(layout, path)
+
+    return Parts(wrap_model=logged, memory_tool=memory_tool, related=related, index_file=index_file)

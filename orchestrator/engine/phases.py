@@ -41,6 +41,7 @@ class Phases:
         self.env = env
 
     def advance(self, pid: int) -> None:
+        faults.FAULTS.phase = pid
         ph = self.env.state.phase(pid)
         if ph.pending_failure is not None:
             self.decide(pid)
@@ -271,7 +272,9 @@ class Phases:
         env, s = self.env, self.env.state
         ph = s.phase(pid)
         memory = (
-            env.parts.memory_tool(env.layout, env.journal.log) if env.parts.memory_tool else None
+            env.parts.memory_tool(env.layout, env.journal.as_log())
+            if env.parts.memory_tool
+            else None
         )
         tools = ExecutorTools(
             env.repo,
@@ -284,7 +287,7 @@ class Phases:
         model = env.model("executor", pid)
         card = self._card(pid)
         base = load_prompt("executor").system
-        context = env.parts.context(env.task, model, env.journal.log, base, card)
+        context = env.parts.context(env.task, model, env.journal.as_log(), base, card)
         prepare = None
         if context is not None:
 
@@ -292,7 +295,9 @@ class Phases:
                 return context(messages, pid, checkpoint.last_instruction)
 
         memory_text = env.memory_context()
-        related = env.parts.related(env.layout, f"{s.task['text']} {env.plan_phase(pid)['title']}")
+        related = env.parts.related(
+            env.layout, env.slug, f"{s.task['text']} {env.plan_phase(pid)['title']}"
+        )
 
         def system(messages: list[Message]) -> list[SystemPart]:
             parts = [
@@ -694,12 +699,10 @@ class Phases:
         records.session_note(
             env, "Key Results", f"phase {pid}: {_gate_summary_from_events(env, pid)}"
         )
-        if env.parts.index_report is not None:
-            env.parts.index_report(
-                env.layout, f"{env.slug}/phase-{pid}", report, {"task": env.slug, "phase": pid}
-            )
+        if env.parts.index_file is not None:
+            env.parts.index_file(env.layout, env.task.phase_report(pid))
         if env.parts.promote is not None:
-            outcome = env.parts.promote(env.layout, env.task, env.journal.log, pid)
+            outcome = env.parts.promote(env.layout, env.task, env.journal.as_log(), pid)
             env.journal.record(
                 "execution_report",
                 {"kind": "promotion", "phase": pid, "summary": describe_outcome(outcome)},

@@ -159,7 +159,7 @@ class Planning:
         return self.env.read_tools().listing()
 
     def _related(self, text: str) -> str:
-        related = self.env.parts.related(self.env.layout, text)
+        related = self.env.parts.related(self.env.layout, self.env.slug, text)
         if not related:
             return ""
         return "Related past experience:\n" + "\n".join(f"- {r}" for r in related)

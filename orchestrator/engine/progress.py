@@ -59,6 +59,8 @@ def describe(event: Event) -> tuple[str, str] | None:
                 f"  plan iteration {p.get('iteration')}: {p.get('phases')} phase(s), tier "
                 f"{p.get('tier')}"
             ), ""
+        if p["kind"] == "final_review":
+            return None  # its verdict event says it already
         if p["kind"] == "phase":
             return f"  executor done after {p.get('turns')} turn(s): {_s(p['summary'], 100)}", ""
         return f"  {p['kind'].replace('_', ' ')}: {_s(p['summary'], 100)}", "dim"

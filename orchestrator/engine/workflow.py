@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from orchestrator.engine import records
+from orchestrator.engine import faults, records
 from orchestrator.engine.completion import Completion
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, NeedsApproval, StepAgain, WorkflowExit
@@ -40,6 +40,7 @@ class Workflow:
             step = self.next_step()
             if step is None:
                 return self.state
+            faults.FAULTS.phase = None
             try:
                 step()
             except StepAgain:
