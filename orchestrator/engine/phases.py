@@ -283,6 +283,7 @@ class Phases:
             approvals=ph.approvals,
             tasklist_path=env.task.tasklist,
             memory=memory,
+            record_gate=env.journal.gate,
         )
         model = env.model("executor", pid)
         card = self._card(pid)

@@ -522,7 +522,7 @@ class Planning:
             "phase_restarted",
             f"phase {pid} starts again on the replanned plan",
             phase=pid,
-            attempt=ph.attempt + 1,
+            attempt=ph.attempt,
             order=topological_order(plan),
             plan_sha256=plan_sha(plan),
         )

@@ -241,6 +241,7 @@ class ExecutorTools(ReadOnlyTools):
         approvals: dict[str, bool],
         tasklist_path: Path,
         memory: MemoryHandler | None = None,
+        record_gate: Callable[..., Any] | None = None,
     ) -> None:
         super().__init__(repo, output_cap=policy.shell_output_cap)
         self.phase = phase
@@ -248,6 +249,7 @@ class ExecutorTools(ReadOnlyTools):
         self.approvals = approvals
         self.tasklist_path = tasklist_path
         self.memory = memory
+        self.record_gate = record_gate  # Journal.gate: a high-risk command that goes ahead
 
     def specs(self) -> list[ToolSpec]:
         specs = [*READ_SPECS, *WRITE_SPECS]
@@ -311,20 +313,8 @@ class ExecutorTools(ReadOnlyTools):
         if not command:
             raise ToolFailed("`command` is empty")
         risk = shell.classify(command, self.root)
-        if risk is not None and not shell.allowed(command, self.policy):
-            key = approval_key(self.phase, command)
-            granted = self.approvals.get(key)
-            if granted is None:
-                raise NeedsApproval(
-                    "high_risk",
-                    f"high-risk command needs approval ({risk.detail}): {command}",
-                    key=key,
-                    command=command,
-                    rule=risk.rule,
-                    phase=self.phase,
-                )
-            if not granted:
-                raise ToolFailed(f"a person denied this command ({risk.detail}); do without it")
+        if risk is not None:
+            self._high_risk(command, risk)
         timeout = min(
             float(args.get("timeout") or self.policy.shell_timeout), self.policy.shell_timeout
         )
@@ -340,6 +330,43 @@ class ExecutorTools(ReadOnlyTools):
         if not result.ok:
             raise ToolFailed(text)
         return text
+
+    def _high_risk(self, command: str, risk: shell.Risk) -> None:
+        """Pass the HIGH_RISK_APPROVAL_GATE, or stop at it until a person answers."""
+        gate: dict[str, Any] = dict(
+            gate="HIGH_RISK_APPROVAL_GATE",
+            workflow_state="ACTING",
+            phase=self.phase,
+            safety_checks=["destructive_action_checked", "policy_checked"],
+            diagnosis_packet={"command": command, "rule": risk.rule, "detail": risk.detail},
+        )
+        key = approval_key(self.phase, command)
+        if shell.allowed(command, self.policy):
+            verdict = ("GO", f"allowed by configuration (allow_high_risk): {risk.detail}")
+        elif self.approvals.get(key) is True:
+            verdict = ("GO", f"approved by a person: {risk.detail}")
+        elif self.approvals.get(key) is False:
+            raise ToolFailed(f"a person denied this command ({risk.detail}); do without it")
+        else:
+            raise NeedsApproval(
+                "high_risk",
+                f"high-risk command needs approval ({risk.detail}): {command}",
+                key=key,
+                command=command,
+                rule=risk.rule,
+                phase=self.phase,
+                gate=dict(
+                    gate,
+                    decision="BLOCKED",
+                    requires_human_approval=True,
+                    reason=f"high-risk command ({risk.detail}): {command}",
+                    next_action="a person approves or denies it: orch approve",
+                ),
+            )
+        if self.record_gate is not None:
+            self.record_gate(
+                **gate, decision=verdict[0], reason=verdict[1], next_action="run the command"
+            )
 
     def _t_tasks(self, args: dict[str, Any]) -> str:
         op = args.get("op")
