@@ -4,7 +4,7 @@ The scenario is the demo's (the bundled sample project and its scripted model, r
 `--yes`). One uninterrupted run is the reference. Then, for every kill point, a fresh copy
 of the sample runs `orch run` with `ORCH_FAULT` set, so the process SIGKILLs itself at that
 point (see `orchestrator/engine/faults.py`), or is SIGKILLed from outside at a random
-time after its event log appears; `orch resume` runs until the task stops. A kill point counts as identical when the
+moment (once its event log reaches a random length: the process is then wherever it is); `orch resume` runs until the task stops. A kill point counts as identical when the
 task ends COMPLETE with the reference's commit subjects and trees (the project's content
 at every commit), no phase committed twice, a clean working tree, and an event log in
 which every line is valid against its schemas.
@@ -169,7 +169,7 @@ def run_scenario(
     repo: Path,
     *,
     fault: str | None = None,
-    kill_after: float | None = None,
+    kill_at: int | None = None,
     env: dict[str, str] | None = None,
 ) -> Outcome:
     """`orch run` on a prepared sample `repo` (crashed as asked), then resume until it stops."""
@@ -190,7 +190,7 @@ def run_scenario(
             stderr=subprocess.DEVNULL,
         )
         try:
-            log_seen = _watch(proc, repo, kill_after)
+            log_seen = _watch(proc, repo, kill_at)
             code = proc.wait(timeout=PROCESS_TIMEOUT)
             active = time.monotonic() - log_seen
         finally:
@@ -208,19 +208,24 @@ def run_scenario(
     return outcome
 
 
-def _watch(proc: subprocess.Popen[bytes], repo: Path, kill_after: float | None) -> float:
-    """When the task's event log appeared; SIGKILL `proc` `kill_after` seconds later."""
+def _watch(proc: subprocess.Popen[bytes], repo: Path, kill_at: int | None) -> float:
+    """When the task's event log appeared; with `kill_at`, SIGKILL `proc` from outside as
+    soon as the log holds that many lines (wherever the process then is)."""
     deadline = time.monotonic() + PROCESS_TIMEOUT
-    while proc.poll() is None and time.monotonic() < deadline:
-        if any(repo.glob("plans/artifacts/*/observability/*.ndjson")):
-            break
-        time.sleep(0.01)
+    logs: list[Path] = []
+    while proc.poll() is None and time.monotonic() < deadline and not logs:
+        logs = list(repo.glob("plans/artifacts/*/observability/*.ndjson"))
+        time.sleep(0.005)
     seen = time.monotonic()
-    if kill_after is not None:
+    while kill_at is not None and logs and proc.poll() is None and time.monotonic() < deadline:
         try:
-            proc.wait(timeout=kill_after)
-        except subprocess.TimeoutExpired:
+            lines = logs[0].read_bytes().count(b"\n")
+        except OSError:
+            lines = 0
+        if lines >= kill_at:
             os.kill(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.005)
     return seen
 
 
@@ -267,16 +272,18 @@ def run_matrix(
             + "; ".join(compare(reference, reference))
         )
     rng = random.Random(seed)
-    plan: list[tuple[str, str, str | None, float | None]] = [
+    plan: list[tuple[str, str, str | None, int | None]] = [
         (rule, what, rule, None) for rule, what in points
     ]
     for _ in range(external):
-        wait = round(rng.uniform(0.05, 0.75) * reference.active_seconds, 2)
-        plan.append((f"external@{wait}s", f"SIGKILL from outside after {wait} s", None, wait))
+        at = rng.randint(2, reference.events - 5)
+        plan.append(
+            (f"external@{at}", f"SIGKILL from outside once the log has {at} lines", None, at)
+        )
     results = []
-    for index, (name, what, fault, kill_after) in enumerate(plan):
+    for index, (name, what, fault, kill_at) in enumerate(plan):
         repo = fresh_repo(work, f"kill-{index:02d}")
-        outcome = run_scenario(repo, fault=fault, kill_after=kill_after, env=env)
+        outcome = run_scenario(repo, fault=fault, kill_at=kill_at, env=env)
         reasons = compare(reference, outcome)
         if not outcome.killed:
             reasons.append("the process was not killed (the kill point was never reached)")
