@@ -96,6 +96,16 @@ class TaskFolder:
         return self.path / "transcripts"
 
     @property
+    def semantic_memory(self) -> Path:
+        """L3: the task's merged facts, decisions, eliminated approaches and patterns."""
+        return self.path / "semantic.json"
+
+    @property
+    def summaries(self) -> Path:
+        """Cascading folding: every short- and long-term summary version."""
+        return self.path / "summaries"
+
+    @property
     def skill_proposals(self) -> Path:
         return self.path / "skill-proposals"
 
