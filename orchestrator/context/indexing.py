@@ -114,8 +114,19 @@ class Indexer:
                 module = importlib.import_module("orchestrator.retrieval")
             except ImportError:
                 return None
-            self._index = module.SearchIndex(self.layout)
+            try:
+                self._index = module.SearchIndex(self.layout)
+            except Exception as exc:  # an unusable index must not stop the phase
+                self._report("open", exc)
         return self._index
+
+    def _report(self, what: str, exc: Exception) -> None:
+        if self.log is not None:
+            self.log.append(
+                "error",
+                {"kind": "index_update", "detail": f"{what}: {type(exc).__name__}: {exc}"},
+                agent="Compactor",
+            )
 
     def update(self, kind: str, ref: str, text: str, meta: dict[str, Any]) -> None:
         index = self._search_index()
@@ -123,13 +134,5 @@ class Indexer:
             return
         try:
             index.update(kind, ref, text, meta)
-        except Exception as exc:  # the index is a cache: `orch memory index` rebuilds it
-            if self.log is not None:
-                self.log.append(
-                    "error",
-                    {
-                        "kind": "index_update",
-                        "detail": f"{kind} {ref}: {type(exc).__name__}: {exc}",
-                    },
-                    agent="Compactor",
-                )
+        except Exception as exc:  # the index is a cache: a rebuild restores it
+            self._report(f"{kind} {ref}", exc)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.context.compaction import choose_cut, head_message
+from orchestrator.context.compaction import choose_cut, head_message, read_head
 from orchestrator.context.masking import (
     MASK_PREFIX,
     is_masked,
@@ -196,3 +196,58 @@ def test_long_arguments_are_cut_and_extra_ones_elided() -> None:
     assert text.startswith(
         f'{MASK_PREFIX} write_file(path="{"p" * 57}...", content="c", ...): 400 chars'
     )
+
+
+@settings(max_examples=25, deadline=None)
+@given(conversations(), st.integers(1, 4), st.integers(2, 10))
+def test_prepare_and_compact_keep_pairs_on_random_conversations(
+    messages: list[Message], keep_rounds: int, keep_turns: int
+) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from orchestrator.config import ContextConfig
+    from orchestrator.context import ContextManager
+    from orchestrator.context.transcripts import read_transcript, transcript_numbers
+    from orchestrator.models.scripted import ScriptedModel
+    from orchestrator.store.layout import Layout
+    from orchestrator.store.scaffold import scaffold
+    from orchestrator.store.tasks import TaskFolder
+
+    summary = "\n".join(
+        f"## {s}\nx"
+        for s in (
+            "Task overview",
+            "Current state",
+            "Important discoveries",
+            "Next steps",
+            "Context to preserve",
+        )
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        layout = Layout(Path(tmp))
+        scaffold(layout)
+        task = TaskFolder.create(layout, "random")
+        config = ContextConfig(
+            mask_keep_rounds=keep_rounds,
+            keep_recent_turns=keep_turns,
+            compact_threshold_tokens=300,
+            fold_every_turns=10_000,
+        )
+        model = ScriptedModel({"replies": [{"text": summary}] * 100})
+        manager = ContextManager(task, model, config, task.events(), rules="R", phase_card="C")
+        kept: list[Message] = []
+        for message in messages:  # grow the conversation one message at a time, as the engine does
+            kept = manager.prepare([*kept, message], phase=1, last_instruction="I")
+            assert pairs_problems(kept) == []
+        compacted = manager.compact(kept, phase=1, last_instruction="I", reason="test")
+        assert pairs_problems(compacted) == []
+        saved = {
+            line.turn: line.message
+            for n in transcript_numbers(task)
+            for line in read_transcript(task, n)
+        }
+        assert all(saved[t] == messages[t] for t in saved)  # whatever was saved is the raw turn
+        head = read_head(compacted)
+        if head is not None:  # every turn the summary stands for is on disk
+            assert set(range(head.last_turn + 1)) <= set(saved)
