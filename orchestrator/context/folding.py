@@ -7,8 +7,10 @@ from.
 
 - `episodic` (default): one model call makes an episode `episodes/ep-<n>.json` (summary,
   decisions with reasons, eliminated approaches with why, open questions, tool results worth
-  keeping, facts, patterns, turn range, transcript sources); its facts, decisions,
-  eliminated approaches and patterns are merged into L3 (`semantic.json`).
+  keeping, the durable facts it offers to L3 under `l3`, patterns, turn range, transcript
+  sources); its facts, decisions, eliminated approaches and patterns are merged into L3
+  (`l3.json`). The folding prompt asks for the facts as `facts`; the record keeps them
+  under `l3`, where Checklist C also looks for candidates.
 - `cascading`: the same call makes a short-term summary `summaries/short-<n>.json` of the
   turns just outside the window; the short-term summary it replaces is then folded into the
   long-term summary by a second call (`summaries/long-<n>.json`). Every version is kept with
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.config import ContextConfig
-from orchestrator.context.indexing import Indexer, episode_text, l3_text
+from orchestrator.context.indexing import Indexer, episode_text
 from orchestrator.context.render import prompt, render_turns
 from orchestrator.context.semantic import Candidate, MergeReport, merge_into_task
 from orchestrator.context.transcripts import TranscriptLine, iter_lines
@@ -106,7 +108,8 @@ def parse_fold_reply(text: str) -> dict[str, Any]:
             q.strip() for q in raw.get("open_questions") or [] if isinstance(q, str) and q.strip()
         ],
         "tool_results": items("tool_results", ("tool", "input", "result")),
-        "facts": items("facts", ("subject", "fact"), ("reason",)),
+        "l3": items("facts", ("subject", "fact"), ("reason",))
+        + items("l3", ("subject", "fact"), ("reason",)),
         "patterns": items("patterns", ("subject", "pattern"), ("reason",)),
     }
 
@@ -125,7 +128,7 @@ def candidates(body: dict[str, Any]) -> list[Candidate]:
             f.get("reason"),
             tuple(f.get("citations", ())),
         )
-        for f in body["facts"]
+        for f in body["l3"]
     ]
     found += [
         Candidate("decision", subject_of(d, d["decision"]), d["decision"], d["reason"])
@@ -302,7 +305,8 @@ class Folder:
             )
             return None
         _, report = merge_into_task(self.task, candidates(body), record_id)
-        self._index_l3(report)
+        if report.added or report.updated:
+            self.indexer.written(self.task.l3)
         long_id = self._fold_long() if cascading else None
         self._event(
             {
@@ -341,9 +345,7 @@ class Folder:
         data = self._record(body, lines, id=record_id)
         path = self.task.episodes / f"{record_id}.json"
         _write_record(path, "episode", data)
-        self.indexer.update(
-            "episode", f"{self.task.slug}/{record_id}", episode_text(data), self._meta(data)
-        )
+        self.indexer.written(path)
         return record_id, path, data
 
     def _write_short(
@@ -354,9 +356,7 @@ class Folder:
         data = self._record(body, lines, kind="short", id=record_id, version=number)
         path = self.task.summaries / f"{record_id}.json"
         _write_record(path, "summary", data)
-        self.indexer.update(
-            "summary", f"{self.task.slug}/{record_id}", episode_text(data), self._meta(data)
-        )
+        self.indexer.written(path)
         return record_id, path, data
 
     def _fold_long(self) -> str | None:
@@ -386,8 +386,9 @@ class Folder:
                 "folded": [*(previous["folded"] if previous else []), short["id"]],
                 "previous": previous["id"] if previous else None,
             }
-            _write_record(self.task.summaries / f"{long_id}.json", "summary", record)
-            self.indexer.update("summary", f"{self.task.slug}/{long_id}", text, self._meta(record))
+            path = self.task.summaries / f"{long_id}.json"
+            _write_record(path, "summary", record)
+            self.indexer.written(path)
             longs.append(record)
             made = long_id
         return made
@@ -421,24 +422,6 @@ class Folder:
             {"outcome": "failed", "error": error, "record": short["id"]}, short.get("phase")
         )
         return None
-
-    def _index_l3(self, report: MergeReport) -> None:
-        if not (report.added or report.updated) or not self.indexer.available:
-            return
-        from orchestrator.context.semantic import load_items
-
-        changed = set(report.added) | set(report.updated)
-        for item in load_items(self.task):
-            if item.id in changed:
-                self.indexer.update(
-                    "l3",
-                    f"{self.task.slug}/{item.id}",
-                    l3_text(item),
-                    {"task": self.task.slug, "kind": item.kind, "sources": list(item.sources)},
-                )
-
-    def _meta(self, data: dict[str, Any]) -> dict[str, Any]:
-        return {"task": self.task.slug, "phase": data.get("phase"), "turns": data.get("turns")}
 
     def _event(self, payload: dict[str, Any], phase: int | None) -> None:
         payload = {"kind": "fold", "folding": self.config.folding, **payload}

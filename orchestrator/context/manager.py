@@ -17,9 +17,10 @@ conversation as it was and is logged; `max_failed_compactions` of them in a row 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from orchestrator.config import ContextConfig
 from orchestrator.context.assembly import MAX_L2_EPISODES, PromptParts
@@ -31,7 +32,7 @@ from orchestrator.context.compaction import (
     summary_problem,
 )
 from orchestrator.context.folding import Folder, FoldResult, episodes, summaries
-from orchestrator.context.indexing import Indexer, message_text
+from orchestrator.context.indexing import Indexer
 from orchestrator.context.masking import fingerprint, mask_messages, masked_turn, rounds_to_mask
 from orchestrator.context.render import prompt, render_turns
 from orchestrator.context.semantic import load_items, ranked
@@ -109,6 +110,25 @@ def failures_in_row(log: EventLog) -> list[str]:
     return failures
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _indexed(
+    method: Callable[Concatenate[ContextManager, P], R],
+) -> Callable[Concatenate[ContextManager, P], R]:
+    """Hand the files a call wrote to the search index when it ends, however it ends."""
+
+    @functools.wraps(method)
+    def wrapper(self: ContextManager, *args: P.args, **kw: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kw)
+        finally:
+            self.indexer.flush()
+
+    return wrapper
+
+
 def _tokens(messages: Sequence[Message]) -> int:
     return sum(estimate_message(m) for m in messages)
 
@@ -136,7 +156,7 @@ class ContextManager:
         self.log = log
         self.rules = rules
         self.phase_card = phase_card
-        self.indexer = Indexer(task.layout, log)
+        self.indexer = Indexer(task.layout)
         self.folder = Folder(task, model, config, log, self.indexer)
         self.last_result: CompactionResult | None = None
         self._failures = failures_in_row(log)
@@ -146,6 +166,7 @@ class ContextManager:
         self._last_saved: tuple[int | None, int, str] | None = None  # (phase, turn, fingerprint)
 
     # the seam ----------------------------------------------------------------------------
+    @_indexed
     def prepare(
         self,
         messages: Sequence[Message],
@@ -175,6 +196,7 @@ class ContextManager:
         )
         return result.messages if result.outcome == "ok" else self._mask(messages, phase)
 
+    @_indexed
     def compact(
         self,
         messages: Sequence[Message],
@@ -222,6 +244,7 @@ class ContextManager:
             },
         )
 
+    @_indexed
     def close_phase(self, messages: Sequence[Message], *, phase: int | None) -> list[FoldResult]:
         """At a phase's end: save the remaining raw turns and fold what is not folded yet."""
         start, _ = first_raw(messages)
@@ -328,16 +351,7 @@ class ContextManager:
         for pos in range(first_pos, last_pos + 1):
             self._saved[pos + shift] = segment.name
         self._last_saved = (phase, last_pos + shift, fingerprint(messages[last_pos]))
-        if self.indexer.available:
-            for pos in range(first_pos, last_pos + 1):
-                text = message_text(messages[pos])
-                if text:
-                    self.indexer.update(
-                        "transcript",
-                        f"{self.task.slug}/{segment.number}:{pos + shift}",
-                        text,
-                        {"task": self.task.slug, "phase": phase, "role": messages[pos].role},
-                    )
+        self.indexer.written(segment.path)
 
     def _where(self, phase: int | None, turn: int) -> str | None:
         if self._saved_phase == phase and turn in self._saved:

@@ -1,17 +1,17 @@
-"""L3 semantic memory: one file per task, `semantic.json`, merged, never appended blindly.
+"""L3 semantic memory: one file per task, `l3.json` (`TaskFolder.l3`), merged, not appended.
 
     {"v": 1, "task": "<slug>", "updated": "<ts>", "items": [<item>...]}
     item: {"id": "l3-0001", "kind": "fact" | "decision" | "eliminated" | "pattern",
            "subject": "...", "text": "...", "reason": "..." | null,
            "citations": [{"path": "...", "line": 12, "symbol": null}],
-           "sources": ["ep-0001", "ep-0004"], "seen": 2,
+           "episodes": ["ep-0001", "ep-0004"], "seen": 2,
            "created": "<ts>", "updated": "<ts>",
            "history": [{"text": "...", "source": "ep-0001", "at": "<ts>"}]}
 
 A candidate from a new episode that matches an item (same kind, and the same normalised
 subject or a token Jaccard of `subject | text` of at least 0.85, Checklist A's measure)
 updates it: the newer text and reason win, the old text goes to `history`, the episode is
-added to `sources` and `seen` grows. Anything else becomes a new item. Every item names
+added to `episodes` and `seen` grows. Anything else becomes a new item. Every item names
 the episodes (or, with cascading folding, the short-term summaries) it came from.
 
 These items are the candidates Checklist C considers for `memories/repo/`.
@@ -50,7 +50,7 @@ class L3Item:
     subject: str
     text: str
     reason: str | None
-    sources: tuple[str, ...]
+    episodes: tuple[str, ...]  # where it came from: ep-<n> (or short-<n>, cascading)
     seen: int
     created: str
     updated: str
@@ -65,7 +65,7 @@ class L3Item:
             "text": self.text,
             "reason": self.reason,
             "citations": [dict(c) for c in self.citations],
-            "sources": list(self.sources),
+            "episodes": list(self.episodes),
             "seen": self.seen,
             "created": self.created,
             "updated": self.updated,
@@ -80,7 +80,7 @@ class L3Item:
             subject=str(raw["subject"]),
             text=str(raw["text"]),
             reason=raw.get("reason"),
-            sources=tuple(raw.get("sources") or ()),
+            episodes=tuple(raw.get("episodes") or ()),
             seen=int(raw.get("seen", 1)),
             created=str(raw["created"]),
             updated=str(raw["updated"]),
@@ -92,7 +92,9 @@ class L3Item:
         """One line for the prompt: kind, subject, text, reason, where it came from."""
         why = f" (because: {self.reason})" if self.reason else ""
         seen = f", seen {self.seen}x" if self.seen > 1 else ""
-        return f"- [{self.kind}] {self.subject}: {self.text}{why} [{', '.join(self.sources)}{seen}]"
+        return (
+            f"- [{self.kind}] {self.subject}: {self.text}{why} [{', '.join(self.episodes)}{seen}]"
+        )
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,7 @@ def merge(
                 subject=cand.subject.strip() or " ".join(cand.text.split()[:8]),
                 text=cand.text,
                 reason=cand.reason,
-                sources=(source,),
+                episodes=(source,),
                 seen=1,
                 created=now,
                 updated=now,
@@ -155,7 +157,7 @@ def merge(
         if cand.text != old.text:
             history = (
                 *old.history,
-                {"text": old.text, "source": old.sources[-1], "at": old.updated},
+                {"text": old.text, "source": old.episodes[-1], "at": old.updated},
             )
             history = history[-HISTORY_KEEP:]
         citations = old.citations + tuple(c for c in cand.citations if c not in old.citations)
@@ -163,8 +165,8 @@ def merge(
             old,
             text=cand.text,
             reason=cand.reason or old.reason,
-            sources=old.sources if source in old.sources else (*old.sources, source),
-            seen=old.seen + (0 if source in old.sources else 1),
+            episodes=old.episodes if source in old.episodes else (*old.episodes, source),
+            seen=old.seen + (0 if source in old.episodes else 1),
             updated=now,
             citations=citations,
             history=history,
@@ -180,7 +182,7 @@ def ranked(items: Sequence[L3Item]) -> list[L3Item]:
 
 
 def load_items(task: TaskFolder) -> list[L3Item]:
-    path = task.semantic_memory
+    path = task.l3
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -189,7 +191,7 @@ def load_items(task: TaskFolder) -> list[L3Item]:
         raise InvalidFile(path, f"not JSON: {exc}") from None
     from orchestrator.schemas import errors
 
-    problems = errors("semantic", raw)
+    problems = errors("l3", raw)
     if problems:
         raise InvalidFile(path, f"fails its schema: {problems[0]}")
     return [L3Item.from_dict(i) for i in raw["items"]]
@@ -199,16 +201,16 @@ def save_items(task: TaskFolder, items: Sequence[L3Item], *, now: str) -> None:
     from orchestrator.schemas import errors
 
     data = {"v": 1, "task": task.slug, "updated": now, "items": [i.to_dict() for i in items]}
-    problems = errors("semantic", data)
+    problems = errors("l3", data)
     if problems:
-        raise InvalidFile(task.semantic_memory, f"would fail its schema: {problems[0]}")
-    atomic_write(task.semantic_memory, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        raise InvalidFile(task.l3, f"would fail its schema: {problems[0]}")
+    atomic_write(task.l3, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def merge_into_task(
     task: TaskFolder, candidates: Sequence[Candidate], source: str
 ) -> tuple[list[L3Item], MergeReport]:
-    """Read-modify-write `semantic.json` under its lock."""
+    """Read-modify-write `l3.json` under its lock."""
     with file_lock(task.layout.locks, f"task-{task.slug}-l3"):
         now = utc_ts()
         items, report = merge(load_items(task), candidates, source, now=now)

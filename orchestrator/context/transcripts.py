@@ -1,8 +1,9 @@
 """Raw turns on disk: `transcripts/<n>.jsonl` in the task folder, append-only, never deleted.
 
-One line per message, in turn order:
+One line per message, in turn order: the message's own `Message.to_dict()` (`role`,
+`content`), with where it stood:
 
-    {"v": 1, "phase": 2, "turn": 37, "ts": "...", "message": {<Message.to_dict()>}}
+    {"role": "user", "content": [...], "v": 1, "phase": 2, "turn": 37, "ts": "..."}
 
 `turn` is the message's position in the phase's conversation, counting from 0 and
 continuing across compactions. A file is opened with O_APPEND and every append is fsynced
@@ -70,7 +71,7 @@ def transcript_path(task: TaskFolder, number: int) -> Path:
 
 
 def line_dict(phase: int | None, turn: int, message: Message, ts: str) -> dict[str, Any]:
-    return {"v": 1, "phase": phase, "turn": turn, "ts": ts, "message": message.to_dict()}
+    return {**message.to_dict(), "v": 1, "phase": phase, "turn": turn, "ts": ts}
 
 
 class Segment:
@@ -150,7 +151,7 @@ def _parse(number: int, data: bytes) -> Iterator[TranscriptLine]:
         line += 1
         try:
             raw = json.loads(data[start:end])
-            message = Message.from_dict(raw["message"])
+            message = Message.from_dict(raw)
             yield TranscriptLine(
                 number, line, start, end + 1, raw.get("phase"), int(raw["turn"]), message
             )

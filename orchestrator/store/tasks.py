@@ -96,13 +96,13 @@ class TaskFolder:
         return self.path / "transcripts"
 
     @property
-    def semantic_memory(self) -> Path:
-        """L3: the task's merged facts, decisions, eliminated approaches and patterns."""
-        return self.path / "semantic.json"
+    def l3(self) -> Path:
+        """L3 semantic memory: `{"v": 1, "items": [{"id": ..., ...}]}`, merged in place."""
+        return self.path / "l3.json"
 
     @property
     def summaries(self) -> Path:
-        """Cascading folding: every short- and long-term summary version."""
+        """Cascading summaries, one file a version (`short-0001.json`, `long-0001.json`)."""
         return self.path / "summaries"
 
     @property

@@ -3,7 +3,6 @@ merge, the cascading variant, and what the retrieval index can read."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -13,7 +12,6 @@ import pytest
 
 from orchestrator.context import ContextManager
 from orchestrator.context.folding import episodes, parse_fold_reply, summaries
-from orchestrator.context.indexing import documents
 from orchestrator.context.manager import l2_digest
 from orchestrator.context.semantic import Candidate, load_items, merge
 from orchestrator.context.transcripts import read_span
@@ -93,7 +91,7 @@ def test_an_episode_leads_back_to_the_exact_raw_turns(
                 range(source["first_turn"], source["last_turn"] + 1)
             )
             for line in lines:
-                assert line["message"] == raw[line["turn"]].to_dict()  # raw, not masked
+                assert Message.from_dict(line) == raw[line["turn"]]  # raw, not masked
             turns += [line["turn"] for line in lines]
         assert turns == list(range(episode["turns"]["first"], episode["turns"]["last"] + 1))
         covered += turns
@@ -106,11 +104,11 @@ def test_l3_items_name_their_episodes_and_merge_instead_of_piling_up(
     drive(make_manager(fold_every_turns=20), kit, 60)
     made = [e["id"] for e in episodes(task)]
     items = load_items(task)
-    assert errors("semantic", json.loads(task.semantic_memory.read_text())) == []
+    assert errors("l3", json.loads(task.l3.read_text())) == []
     # the same three candidates came from every episode: three items, each citing all of them
     assert sorted(i.kind for i in items) == ["decision", "eliminated", "fact"]
     for item in items:
-        assert list(item.sources) == made and item.seen == len(made)
+        assert list(item.episodes) == made and item.seen == len(made)
     fact = next(i for i in items if i.kind == "fact")
     assert fact.citations == ({"path": "pyproject.toml", "line": 3},)
 
@@ -140,7 +138,7 @@ def test_merge_updates_a_matching_item_and_keeps_its_history() -> None:
     )
     assert report.added == ("l3-0003",) and report.updated == ("l3-0001", "l3-0002")
     fact = second[0]
-    assert (fact.text, fact.reason, fact.sources, fact.seen) == (
+    assert (fact.text, fact.reason, fact.episodes, fact.seen) == (
         "make test",
         "gates run it",
         ("ep-0001", "ep-0002"),
@@ -154,7 +152,7 @@ def test_merge_updates_a_matching_item_and_keeps_its_history() -> None:
     again, report = merge(
         second, [Candidate("fact", "test command", "make test")], "ep-0002", now="x"
     )
-    assert again[0].seen == 2 and again[0].sources == ("ep-0001", "ep-0002")  # same source once
+    assert again[0].seen == 2 and again[0].episodes == ("ep-0001", "ep-0002")  # same source once
 
 
 def test_a_bad_fold_is_logged_and_retried_at_the_next_fold_point(
@@ -198,7 +196,7 @@ def test_fold_replies_in_a_fence_with_partial_items_are_kept_where_valid() -> No
         ' "facts": [{"subject": "a", "fact": "b", "citations": [{"path": "x.py", "line": 2}, {"line": 3}]}]}\n```'
     )
     assert body["decisions"] == [{"decision": "d", "reason": "r"}]
-    assert body["facts"] == [
+    assert body["l3"] == [  # the reply says facts; the episode keeps them under l3
         {"subject": "a", "fact": "b", "citations": [{"path": "x.py", "line": 2}]}
     ]
     assert body["eliminated"] == [] and body["open_questions"] == []
@@ -240,40 +238,50 @@ def test_cascading_keeps_every_version_and_folds_old_short_summaries_into_the_lo
     assert f'<short-term-summary id="{shorts[-2]["id"]}"' in long_calls[-1].last_user_text
     # short summaries carry the same provenance as episodes, and feed L3
     assert all(s["sources"] for s in shorts)
-    assert {i.sources for i in load_items(task)} == {tuple(s["id"] for s in shorts)}
+    assert {i.episodes for i in load_items(task)} == {tuple(s["id"] for s in shorts)}
     digest = l2_digest(task, manager.config)
     assert digest[0].startswith(f"Long-term summary ({longs[-1]['id']})")
     assert digest[1].startswith(f"Short-term summary {shorts[-1]['id']}")
 
 
-def test_everything_folded_is_a_document_for_the_index(
+def test_everything_folded_is_found_by_the_search_index(
     make_manager: Make, kit: SimpleNamespace, task: TaskFolder
 ) -> None:
+    from orchestrator.retrieval import SearchIndex
+
     drive(make_manager(fold_every_turns=20), kit, 60)
-    docs = list(documents(task))
-    kinds = {kind for kind, *_ in docs}
-    assert kinds == {"episode", "l3", "transcript"}
-    refs = {ref for _, ref, _, _ in docs}
-    assert f"{task.slug}/ep-0001" in refs and f"{task.slug}/l3-0001" in refs
-    transcript = [(ref, text) for kind, ref, text, _ in docs if kind == "transcript"]
-    assert any("marker-3-end" in text for _, text in transcript)
-    assert all(ref.startswith(f"{task.slug}/") and ":" in ref for ref, _ in transcript)
-    episode_text = next(text for kind, ref, text, _ in docs if ref.endswith("/ep-0001"))
-    assert "token bucket" in episode_text and "a dict per process" in episode_text
+    with SearchIndex(task.layout) as index:
+        # a raw turn that was masked and compacted away long ago
+        hits = index.search("marker-3-end", k=5, kinds={"transcript"})
+        assert hits and "marker-3-end" in hits[0].text
+        assert hits[0].ref.startswith(f"{task.slug}/1:")
+        # an episode, its L3 items (which name their episodes) and nothing stale
+        episode = index.search("dict per process many workers", k=5, kinds={"episode"})
+        assert episode and episode[0].ref == f"{task.slug}/ep-0001"
+        l3 = index.search("limiter algorithm token bucket", k=5, kinds={"l3"})
+        assert l3 and l3[0].ref.startswith(f"{task.slug}/l3-")
+        assert l3[0].meta["episodes"] == [e["id"] for e in episodes(task)]
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("orchestrator.retrieval") is None,
-    reason="orchestrator.retrieval (SearchIndex) is not installed yet",
-)
-def test_folded_turns_are_found_by_the_search_index(
+def test_cascading_summaries_are_found_by_the_search_index(
     make_manager: Make, kit: SimpleNamespace, task: TaskFolder
 ) -> None:
-    retrieval = importlib.import_module("orchestrator.retrieval")
+    from orchestrator.retrieval import SearchIndex
+
+    drive(make_manager(folding="cascading", fold_every_turns=20), kit, 80)
+    with SearchIndex(task.layout) as index:
+        refs = {h.ref for h in index.search("limiter token bucket", k=50, kinds={"summary"})}
+    assert f"{task.slug}/short-0001" in refs and f"{task.slug}/long-0001" in refs
+
+
+def test_the_index_is_told_as_files_are_written_not_only_at_rebuild(
+    make_manager: Make, kit: SimpleNamespace, task: TaskFolder
+) -> None:
+    import sqlite3
+
     drive(make_manager(fold_every_turns=20), kit, 60)
-    hits = retrieval.SearchIndex(task.layout).search("marker-3-end", k=5)
-    assert any("marker-3-end" in hit.text for hit in hits)
-    assert any(
-        hit.kind == "episode"
-        for hit in retrieval.SearchIndex(task.layout).search("token bucket", k=10)
-    )
+    # read the index's own table without SearchIndex, which would refresh from the files
+    db = next(task.layout.cache.glob("search*.sqlite"))
+    with sqlite3.connect(db) as conn:
+        kinds = {kind for (kind,) in conn.execute("SELECT DISTINCT kind FROM doc")}
+    assert {"transcript", "episode", "l3"} <= kinds
