@@ -13,8 +13,10 @@ from.
   under `l3`, where Checklist C also looks for candidates.
 - `cascading`: the same call makes a short-term summary `summaries/short-<n>.json` of the
   turns just outside the window; the short-term summary it replaces is then folded into the
-  long-term summary by a second call (`summaries/long-<n>.json`). Every version is kept with
-  its timestamp; L3 is merged from the short-term summaries the same way.
+  long-term summary by a second call. Every version is kept with its timestamp
+  (`summaries/long-versions/long-<n>.json`; the newest also as `summaries/long.json`, the
+  only long-term version the search index holds, so old versions do not crowd its
+  results). L3 is merged from the short-term summaries the same way.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ LONG_TOKENS = 2048
 MIN_FOLD_LINES = 2  # a phase's remainder is folded at its end only if it holds an exchange
 FOLD_HEADER = "Turns to fold"
 LONG_HEADER = "Fold into the long-term summary"
+LONG_VERSIONS = "long-versions"
 _ID = re.compile(r"^(ep|short|long)-(\d+)\.json$")
 
 
@@ -192,9 +195,17 @@ def episodes(task: TaskFolder) -> list[dict[str, Any]]:
     return [_load(task.episodes / f"ep-{n:04d}.json") for n in _ids(task.episodes, "ep")]
 
 
+def _folder(task: TaskFolder, kind: str) -> Path:
+    """Short-term summaries lie in `summaries/`; long-term versions in `summaries/long-versions/`
+    with a copy of the newest as `summaries/long.json`, so the search index holds one
+    long-term summary, not every version of it."""
+    return task.summaries / LONG_VERSIONS if kind == "long" else task.summaries
+
+
 def summaries(task: TaskFolder, kind: str) -> list[dict[str, Any]]:
     """Every cascading summary version of `kind` (short | long), oldest first."""
-    return [_load(task.summaries / f"{kind}-{n:04d}.json") for n in _ids(task.summaries, kind)]
+    folder = _folder(task, kind)
+    return [_load(folder / f"{kind}-{n:04d}.json") for n in _ids(folder, kind)]
 
 
 def fold_pointer(task: TaskFolder) -> tuple[int, int]:
@@ -372,7 +383,8 @@ class Folder:
             text = self._long_text(previous, short)
             if text is None:
                 break
-            number = (_ids(self.task.summaries, "long") or [0])[-1] + 1
+            versions = _folder(self.task, "long")
+            number = (_ids(versions, "long") or [0])[-1] + 1
             long_id = f"long-{number:04d}"
             record: dict[str, Any] = {
                 "v": 1,
@@ -386,9 +398,10 @@ class Folder:
                 "folded": [*(previous["folded"] if previous else []), short["id"]],
                 "previous": previous["id"] if previous else None,
             }
-            path = self.task.summaries / f"{long_id}.json"
-            _write_record(path, "summary", record)
-            self.indexer.written(path)
+            _write_record(versions / f"{long_id}.json", "summary", record)
+            current = self.task.summaries / "long.json"
+            _write_record(current, "summary", record)
+            self.indexer.written(current)
             longs.append(record)
             made = long_id
         return made

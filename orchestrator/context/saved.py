@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from orchestrator.config import Config
 from orchestrator.context.compaction import reinjected
@@ -79,21 +79,26 @@ def compact_saved(
 ) -> tuple[SavedConversation, CompactionResult]:
     """Compact a saved conversation in place; OrchError (file unchanged) if it fails.
 
-    `model` defaults to the configured compactor model, built once the conversation is
-    known to exist.
+    `model` defaults to the configured compactor model (with retries, fallback and
+    `model_call` events), built once the conversation is known to exist.
     """
     with task.lock(wait=0):
         saved = load_conversation(task, phase)
+        log = task.events()
         if model is None:
             from orchestrator.models import get_model
+            from orchestrator.models.logging import LoggedModel
 
-            model = get_model(config.model_for("compactor"), config)
+            built = get_model(config.model_for("compactor"), config)
+            # LoggedModel is a Model; its `name` is a read-only property, which mypy does not
+            # match against the protocol's plain attribute.
+            model = cast(Model, LoggedModel(built, log, agent="Compactor", phase=saved.phase))
         earlier = reinjected(saved.messages)
         manager = ContextManager(
             task,
             model,
             config.context,
-            task.events(),
+            log,
             rules=str(saved.data.get("rules") or earlier.get("repository-rules", "")),
             phase_card=str(saved.data.get("phase_card") or earlier.get("phase-card", "")),
         )

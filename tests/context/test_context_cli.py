@@ -83,14 +83,13 @@ def test_orch_compact_rewrites_the_current_phase_after_saving_its_turns(
     assert masked and masked[0].turn == head.last_turn + 1
     assert [line.message for line in masked] == messages[masked[0].turn : masked[-1].turn + 1]
     assert older.read_bytes() == older_bytes  # other phases are left alone
-    (event,) = [
-        e
-        for e in read_events(repo_task.event_log_path, check=True).events
-        if e.event_type == "compaction"
-    ]
-    assert (
-        event.phase == 2 and event.payload["kind"] == "manual" and event.payload["outcome"] == "ok"
-    )
+    events = read_events(repo_task.event_log_path, check=True).events
+    (event,) = [e for e in events if e.event_type == "compaction"]
+    assert event.phase == 2 and event.payload["kind"] == "manual"
+    assert event.payload["outcome"] == "ok"
+    calls = [e for e in events if e.event_type == "model_call"]
+    assert calls and all(c.agent == "Compactor" for c in calls)
+    assert all(c.payload["purpose"] == "compactor" for c in calls)
 
     # a second run compacts again from the first summary, with the same verbatim parts
     again = CliRunner().invoke(cli, ["compact", repo_task.slug, "--phase", "2", "--json"])
