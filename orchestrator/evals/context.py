@@ -365,7 +365,13 @@ def _search(layout: Any, facts: tuple[Fact, ...], k: int = 5) -> int:
 
 @click.command()
 @json_option
-@click.option("--turns", type=click.IntRange(50, 100_000), default=TURNS, show_default=True)
+@click.option(
+    "--turns",
+    type=click.IntRange(50, 100_000),
+    default=TURNS,
+    show_default=True,
+    help="Assistant turns in the scripted session.",
+)
 @click.option(
     "--folding", type=click.Choice(["episodic", "cascading"]), default="episodic", show_default=True
 )
@@ -384,7 +390,7 @@ def _search(layout: Any, facts: tuple[Fact, ...], k: int = 5) -> int:
     help="prompt_budget_tokens",
 )
 def context(as_json: bool, turns: int, folding: str, threshold: int, budget: int) -> None:
-    """Prompt tokens over a long, tool-heavy scripted session (no model, no network).
+    """Prompt tokens over a long, tool-heavy scripted session (scripted model, no network).
 
     Exits 1 when a prompt went over the budget or a planted fact was not found.
 
