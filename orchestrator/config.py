@@ -54,6 +54,7 @@ class Config:
     reviewer_model: str | None = None
     max_tokens: int = 8192
     api_timeout: float = 120.0
+    streaming: bool = True  # Messages API replies as server-sent events (False: one JSON body)
     max_retries: int = 3
     prompt_caching: bool = True
     test_command: str | None = None
