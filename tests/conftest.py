@@ -93,8 +93,11 @@ def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def live_api_key() -> str:
-    """The real ANTHROPIC_API_KEY for tests marked `live`; skips them without one."""
+def live_api_key(request: pytest.FixtureRequest) -> str:
+    """The real ANTHROPIC_API_KEY for tests marked `live`, which run only when asked for
+    (`pytest -m live`) and with a key; otherwise they are skipped."""
+    if "live" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("live test: run `pytest -m live` with ANTHROPIC_API_KEY set")
     if LIVE_API_KEY is None:
         pytest.skip("live test: set ANTHROPIC_API_KEY to run it against the real API")
     return LIVE_API_KEY

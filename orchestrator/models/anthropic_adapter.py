@@ -215,6 +215,7 @@ class AnthropicModel:
         params = self.request_params(request)
         try:
             message = self._stream(params) if self.streaming else self._create(params)
+            reply = self._reply(message, request)
         except ModelError:
             raise
         except anthropic.APIStatusError as exc:
@@ -245,7 +246,8 @@ class AnthropicModel:
                     "fixable",
                 ) from None
             raise self._garbage(one_line(str(exc), 120)) from None
-        reply = self._reply(message, request)
+        except (AttributeError, IndexError, KeyError, RuntimeError, TypeError) as exc:
+            raise self._garbage(f"{type(exc).__name__}: {one_line(str(exc), 100)}") from None
         memory = {"memory": INPUT_SCHEMA} if request.memory_tool else {}
         return check_reply(reply, request, check_tools=True, tool_schemas=memory)
 

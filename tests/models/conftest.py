@@ -56,9 +56,9 @@ def make_model(api_env: MessagesServer) -> Callable[..., AnthropicModel]:
 
     def make(model_id: str = "claude-sonnet-4-5", **settings: object) -> AnthropicModel:
         context = settings.pop("context", None)
-        config = Config(api_timeout=5.0, **settings)  # type: ignore[arg-type]
+        config = Config(api_timeout=5.0, **settings)
         if context is not None:
-            config = replace(config, context=replace(config.context, **context))  # type: ignore[arg-type]
+            config = replace(config, context=replace(config.context, **context))
         return AnthropicModel(model_id, config)
 
     return make

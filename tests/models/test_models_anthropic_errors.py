@@ -344,6 +344,26 @@ def test_a_server_answering_garbage_is_one_line_naming_the_base_url(
     assert "check ANTHROPIC_BASE_URL" in err.message
 
 
+def test_a_stream_of_events_out_of_order_is_garbage(api_env: MessagesServer) -> None:
+    events = sse_events(message(text("hi")))
+    bad = [
+        events[0],
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 5,
+                "delta": {"type": "text_delta", "text": "x"},
+            },
+        ),
+        events[-1],
+    ]
+    api_env.on_messages(Events(bad))
+    err = failure(resilient()[0])
+    assert (err.failure_class, err.attempts) == ("escalate", 1)
+    assert "not a Messages API reply (IndexError" in err.message
+
+
 def test_no_api_key_is_one_line_saying_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(UsageError) as caught:
         get_model("anthropic:claude-sonnet-4-6")

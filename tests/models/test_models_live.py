@@ -1,7 +1,7 @@
 """Opt-in: one small tool-use exchange against the real Anthropic API.
 
-Runs only with ANTHROPIC_API_KEY set (`pytest -m live`); the model is ORCH_LIVE_MODEL or
-claude-haiku-4-5. It costs a fraction of a cent.
+Runs only when asked for and with a key: `ANTHROPIC_API_KEY=... pytest -m live`. The model
+is ORCH_LIVE_MODEL or claude-haiku-4-5; the exchange costs a fraction of a cent.
 """
 
 from __future__ import annotations
