@@ -196,7 +196,11 @@ class RepoMemoryStore:
         return file_lock(self.layout.locks, LOCK_NAME, what="the memory store")
 
     def _write(self, memory: Memory, original: str | None = None) -> None:
-        atomic_write(self.path_of(memory.name), serialize_memory(memory, original))
+        from orchestrator.retrieval import index_written  # never raises: the index is a cache
+
+        path = self.path_of(memory.name)
+        atomic_write(path, serialize_memory(memory, original))
+        index_written(self.layout, path)
 
     def regenerate_index(self) -> bool:
         """Rewrite MEMORY.md from the files; True if it changed."""

@@ -96,6 +96,16 @@ class TaskFolder:
         return self.path / "transcripts"
 
     @property
+    def l3(self) -> Path:
+        """L3 semantic memory: `{"v": 1, "items": [{"id": ..., ...}]}`, merged in place."""
+        return self.path / "l3.json"
+
+    @property
+    def summaries(self) -> Path:
+        """Cascading summaries, one file a version (`short-<stamp>.md`, `long-<stamp>.md`)."""
+        return self.path / "summaries"
+
+    @property
     def skill_proposals(self) -> Path:
         return self.path / "skill-proposals"
 
