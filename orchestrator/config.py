@@ -47,7 +47,7 @@ class PolicyConfig:
 
 @dataclass(frozen=True)
 class Config:
-    model: str = "anthropic:claude-sonnet-4-5"
+    model: str = "anthropic:claude-sonnet-4-6"
     fallback_model: str | None = "anthropic:claude-haiku-4-5"
     planner_model: str | None = None
     auditor_model: str | None = None
