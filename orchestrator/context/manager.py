@@ -276,8 +276,15 @@ class ContextManager:
     # tier 1 --------------------------------------------------------------------------------
     @property
     def local_masking(self) -> bool:
-        """False when the Anthropic model clears old tool results server-side instead."""
-        return not (self.config.server_context_editing and self.model.name.startswith("anthropic"))
+        """False when the Anthropic model clears old tool results server-side instead: the
+        setting is on and the adapter sends the edit for this model."""
+        kind, _, model_id = self.model.name.partition(":")
+        if not self.config.server_context_editing or kind != "anthropic":
+            return True
+        # the SDK is already loaded when the model is an Anthropic one
+        from orchestrator.models.anthropic_adapter import CONTEXT_EDITING_MODELS, supports
+
+        return not supports(model_id, CONTEXT_EDITING_MODELS)
 
     def _masked_view(self, messages: Sequence[Message]) -> list[Message]:
         """What masking would send, without saving anything (for measuring)."""

@@ -286,6 +286,13 @@ def test_server_side_context_editing_replaces_local_masking(
     out = server.prepare(messages, phase=1, last_instruction="")
     assert out == messages  # not masked twice: the model layer sends the edit
 
+    # a model the API cannot edit for: the adapter leaves the edit out, so orch masks
+    old = ScriptedModel(kit.script(), name="anthropic:claude-3-5-haiku-20241022")
+    fallback = make_manager(
+        model_=old, server_context_editing=True, compact_threshold_tokens=100_000
+    )
+    assert fallback.local_masking
+
 
 def test_a_resumed_process_does_not_save_turns_twice(
     make_manager: Make, kit: SimpleNamespace, task: TaskFolder
