@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from orchestrator.config import Config
 from orchestrator.context.compaction import reinjected
@@ -90,9 +90,7 @@ def compact_saved(
             from orchestrator.models.logging import LoggedModel
 
             built = get_model(config.model_for("compactor"), config)
-            # LoggedModel is a Model; its `name` is a read-only property, which mypy does not
-            # match against the protocol's plain attribute.
-            model = cast(Model, LoggedModel(built, log, agent="Compactor", phase=saved.phase))
+            model = LoggedModel(built, log, agent="Compactor", phase=saved.phase)
         earlier = reinjected(saved.messages)
         manager = ContextManager(
             task,
