@@ -107,7 +107,7 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except OrchError as exc:
             raise CLIError(exc.line(), exc.exit_code) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
             raise
         except Exception as exc:
             if os.environ.get("ORCH_DEBUG"):
@@ -139,6 +139,11 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (`orch log X | head`): stop quietly, as other tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(141)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def build_model(name: str, config: Config | None = None) -> Model:
         from orchestrator.models.scripted import ScriptedModel
 
         return ScriptedModel.from_file(Path(rest))
-    from orchestrator.models.anthropic_adapter import AnthropicModel  # type: ignore[import-not-found]
+    from orchestrator.models.anthropic_adapter import AnthropicModel
 
     model: Model = AnthropicModel(rest, config)
     return model

@@ -22,17 +22,19 @@ if TYPE_CHECKING:
     from orchestrator.events.log import EventLog
     from orchestrator.protocols import Model
 
-# (model id prefix, input, output) in USD per million tokens; the longest prefix wins.
+# (model id prefix, input, output) in USD per million tokens; the longest prefix wins. A
+# model missing here is logged with cost_usd null: add its family when its price is known.
 PRICES: tuple[tuple[str, float, float], ...] = (
-    ("claude-opus-4-7", 5.0, 25.0),
     ("claude-opus-4-6", 5.0, 25.0),
     ("claude-opus-4-5", 5.0, 25.0),
-    ("claude-opus-4", 15.0, 75.0),
+    ("claude-opus-4-1", 15.0, 75.0),
+    ("claude-opus-4-0", 15.0, 75.0),
+    ("claude-opus-4-2025", 15.0, 75.0),
     ("claude-3-opus", 15.0, 75.0),
-    ("claude-sonnet", 3.0, 15.0),
+    ("claude-sonnet-4", 3.0, 15.0),
     ("claude-3-7-sonnet", 3.0, 15.0),
     ("claude-3-5-sonnet", 3.0, 15.0),
-    ("claude-haiku-4", 1.0, 5.0),
+    ("claude-haiku-4-5", 1.0, 5.0),
     ("claude-3-5-haiku", 0.8, 4.0),
     ("claude-3-haiku", 0.25, 1.25),
 )

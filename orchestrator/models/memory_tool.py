@@ -152,6 +152,8 @@ class MemoryToolHandler:
                 raise
             except OrchError as exc:  # the store's refusals, in words for the model
                 raise ToolInputError(self._explain(exc)) from exc
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ToolInputError(f"memory {name} failed: {exc}") from exc
         except ToolInputError as exc:
             record["detail"] = exc.message
             self._emit(record)

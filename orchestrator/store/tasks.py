@@ -102,7 +102,7 @@ class TaskFolder:
 
     @property
     def summaries(self) -> Path:
-        """Cascading summaries, one file a version (`short-<stamp>.md`, `long-<stamp>.md`)."""
+        """Cascading summaries: `short-0001.json`..., `long.json` (versions in `long-versions/`)."""
         return self.path / "summaries"
 
     @property

@@ -139,7 +139,10 @@ def test_prices_pick_the_longest_matching_family() -> None:
     assert price_of("anthropic:claude-opus-4-5-20251101") == (5.0, 25.0)
     assert price_of("claude-opus-4-1-20250805") == (15.0, 75.0)
     assert price_of("claude-haiku-4-5") == (1.0, 5.0)
+    assert price_of("claude-opus-4-20250514") == (15.0, 75.0)
+    assert price_of("claude-sonnet-4-6") == (3.0, 15.0)
     assert price_of("gpt-4o") is None
+    assert price_of("claude-opus-5") is None
 
 
 def test_costs_of_unknown_and_scripted_models() -> None:

@@ -489,3 +489,10 @@ def test_a_supersede_that_duplicates_a_third_memory_is_refused(
             "file_text": HANDLER_STYLE.replace("---\nAll", "supersedes: [ghost]\n---\nAll"),
         },
     )
+
+
+def test_an_unreadable_memory_file_is_a_refusal_not_a_crash(
+    tool: MemoryToolHandler, layout: Layout
+) -> None:
+    (layout.repo_memories / "binary.md").write_bytes(b"\xff\xfe\x00 not text")
+    assert "memory view failed" in refused(tool, {"command": "view", "path": "/memories/binary.md"})
