@@ -107,7 +107,13 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except OrchError as exc:
             raise CLIError(exc.line(), exc.exit_code) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
+        except (
+            click.ClickException,
+            click.exceptions.Exit,
+            click.Abort,
+            KeyboardInterrupt,
+            BrokenPipeError,
+        ):
             raise
         except Exception as exc:
             if os.environ.get("ORCH_DEBUG"):

@@ -37,7 +37,8 @@ class Checkpoint:
     """The saved conversation of a phase (`TaskFolder.conversation(phase)`; docs/seams.md).
 
     Besides the seam's keys it stores `attempt`, `generation`, `tree` (the project's files
-    as a git tree) and `tasks` (the task list) of the same moment.
+    as a git tree) and `tasks` (the task list) of the same moment, and `rules` and
+    `phase_card` (what the context part re-injects after a compaction).
     """
 
     path: Path
@@ -47,6 +48,7 @@ class Checkpoint:
     attempt: int
     generation: int
     last_instruction: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # more keys to save (rules, phase_card)
     data: dict[str, Any] = field(default_factory=dict)
 
     def load(self) -> list[Message] | None:
@@ -80,6 +82,7 @@ class Checkpoint:
             "generation": self.generation,
             "tree": self.repo.snapshot(),
             "tasks": tasklist.load(self.tasklist_path).to_dict(),
+            **self.extra,
         }
 
     def save(self) -> None:

@@ -17,22 +17,17 @@ if TYPE_CHECKING:
     from orchestrator.config import Config
     from orchestrator.engine.tools import MemoryHandler
     from orchestrator.events.log import EventLog
-    from orchestrator.messages import Message
+    from orchestrator.messages import SystemPart
     from orchestrator.protocols import Model
     from orchestrator.store.layout import Layout
     from orchestrator.store.tasks import TaskFolder
-
-# prepare(messages, phase, last_instruction) -> the messages to send (ContextManager.prepare)
-Prepare = Callable[["list[Message]", "int | None", str], "list[Message]"]
 
 
 def _same_model(model: Model, log: EventLog, agent: str, phase: int | None) -> Model:
     return model
 
 
-def _no_context(
-    task: TaskFolder, model: Model, log: EventLog, rules: str, phase_card: str
-) -> Prepare | None:
+def _no_context(task: TaskFolder, model: Model, log: EventLog, rules: str, phase_card: str) -> Any:
     return None
 
 
@@ -52,8 +47,11 @@ def _nothing_related(layout: Layout, slug: str, text: str) -> list[str]:
 class Parts:
     # model layer: wrap a role's model (ResilientModel retries/fallback, LoggedModel events)
     wrap_model: Callable[[Model, EventLog, str, int | None], Model] = _same_model
-    # context: a per-phase `prepare` (ContextManager(...).prepare), or None to send as is
-    context: Callable[[TaskFolder, Model, EventLog, str, str], Prepare | None] = _no_context
+    # context: a phase's ContextManager(task, model, log, rules=, phase_card=), or None:
+    # then the conversation is sent as it is and there is no `compact` tool
+    context: Callable[[TaskFolder, Model, EventLog, str, str], Any] = _no_context
+    # context: the system prompt within a budget (assemble_system), with `context`
+    assemble_system: Callable[[Any, int], list[SystemPart]] | None = None
     # memory discipline: the verified memory text for prompts (memories_for_prompt)
     memory_prompt: Callable[[Layout, EventLog], str] = _no_memory
     # memory discipline: "ignore memory" / "fresh context" in the task text
@@ -81,8 +79,7 @@ def default_parts(config: Config | None = None) -> Parts:
     def logged(model: Model, log: EventLog, agent: str, phase: int | None) -> Model:
         from orchestrator.models.logging import LoggedModel
 
-        logged_model: Model = LoggedModel(model, log, agent=agent, phase=phase)  # type: ignore[assignment]  # `name` is a read-only property there
-        return logged_model
+        return LoggedModel(model, log, agent=agent, phase=phase)
 
     def memory_tool(layout: Layout, log: EventLog) -> MemoryHandler:
         from orchestrator.models.memory_tool import MemoryToolHandler
@@ -103,4 +100,21 @@ def default_parts(config: Config | None = None) -> Parts:
 
         index_written(layout, path)
 
-    return Parts(wrap_model=logged, memory_tool=memory_tool, related=related, index_file=index_file)
+    def context(task: TaskFolder, model: Model, log: EventLog, rules: str, card: str) -> Any:
+        from orchestrator.context import ContextManager
+
+        return ContextManager(task, model, config.context, log, rules=rules, phase_card=card)
+
+    def assemble(parts: Any, budget: int) -> list[SystemPart]:
+        from orchestrator.context import assemble_system
+
+        return assemble_system(parts, budget)
+
+    return Parts(
+        wrap_model=logged,
+        context=context,
+        assemble_system=assemble,
+        memory_tool=memory_tool,
+        related=related,
+        index_file=index_file,
+    )

@@ -15,9 +15,10 @@ import shutil
 from typing import Any
 
 from orchestrator.engine import faults, policy, records, verified
-from orchestrator.engine.agent import AgentLoop, Checkpoint
+from orchestrator.engine.agent import Checkpoint
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, LimitsExceeded, NeedsApproval
+from orchestrator.engine.executor import ExecutorSetup, context_manager, first_line
 from orchestrator.engine.gates import (
     GateContext,
     GateResult,
@@ -27,12 +28,10 @@ from orchestrator.engine.gates import (
 )
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.roles import AnswerInvalid, JsonRole, fixer, schema_check
-from orchestrator.engine.tools import ExecutorTools
-from orchestrator.errors import InvalidFile, ModelError
-from orchestrator.messages import Message, SystemPart, TextBlock, ToolCall, ToolResult
+from orchestrator.errors import InvalidFile, ModelError, OrchError
+from orchestrator.messages import Message, TextBlock
 from orchestrator.store.plans import plan_problems
 
-INPUT_CHARS = 300  # per value, in a tool_call event
 CLASS_ORDER = ("escalate", "needs_replan", "transient", "model_unavailable", "fixable")
 
 
@@ -189,7 +188,9 @@ class Phases:
             },
             phase=pid,
         )
-        loop = self._loop(pid, checkpoint, len([m for m in messages if m.role == "assistant"]))
+        loop = ExecutorSetup(env, pid, checkpoint).loop(
+            sum(1 for m in messages if m.role == "assistant")
+        )
         try:
             text = loop.run(messages)
         except ModelError as exc:
@@ -206,6 +207,18 @@ class Phases:
                 phase=pid,
             )
             return
+        except OrchError as exc:
+            stalled = getattr(exc, "payload", None)
+            if getattr(exc, "event_type", None) != "error" or not isinstance(stalled, dict):
+                raise
+            # the context part cannot keep the conversation within its budget (seam: Context)
+            env.journal.record("error", stalled, phase=pid)
+            raise NeedsApproval(
+                "escalation",
+                f"phase {pid}: {exc.line()}; a person decides (`orch approve` "
+                "tries again, `orch compact` compacts by hand first)",
+                phase=pid,
+            ) from None
         except LimitsExceeded as exc:
             env.journal.record(
                 "error",
@@ -234,7 +247,7 @@ class Phases:
                 "retry",
                 previous=attempt - 1,
                 failure_class=ph.failure_class or "failure",
-                reason=_first_line(ph.hint),
+                reason=first_line(ph.hint),
                 hint=ph.hint,
             )
             checkpoint.last_instruction = text
@@ -267,127 +280,6 @@ class Phases:
             agent="Executor",
             phase=pid,
         )
-
-    def _loop(self, pid: int, checkpoint: Checkpoint, turns_so_far: int) -> AgentLoop:
-        env, s = self.env, self.env.state
-        ph = s.phase(pid)
-        memory = (
-            env.parts.memory_tool(env.layout, env.journal.as_log())
-            if env.parts.memory_tool
-            else None
-        )
-        tools = ExecutorTools(
-            env.repo,
-            phase=pid,
-            policy=env.config.policy,
-            approvals=ph.approvals,
-            tasklist_path=env.task.tasklist,
-            memory=memory,
-            record_gate=env.journal.gate,
-        )
-        model = env.model("executor", pid)
-        card = self._card(pid)
-        base = load_prompt("executor").system
-        context = env.parts.context(env.task, model, env.journal.as_log(), base, card)
-        prepare = None
-        if context is not None:
-
-            def prepare(messages: list[Message]) -> list[Message]:
-                return context(messages, pid, checkpoint.last_instruction)
-
-        memory_text = env.memory_context()
-        related = env.parts.related(
-            env.layout, env.slug, f"{s.task['text']} {env.plan_phase(pid)['title']}"
-        )
-
-        def system(messages: list[Message]) -> list[SystemPart]:
-            parts = [
-                SystemPart(base, label="base"),
-                SystemPart(card, cache=not (memory_text or related), label="phase-card"),
-            ]
-            if memory_text or related:
-                extra = memory_text + (
-                    "\n\nRelated past experience:\n" + "\n".join(f"- {r}" for r in related)
-                    if related
-                    else ""
-                )
-                parts.append(SystemPart(extra.strip(), cache=True, label="memory"))
-            parts.append(SystemPart(self._volatile(pid, messages), label="task-list"))
-            return parts
-
-        def observe(call: ToolCall, result: ToolResult, turn: int, ms: int) -> None:
-            env.journal.record(
-                "tool_call",
-                {
-                    "tool": call.name,
-                    "ok": not result.is_error,
-                    "input": _cut(call.input),
-                    "summary": _first_line(result.content)[:200],
-                    "turn": turn,
-                    "call_id": call.id,
-                    "duration_ms": ms,
-                    "attempt": ph.attempt,
-                    "risk": "high"
-                    if call.name == "run_shell" and _is_high(call, env)
-                    else "normal",
-                },
-                agent="Executor",
-                phase=pid,
-            )
-
-        return AgentLoop(
-            model,
-            tools,
-            system=system,
-            purpose="executor",
-            phase=pid,
-            max_turns=turns_so_far + env.config.max_turns_per_phase,
-            max_tokens=env.config.max_tokens,
-            prepare=prepare,
-            checkpoint=checkpoint,
-            observe=observe,
-        )
-
-    def _card(self, pid: int) -> str:
-        env = self.env
-        plan = env.plan()
-        phase = env.plan_phase(pid)
-        done = [
-            f"- phase {p['phase_id']} ({p['title']}) is committed"
-            for p in plan["phases"]
-            if env.state.phase(p["phase_id"]).status == "closed"
-        ]
-        return load_prompt("executor").render(
-            "card",
-            task=env.state.task["text"],
-            summary=plan["summary"],
-            phase=pid,
-            total=len(plan["phases"]),
-            title=phase["title"],
-            objective=phase["objective"],
-            files="\n".join(f"- {f['path']} ({f['action']}): {f['reason']}" for f in phase["files"])
-            or "- none named",
-            steps="\n".join(f"- {x}" for x in phase["steps"]),
-            tests="\n".join(f"- {x}" for x in phase["tests"]) or "- none named",
-            criteria="\n".join(f"- {x}" for x in phase["acceptance_criteria"]),
-            gates=", ".join(phase["quality_gates"]) or "none",
-            done=("Earlier phases:\n" + "\n".join(done)) if done else "",
-        )
-
-    def _volatile(self, pid: int, messages: list[Message]) -> str:
-        """The task list, and a reminder when it has not been touched for a while."""
-        from orchestrator.engine import tasklist
-        from orchestrator.store.session import SessionNotes
-
-        prompt = load_prompt("executor")
-        parts = [prompt.render("tasklist", tasks=tasklist.load(self.env.task.tasklist).render(pid))]
-        rounds = rounds_since_tasks_update(messages)
-        if rounds >= tasklist.REMIND_AFTER_ROUNDS:
-            parts.append(prompt.render("reminder", rounds=rounds))
-        notes = SessionNotes(self.env.layout, self.env.slug)
-        if notes.exists():
-            parts.append(prompt.render("notes", notes=notes.text().strip()))
-        return "\n\n".join(parts)
 
     # gates and review: PHASE_REVIEW_GATE -----------------------------------------------------
     def review(self, pid: int) -> None:
@@ -625,7 +517,7 @@ class Phases:
                 if scope == "replan"
                 else ("REVIEWING" if scope == "gates" else "ACTING"),
                 "phase_retry",
-                f"phase {pid}: {decision.reason}: {_first_line(failure['reason'])}",
+                f"phase {pid}: {decision.reason}: {first_line(failure['reason'])}",
                 phase=pid,
                 attempt=ph.attempt + 1,
                 failure_class=klass,
@@ -636,10 +528,10 @@ class Phases:
                 env,
                 "Errors & Corrections",
                 f"phase {pid} attempt {ph.attempt - 1}: {klass}: "
-                f"{_first_line(failure['reason'])[:200]}",
+                f"{first_line(failure['reason'])[:200]}",
             )
             return
-        reason = f"phase {pid} stopped: {_first_line(failure['reason'])} ({decision.reason})"
+        reason = f"phase {pid} stopped: {first_line(failure['reason'])} ({decision.reason})"
         if failure.get("blocked"):
             raise Blocked(
                 reason + "; fix the cause, then `orch resume`", phase=pid, failure_class=klass
@@ -702,6 +594,11 @@ class Phases:
         )
         if env.parts.index_file is not None:
             env.parts.index_file(env.layout, env.task.phase_report(pid))
+        checkpoint = self.checkpoint(pid)
+        messages = checkpoint.load()
+        context = context_manager(env, pid) if messages else None
+        if context is not None and messages:
+            context.close_phase(messages, phase=pid)  # the phase's last turns saved and folded
         if env.parts.promote is not None:
             outcome = env.parts.promote(env.layout, env.task, env.journal.as_log(), pid)
             env.journal.record(
@@ -723,20 +620,6 @@ class Phases:
             f"Phase {pid} is committed ({sha})."
             + (f" Next: phase {remaining[0]}." if remaining else " All phases are done."),
         )
-
-
-def rounds_since_tasks_update(messages: list[Message]) -> int:
-    """Assistant turns since the last `tasks` add/update call (all of them if none)."""
-    rounds = 0
-    for message in reversed(messages):
-        if message.role != "assistant":
-            continue
-        if any(
-            c.name == "tasks" and c.input.get("op") in ("add", "update") for c in message.tool_calls
-        ):
-            return rounds
-        rounds += 1
-    return rounds
 
 
 SHELL_WORDS = {
@@ -785,27 +668,6 @@ def _program_exists(command: str, root: Any) -> bool:
         path = Path(program) if program.startswith("/") else root / program
         return path.exists()
     return shutil.which(program) is not None
-
-
-def _is_high(call: ToolCall, env: Env) -> bool:
-    from orchestrator.engine.shell import classify
-
-    return classify(str(call.input.get("command", "")), env.layout.root) is not None
-
-
-def _cut(data: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        out[key] = text if len(text) <= INPUT_CHARS else text[:INPUT_CHARS] + "..."
-    return out
-
-
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return text.strip()
 
 
 def _gate_summary(results: list[GateResult]) -> str:

@@ -92,7 +92,12 @@ def describe(event: Event) -> tuple[str, str] | None:
         return f"    {p['tool']} {shown}" + ("" if p["ok"] else " (error)"), "dim"
     if kind == "error":
         return f"  error ({p.get('kind')}): {_s(p.get('detail', ''))}", "red"
-    if kind in ("memory_promotion", "compaction", "memory_verification"):
+    if kind == "compaction":
+        tokens = ""
+        if p.get("tokens_before") is not None and p.get("tokens_after") is not None:
+            tokens = f", {p['tokens_before']} -> {p['tokens_after']} tokens"
+        return f"  compaction ({p.get('kind')}): {p.get('outcome')}{tokens}", "dim"
+    if kind in ("memory_promotion", "memory_verification"):
         from orchestrator.commands.log import summarise
 
         return f"  {kind}: {_s(summarise(event), 100)}", "dim"

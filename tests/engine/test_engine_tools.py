@@ -12,8 +12,8 @@ from orchestrator.config import PolicyConfig
 from orchestrator.engine import tasklist
 from orchestrator.engine.api import Options, start
 from orchestrator.engine.exceptions import NeedsApproval
+from orchestrator.engine.executor import rounds_since_tasks_update
 from orchestrator.engine.parts import Parts
-from orchestrator.engine.phases import rounds_since_tasks_update
 from orchestrator.engine.shell import classify
 from orchestrator.engine.tools import ExecutorTools, ReadOnlyTools, approval_key
 from orchestrator.engine.vcs import ProjectRepo
