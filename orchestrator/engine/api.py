@@ -227,16 +227,15 @@ def approve(
             if w.kind == "escalation" and w.phase is not None:
                 ph = s.phase(w.phase)
                 last = ph.last_failure or {}
+                hint = [f"{last['failure_class']}: {last['hint']}"] if last else []
+                hint += [f"A person adds: {note}"] if note else []
                 env.journal.change(
                     "ACTING",
                     "phase_retry",
                     f"phase {w.phase}: a person approved a new attempt",
                     phase=w.phase,
                     attempt=ph.attempt + 1,
-                    hint=(
-                        f"{last.get('failure_class', 'failure')}: {last.get('hint', '')}"
-                        + (f"\nA person adds: {note}" if note else "")
-                    ).strip(),
+                    hint="\n".join(hint) or None,
                     scope="executor",
                 )
         if run and env.state.blocked is None:

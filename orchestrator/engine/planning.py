@@ -379,6 +379,12 @@ class Planning:
                 ),
                 requires_human_approval=not s.task.get("auto_approve"),
             )
+            if replan and not s.task.get("auto_approve"):
+                raise NeedsApproval(
+                    "plan",
+                    f"the replanned plan (iteration {iteration}) passed its audit; a "
+                    f"person approves it: orch approve {env.slug}",
+                )
             return
         exhausted = iteration >= budget or replan
         if verdict == "NEEDS_REVISION" and not exhausted and not audit["stagnated"]:
