@@ -32,7 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "status": ("orchestrator.commands.run:status", "Where every task stands."),
     "log": ("orchestrator.commands.log:log", "A task's event log, readable."),
-    "compact": ("orchestrator.commands.compact:compact", "Compact a task's working context by hand."),
+    "compact": (
+        "orchestrator.commands.compact:compact",
+        "Compact a task's working context by hand.",
+    ),
     "demo": (
         "orchestrator.commands.demo:demo",
         "The whole workflow on a bundled sample repository.",
@@ -106,6 +109,8 @@ class LazyGroup(click.Group):
             raise CLIError(exc.line(), exc.exit_code) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
             raise
+        except BrokenPipeError:
+            raise  # the reader went away (`orch log x | head`): click exits quietly
         except Exception as exc:
             if os.environ.get("ORCH_DEBUG"):
                 raise

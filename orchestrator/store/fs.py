@@ -26,16 +26,26 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
-    """Replace `path` with `data` so that a crash leaves the old content or the new one."""
+    """Replace `path` with `data` so that a crash leaves the old content or the new one.
+
+    The file keeps its permission bits when it exists (`mode` sets them otherwise; 0o644).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    keep: int | None = None
+    if mode is None:
+        with contextlib.suppress(OSError):
+            keep = os.stat(path).st_mode & 0o7777
+    mode = keep if keep is not None else (0o644 if mode is None else mode)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
+        if keep is not None:
+            os.chmod(tmp, keep)  # os.open's mode passes through the umask
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

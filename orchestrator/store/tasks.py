@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,10 @@ VERIFIED_STATUSES = ("VERIFIED", "REGRESSED", "PENDING", "RETIRED")
 
 
 def slugify(title: str, *, max_len: int = MAX_SLUG) -> str:
-    """ "Add rate limiting to the API!" -> "add-rate-limiting-to-the-api"."""
-    words = re.findall(r"[a-z0-9]+", title.lower())
+    """ "Add rate limiting to the API!" -> "add-rate-limiting-to-the-api" (accents dropped:
+    "Café" -> "cafe"; whole words only, at most `max_len` characters)."""
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_title.lower())
     slug = ""
     for word in words:
         candidate = f"{slug}-{word}" if slug else word
@@ -54,7 +57,15 @@ class VerifiedItem:
             self.last_verified,
             self.status,
         ]
-        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+        return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _cell(text: str) -> str:
+    """One table cell: on one line, pipes escaped (`load_verified` undoes the escape)."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+_SEPARATOR = re.compile(r"^\|?(\s*:?-+:?\s*\|)+\s*:?-*:?\s*$")
 
 
 @dataclass(frozen=True)
@@ -119,7 +130,8 @@ class TaskFolder:
         if not SLUG_RX.match(base):
             raise UsageError(f"{base!r} is not a valid task slug (kebab-case)")
         for n in range(1, 1000):
-            candidate = base if n == 1 else f"{base[: MAX_SLUG - len(str(n)) - 1]}-{n}"
+            stem = base[: MAX_SLUG - len(str(n)) - 1].rstrip("-")
+            candidate = base if n == 1 else f"{stem}-{n}"
             try:
                 os.mkdir(layout.artifacts / candidate)
             except FileExistsError:
@@ -183,12 +195,11 @@ class TaskFolder:
             return []
         items = []
         for line in text.splitlines():
-            if not line.startswith("|") or line.startswith("|---") or "Item ID" in line:
+            line = line.strip()
+            if not line.startswith("|") or _SEPARATOR.match(line):
                 continue
-            cells = [
-                c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]
-            ]
-            if len(cells) == 5:
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            if len(cells) == 5 and cells[0] != "Item ID":
                 items.append(VerifiedItem(*cells))
         return items
 
