@@ -77,10 +77,14 @@ def lock_for(lock_dir: Path, name: str) -> BaseFileLock:
 
 @contextlib.contextmanager
 def file_lock(
-    lock_dir: Path, name: str, *, timeout: float = DEFAULT_LOCK_TIMEOUT, what: str | None = None
+    lock_dir: Path, name: str, *, timeout: float | None = None, what: str | None = None
 ) -> Iterator[None]:
-    """Hold the inter-process lock `name`; wait up to `timeout` seconds (0: do not wait)."""
+    """Hold the inter-process lock `name`; wait up to `timeout` seconds (0: do not wait;
+    None: `DEFAULT_LOCK_TIMEOUT`). Raises `Locked` when the wait runs out."""
     from filelock import Timeout
+
+    if timeout is None:
+        timeout = DEFAULT_LOCK_TIMEOUT
 
     lock = lock_for(lock_dir, name)
     try:
