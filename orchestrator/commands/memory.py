@@ -80,7 +80,7 @@ def memory_list(show_all: bool, kind: str | None, as_json: bool) -> None:
         emit_json(
             {
                 "v": 1,
-                "memories": [{k: v for k, v in m.to_dict().items() if k != "body"} for m in shown],
+                "memories": [m.to_dict(body=False) for m in shown],
                 "problems": [p.to_dict() for p in errors],
             }
         )

@@ -79,13 +79,18 @@ class ParseCache:
         fresh: list[tuple[str, Key, str]] = []
         seen: set[str] = set()
         racy_after = time.time_ns() - RACY_NS
+        stale: list[tuple[str, os.stat_result]] = []
+        hits: list[tuple[str, os.stat_result, str]] = []
         for path, st in files:
             seen.add(path)
-            key = file_key(st)
             hit = cached.get(path)
-            if hit is not None and hit[0] == key:
-                out[path] = json.loads(hit[1])
-                continue
+            if hit is not None and hit[0] == file_key(st):
+                hits.append((path, st, hit[1]))
+            else:
+                stale.append((path, st))
+        out.update(self._decode(hits, stale))
+        for path, st in stale:
+            key = file_key(st)
             result = parse(path)
             out[path] = result
             if max(st.st_mtime_ns, st.st_ctime_ns) < racy_after:
@@ -101,6 +106,30 @@ class ParseCache:
                     conn.executemany("DELETE FROM memfile WHERE path = ?", [(p,) for p in gone])
             except sqlite3.DatabaseError:
                 pass  # the cache is an optimisation only
+        return out
+
+    @staticmethod
+    def _decode(
+        hits: list[tuple[str, os.stat_result, str]], stale: list[tuple[str, os.stat_result]]
+    ) -> dict[str, dict[str, Any]]:
+        """Decode cached rows in one go (one JSON array: far cheaper than a call a row);
+        a row that does not decode goes back to `stale` to be parsed again."""
+        try:
+            values = json.loads("[" + ",".join(text for _, _, text in hits) + "]")
+            if len(values) == len(hits) and all(isinstance(v, dict) for v in values):
+                return {path: value for (path, _, _), value in zip(hits, values, strict=True)}
+        except ValueError:
+            pass
+        out: dict[str, dict[str, Any]] = {}
+        for path, st, text in hits:
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                out[path] = value
+            else:
+                stale.append((path, st))
         return out
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
@@ -105,7 +105,7 @@ class Memory:
     verified: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def fact(self) -> str:
         """The body's first paragraph: the concrete, falsifiable claim."""
         return first_paragraph(self.body)
@@ -135,9 +135,10 @@ class Memory:
         out.update(self.extra)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form used by `--json` output: every field, defaults included."""
-        return {
+    def to_dict(self, *, body: bool = True) -> dict[str, Any]:
+        """The JSON form used by `--json` output: every field, defaults included
+        (`body=False` leaves the body out, as listings do)."""
+        out = {
             "name": self.name,
             "description": self.description,
             "type": self.type,
@@ -154,11 +155,14 @@ class Memory:
             "fact": self.fact,
             "body": self.body,
         }
+        if not body:
+            del out["body"]
+        return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Memory:
         """Inverse of `to_dict` (used by the load cache)."""
-        return cls(
+        memory = cls(
             name=raw["name"],
             description=raw["description"],
             type=raw["type"],
@@ -175,6 +179,9 @@ class Memory:
             verified=raw.get("verified"),
             extra=dict(raw.get("extra") or {}),
         )
+        if isinstance(raw.get("fact"), str):  # the cache already holds the first paragraph
+            memory.__dict__["fact"] = raw["fact"]
+        return memory
 
     def with_changes(self, **changes: Any) -> Memory:
         return replace(self, **changes)

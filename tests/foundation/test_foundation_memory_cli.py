@@ -275,3 +275,24 @@ def test_files_younger_than_the_clock_resolution_are_not_cached(
     monkeypatch.setattr(repo_module, "_parse_file", lambda p: parsed.append(p) or real(p))
     store.load_all()
     assert len(parsed) == 1  # just written: parsed again until its timestamps are 2 s old
+
+
+def test_a_corrupt_cache_row_is_parsed_again(
+    cited: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from orchestrator.store import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "RACY_NS", 0)
+    for name in ("a", "b"):
+        (cited.repo_memories / f"{name}.md").write_text(
+            f"---\nname: {name}\ndescription: about {name}\ntype: user\n---\nf\n"
+        )
+    store = RepoMemoryStore(cited)
+    store.load_all()
+    db = sqlite3.connect(cited.cache / "cache.sqlite")
+    with db:
+        db.execute("UPDATE memfile SET parsed = '{broken' WHERE path LIKE '%a.md'")
+    db.close()
+    assert [m.description for m in store.load_all().memories] == ["about a", "about b"]
