@@ -533,6 +533,16 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _yaml_reason(exc: Exception) -> str:
+    """PyYAML's complaint in a few words, with the line of the file it points at."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if isinstance(problem, str) and problem:
+        where = f" (line {mark.line + 2}, column {mark.column + 1})" if mark is not None else ""
+        return _short(problem + where)  # + 2: the frontmatter starts on the file's line 2
+    return _short(str(exc) or type(exc).__name__)
+
+
 def memory_from_frontmatter(raw: dict[str, Any], body: str) -> Memory:
     """A Memory from a frontmatter mapping that passed the schema."""
     known = {k: raw[k] for k in KEY_ORDER if k in raw}
@@ -568,7 +578,7 @@ def parse_memory(text: str, stem: str, *, path: str | None = None) -> Parsed:
     except RecursionError:
         return Parsed(None, (Problem(where, "invalid_file", "broken YAML frontmatter: too deep"),))
     except Exception as exc:  # PyYAML raises more than YAMLError on some malformed input
-        reason = _short(str(exc) or type(exc).__name__)
+        reason = _yaml_reason(exc)
         return Parsed(None, (Problem(where, "invalid_file", f"broken YAML frontmatter: {reason}"),))
     if not isinstance(raw, dict):
         return Parsed(None, (Problem(where, "invalid_file", "frontmatter is not a mapping"),))
