@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -37,7 +36,7 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         with contextlib.suppress(OSError):
             keep = os.stat(path).st_mode & 0o7777
     mode = keep if keep is not None else (0o644 if mode is None else mode)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb") as fh:

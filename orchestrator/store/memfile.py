@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from functools import cache, cached_property
 from typing import Any
 
@@ -216,6 +215,8 @@ class Parsed:
 
 
 def now_iso() -> str:
+    from datetime import UTC, datetime
+
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -272,183 +273,15 @@ def dump_yaml(data: Any, *, flow: bool = False) -> str:
     return text
 
 
-# -- the fast frontmatter reader ------------------------------------------------------------
-# YAML 1.1 implicit types as PyYAML resolves plain scalars (timestamps excepted, see above).
-_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
-_BOOL = re.compile(
-    r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$"
-)
-_SIMPLE_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
-_OTHER_NUMBER = re.compile(
-    r"""^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+
-    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
-    |[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
-    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
-    |<<|=)$""",
-    re.X,
-)
-# One match tells an ordinary string from anything YAML would turn into another type.
-_SPECIAL = re.compile(
-    "|".join(f"(?:{rx.pattern})" for rx in (_NULL, _BOOL, _SIMPLE_INT, _OTHER_NUMBER)), re.X
-)
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_ITEM_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?$")
-# Characters that make YAML do more than read a plain line: decline the fast path.
-_UNSAFE_TEXT = re.compile(
-    r"[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufdcf\ufdf0-\ufffd\U00010000-\U0010ffff]|[\ufeff\u2028\u2029]"
-)
-_PLAIN_FIRST_BAD = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_FLOW_BAD = frozenset("[]{}'\"#,")
-
-
-_KNOWN_KEYS = frozenset((*KEY_ORDER, "path", "line", "symbol", "task", "phase", "commit", "at"))
-
-
-class _Decline(Exception):
-    """The text uses YAML beyond the plain subset: let PyYAML read it."""
-
-
-def _plain(value: str, *, flow: bool = False) -> Any:
-    value = value.rstrip(" ")
-    if value.startswith("'"):
-        if flow or len(value) < 2 or not value.endswith("'"):
-            raise _Decline
-        inner = value[1:-1]
-        if "'" in inner.replace("''", ""):
-            raise _Decline
-        return inner.replace("''", "'")
-    if value.startswith('"'):
-        inner = value[1:-1]
-        if flow or len(value) < 2 or not value.endswith('"') or '"' in inner or "\\" in inner:
-            raise _Decline
-        return inner
-    if value and (value[0] in _PLAIN_FIRST_BAD or value[0] == " "):
-        raise _Decline
-    if ": " in value or " #" in value or value.endswith(":"):
-        raise _Decline
-    if flow and any(c in _FLOW_BAD for c in value):
-        raise _Decline
-    if not _SPECIAL.match(value):
-        return value
-    if _NULL.match(value):
-        return None
-    if _BOOL.match(value):
-        return value.lower() in ("yes", "true", "on")
-    if _SIMPLE_INT.match(value) and len(value) < 100:
-        return int(value)
-    if _OTHER_NUMBER.match(value):
-        raise _Decline
-    return value
-
-
-def _key(text: str) -> str:
-    if text in _KNOWN_KEYS:
-        return text
-    if not _PLAIN_KEY.match(text) or _NULL.match(text) or _BOOL.match(text):
-        raise _Decline
-    return text
-
-
-def _value(text: str) -> Any:
-    """A value on the same line as its key: a scalar or a one-line flow collection."""
-    text = text.strip(" ")
-    if text.startswith("[") and text.endswith("]"):
-        inner = text[1:-1].strip(" ")
-        return [_plain(i.strip(" "), flow=True) for i in inner.split(",")] if inner else []
-    if text.startswith("{") and text.endswith("}"):
-        inner = text[1:-1].strip(" ")
-        out: dict[str, Any] = {}
-        for item in inner.split(",") if inner else []:
-            k, sep, v = item.strip(" ").partition(": ")
-            if not sep:
-                raise _Decline
-            k = _key(k)
-            if k in out:
-                raise _Decline
-            out[k] = _plain(v.strip(" "), flow=True)
-        return out
-    return _plain(text)
-
-
 def fast_frontmatter(fm_text: str) -> dict[str, Any] | None:
     """The frontmatter mapping if it uses only plain YAML (None: use PyYAML instead).
 
-    Accepted: `key: scalar` lines, one-line `[...]`/`{...}` collections of plain scalars,
-    and `key:` followed by a block list of scalars or of flat `key: scalar` mappings.
-    Whatever it accepts, it reads exactly as PyYAML's safe loader (tests hold it to that).
+    See `orchestrator.store.fastyaml` (imported on first use: its patterns cost a few
+    milliseconds to compile, and a listing served from the cache never needs them).
     """
-    if "\t" in fm_text or "\r" in fm_text or _UNSAFE_TEXT.search(fm_text):
-        return None
-    try:
-        return _fast(fm_text)
-    except _Decline:
-        return None
+    from orchestrator.store.fastyaml import fast_frontmatter as fast
 
-
-def _fast(fm_text: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    lines = [line for line in fm_text.split("\n") if line.strip(" ")]
-    if not lines:
-        raise _Decline  # PyYAML reads an empty document as null, not as a mapping
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        match = _ITEM_KEY.match(line)
-        if match is None:
-            raise _Decline
-        key = _key(match.group(1))
-        if key in out:
-            raise _Decline
-        rest = match.group(2)
-        i += 1
-        if rest is not None and rest.strip(" "):
-            out[key] = _value(rest)
-            continue
-        items, i = _block_list(lines, i)
-        out[key] = items
-    return out
-
-
-def _block_list(lines: list[str], i: int) -> tuple[list[Any] | None, int]:
-    """A block sequence under a top-level key (None when the key has no value at all)."""
-    if i >= len(lines) or not lines[i].lstrip(" ").startswith("-"):
-        return None, i
-    indent = len(lines[i]) - len(lines[i].lstrip(" "))
-    items: list[Any] = []
-    while i < len(lines):
-        line = lines[i]
-        lead = len(line) - len(line.lstrip(" "))
-        if lead == 0 and not line.startswith("-"):
-            break  # the next top-level key
-        if lead != indent or not line[indent:].startswith("- "):
-            raise _Decline
-        first = line[indent + 2 :]
-        i += 1
-        match = _ITEM_KEY.match(first)
-        if match is None:
-            items.append(_value(first))
-            continue
-        entry: dict[str, Any] = {}
-        inner = indent + 2
-        while True:
-            k = _key(match.group(1))
-            if k in entry or match.group(2) is None or not match.group(2).strip(" "):
-                raise _Decline
-            entry[k] = _value(match.group(2))
-            if i >= len(lines):
-                break
-            nxt = lines[i]
-            nlead = len(nxt) - len(nxt.lstrip(" "))
-            if nlead <= indent:
-                break
-            if nlead != inner:
-                raise _Decline
-            match = _ITEM_KEY.match(nxt[inner:])
-            if match is None:
-                raise _Decline
-            i += 1
-        items.append(entry)
-    return items, i
+    return fast(fm_text)
 
 
 def read_frontmatter(fm_text: str) -> Any:

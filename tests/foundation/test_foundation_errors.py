@@ -335,3 +335,39 @@ def test_init_refuses_a_symlink_out_of_the_repository(
     one_error_line(orch("init"), 2, "outside the repository")
     assert snapshot(git_repo) == before
     assert list(elsewhere.iterdir()) == []
+
+
+def test_ctrl_c_is_one_line_and_exit_130(layout: Layout) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from foundation_helpers import ORCH
+
+    proc = subprocess.Popen(
+        [
+            str(ORCH),
+            "memory",
+            "add",
+            "--type",
+            "user",
+            "--subject",
+            "s",
+            "--reason",
+            "r",
+            "--body-file",
+            "-",
+        ],
+        cwd=layout.root,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)  # waiting for the body on stdin
+    before = snapshot(layout.root)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err == "Interrupted.\n" and out == ""
+    assert snapshot(layout.root) == before
