@@ -52,3 +52,22 @@ def test_check_fails_on_a_stale_document(tmp_path: Path) -> None:
     doc.write_text(doc.read_text() + "\nstale line\n")
     stale = run("--check", "--doc", str(doc))
     assert stale.returncode == 1 and "out of date" in stale.stderr
+
+
+def test_every_shipped_data_file_is_in_the_package_data() -> None:
+    """A wheel (not only an editable install) must carry every schema and template."""
+    import glob
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["orchestrator"]
+    package = ROOT / "orchestrator"
+    covered = {
+        Path(p).resolve()
+        for pattern in patterns
+        for p in glob.glob(str(package / pattern), recursive=True)
+    }
+    shipped = [*package.glob("schemas/**/*.json"), *package.glob("templates/*.md")]
+    assert shipped
+    missing = [str(p.relative_to(ROOT)) for p in shipped if p.resolve() not in covered]
+    assert missing == []
