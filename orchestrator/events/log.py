@@ -348,13 +348,14 @@ def follow(
     (after `lines` lines: `ReadResult.end` and `.lines` continue where a read stopped).
 
     Only complete lines are read; a line still being written waits for its newline (and a
-    torn line that a writer cuts off never shows). When no new line is there and `stop()`
-    is true, the loop ends: so a caller can stop once its writer is done and the log is
-    drained. Lines that are not events go to `on_problem`.
+    torn line that a writer cuts off never shows). The loop ends when `stop()` was true
+    before a read that found no new line: a caller can stop once its writer is done, and
+    still get every line that writer wrote. Lines that are not events go to `on_problem`.
     """
     done = offset
     number = lines
     while True:
+        stopping = stop is not None and stop()  # asked before reading: nothing is missed
         try:
             with path.open("rb") as fh:
                 fh.seek(done)
@@ -380,6 +381,6 @@ def follow(
                 elif on_problem is not None:
                     on_problem(f"{path}: {problem}")
             continue
-        if stop is not None and stop():
+        if stopping:
             return
         time.sleep(poll)
