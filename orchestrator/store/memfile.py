@@ -135,8 +135,9 @@ class Memory:
         return out
 
     def to_dict(self, *, body: bool = True) -> dict[str, Any]:
-        """The JSON form used by `--json` output: every field, defaults included
-        (`body=False` leaves the body out, as listings do)."""
+        """The JSON form used by `--json` output and the parse cache: every field, defaults
+        included, keys orch does not know under `extra` (`body=False` leaves the body out,
+        as listings do)."""
         out = {
             "name": self.name,
             "description": self.description,
@@ -153,6 +154,7 @@ class Memory:
             "verified": self.verified,
             "fact": self.fact,
             "body": self.body,
+            "extra": self.extra,
         }
         if not body:
             del out["body"]

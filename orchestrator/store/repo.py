@@ -90,10 +90,7 @@ def _parse_file(path: str) -> dict[str, Any]:
         problem = Problem(path, "invalid_file", f"unreadable: {exc.strerror or exc}")
         return {"memory": None, "problems": [problem.to_dict()]}
     parsed = parse_memory(text, stem, path=path)
-    memory = None
-    if parsed.memory is not None:
-        memory = parsed.memory.to_dict()
-        memory["extra"] = parsed.memory.extra
+    memory = parsed.memory.to_dict() if parsed.memory is not None else None
     return {"memory": memory, "problems": [pr.to_dict() for pr in parsed.problems]}
 
 

@@ -122,6 +122,8 @@ def test_near_duplicate_policies(cited: Layout, orch: Any) -> None:
     assert extra.memory.extra["distinct_from"] == [
         {"name": "test-command", "reason": "one is for CI, one for local runs"}
     ]
+    listed = json.loads(orch("memory", "list", "--json").out)["memories"]
+    assert [m["extra"] for m in listed if m["name"] == "test-command-2"] == [extra.memory.extra]
     sup = add(orch, "--name", "test-command-3", "--on-duplicate", "supersede", "--json")
     assert json.loads(sup.out)["superseded"] == ["test-command"]
 
