@@ -265,6 +265,7 @@ def normal_body(body: str) -> str:
 @settings(SETTINGS, max_examples=100)
 @given(memories(), memories())
 def test_serialize_then_parse_gives_the_memory_back(memory: Memory, other: Memory) -> None:
+    assert Memory.from_dict(memory.to_dict()) == memory  # the parse cache's round trip
     text = serialize_memory(memory)
     parsed = parse_memory(text, memory.name)
     assert parsed.memory == memory.with_changes(body=normal_body(memory.body)), text
