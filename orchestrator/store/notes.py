@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from orchestrator.errors import InvalidFile, UsageError
-from orchestrator.store.fs import atomic_write, file_lock
+from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
 
 MAX_NOTES_LINES = 20
@@ -89,6 +89,7 @@ class NotesFile:
 
     def text(self) -> str | None:
         """The file as it is (None when there is none)."""
+        confine(self.layout.root, NOTES_NAME)  # a NOTES.md symlinked out is not read
         try:
             return self.path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import InvalidFile, UsageError
-from orchestrator.store.fs import atomic_write, file_lock
+from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
 from orchestrator.store.templates import fill, template
 
@@ -39,7 +39,10 @@ class SessionNotes:
 
     @property
     def path(self) -> Path:
-        return self.layout.session_notes(self.slug)
+        """The notes file; refused (PathEscape) if a symlink would take it out of the repo."""
+        path = self.layout.session_notes(self.slug)
+        confine(self.layout.root, path.relative_to(self.layout.root).as_posix())
+        return path
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -59,7 +62,7 @@ class SessionNotes:
             raise InvalidFile(self._rel(), reason) from None
 
     def _rel(self) -> str:
-        return self.path.relative_to(self.layout.root).as_posix()
+        return self.layout.session_notes(self.slug).relative_to(self.layout.root).as_posix()
 
     def _lock(self) -> contextlib.AbstractContextManager[None]:
         return file_lock(self.layout.locks, f"session-{self.slug}", what="the session notes")

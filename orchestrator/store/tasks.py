@@ -13,7 +13,7 @@ from typing import Any
 
 from orchestrator.errors import InvalidFile, UsageError
 from orchestrator.events.log import EventLog
-from orchestrator.store.fs import atomic_write, file_lock
+from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
 from orchestrator.store.plans import plan_problems, render_plan_md
 from orchestrator.store.templates import template
@@ -129,6 +129,8 @@ class TaskFolder:
         base = slug or slugify(title)
         if not SLUG_RX.match(base):
             raise UsageError(f"{base!r} is not a valid task slug (kebab-case)")
+        # plans/ or plans/artifacts/ may not lead out of the repository through a symlink
+        confine(layout.root, (layout.artifacts / base).relative_to(layout.root).as_posix())
         for n in range(1, 1000):
             stem = base[: MAX_SLUG - len(str(n)) - 1].rstrip("-")
             candidate = base if n == 1 else f"{stem}-{n}"
@@ -144,6 +146,7 @@ class TaskFolder:
         if not SLUG_RX.match(slug or "") or not (layout.artifacts / slug).is_dir():
             known = ", ".join(t.slug for t in list_tasks(layout)[:10]) or "none yet"
             raise UsageError(f"no task {slug!r} (tasks: {known})")
+        confine(layout.root, (layout.artifacts / slug).relative_to(layout.root).as_posix())
         return cls(layout, slug)
 
     def lock(self, *, wait: float = 0) -> contextlib.AbstractContextManager[None]:

@@ -371,3 +371,39 @@ def test_ctrl_c_is_one_line_and_exit_130(layout: Layout) -> None:
     assert proc.returncode == 130
     assert err == "Interrupted.\n" and out == ""
     assert snapshot(layout.root) == before
+
+
+def test_tier_folders_symlinked_out_of_the_repository_are_refused(
+    layout: Layout, tmp_path: Path, orch: Any
+) -> None:
+    from orchestrator.errors import PathEscape
+    from orchestrator.store.notes import NotesFile
+    from orchestrator.store.session import SessionNotes
+    from orchestrator.store.tasks import TaskFolder
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "t").mkdir()
+    (outside / "t-notes.md").write_text("# Session notes: t\n\n## Current State\nsecret\n")
+    (outside / "NOTES.md").write_text("# NOTES\n\n## Active objective\n- secret\n")
+    for folder in (layout.artifacts, layout.session):
+        folder.rename(folder.with_name(folder.name + ".orig"))
+        folder.symlink_to(outside, target_is_directory=True)
+    layout.notes.unlink()
+    layout.notes.symlink_to(outside / "NOTES.md")
+    before = sorted(p.name for p in outside.iterdir())
+
+    with pytest.raises(PathEscape):
+        TaskFolder.create(layout, "new task")
+    with pytest.raises(PathEscape):
+        TaskFolder.open(layout, "t")
+    with pytest.raises(PathEscape):
+        SessionNotes(layout, "t").set("Current State", "overwritten")
+    with pytest.raises(PathEscape):
+        NotesFile(layout).set(objective=["overwritten"])
+    for args in (["session", "show", "t"], ["notes", "show"], ["log", "t"]):
+        run = orch(*args)
+        one_error_line(run, 2, "outside the repository")
+        assert "secret" not in run.out
+    assert sorted(p.name for p in outside.iterdir()) == before
+    assert "secret" in (outside / "t-notes.md").read_text()
