@@ -159,10 +159,18 @@ class TaskFolder:
         return EventLog(self.event_log_path, self.slug, validate=validate)
 
     # plan ------------------------------------------------------------------------------
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.layout.root).as_posix()
+
+    def _plan_error(self, problems: list[str]) -> InvalidFile:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return InvalidFile(self._rel(self.plan_json), f"plan fails its schema: {problems[0]}{more}")
+
     def save_plan(self, plan: dict[str, Any]) -> None:
+        """Validate, then write plan.json and its rendering plan.md (nothing if invalid)."""
         problems = plan_problems(plan)
         if problems:
-            raise InvalidFile(self.plan_json, f"plan fails its schema: {problems[0]}")
+            raise self._plan_error(problems)
         atomic_write(self.plan_json, json.dumps(plan, indent=2, ensure_ascii=False) + "\n")
         atomic_write(self.plan_md, render_plan_md(plan))
 
@@ -171,11 +179,14 @@ class TaskFolder:
             plan = json.loads(self.plan_json.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise UsageError(f"task {self.slug!r} has no plan yet") from None
-        except ValueError as exc:
-            raise InvalidFile(self.plan_json, f"not JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:  # JSON, UTF-8, nesting
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+            raise InvalidFile(self._rel(self.plan_json), f"not JSON: {reason}") from None
+        except OSError as exc:
+            raise InvalidFile(self._rel(self.plan_json), f"unreadable: {exc.strerror}") from None
         problems = plan_problems(plan)
         if problems:
-            raise InvalidFile(self.plan_json, f"plan fails its schema: {problems[0]}")
+            raise self._plan_error(problems)
         result: dict[str, Any] = plan
         return result
 
@@ -196,6 +207,9 @@ class TaskFolder:
             text = self.verified_items.read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+            raise InvalidFile(self._rel(self.verified_items), reason) from None
         items = []
         for line in text.splitlines():
             line = line.strip()

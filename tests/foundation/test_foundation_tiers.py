@@ -285,14 +285,25 @@ def test_plan_schema_problems_name_the_field() -> None:
 
 def test_a_plan_that_fails_its_schema_is_not_written(layout: Layout) -> None:
     task = TaskFolder.create(layout, "t")
-    with pytest.raises(InvalidFile, match="plan fails its schema"):
-        task.save_plan(plan(complexity_tier="HUGE"))
+    with pytest.raises(InvalidFile, match="plan fails its schema") as bad:
+        task.save_plan(plan(complexity_tier="HUGE", confidence=7))
+    assert bad.value.line() == (
+        "plans/artifacts/t/plan.json: plan fails its schema: "
+        "complexity_tier: 'HUGE' is not one of ['TRIVIAL', 'SMALL', 'MEDIUM', 'LARGE'] (and 1 more)"
+    )
     assert not task.plan_json.exists() and not task.plan_md.exists()
     task.plan_json.write_text("{not json")
-    with pytest.raises(InvalidFile, match="not JSON"):
+    with pytest.raises(InvalidFile, match="not JSON") as broken:
         task.load_plan()
+    assert broken.value.line().startswith("plans/artifacts/t/plan.json: not JSON: ")
     task.plan_json.write_text(json.dumps(plan(phases=[])))
-    with pytest.raises(InvalidFile, match=r"plan.json: plan fails its schema: phases"):
+    with pytest.raises(
+        InvalidFile, match=r"^plans/artifacts/t/plan.json: plan fails its schema: phases"
+    ):
+        task.load_plan()
+    task.plan_json.unlink()
+    task.plan_json.mkdir()
+    with pytest.raises(InvalidFile, match="unreadable"):
         task.load_plan()
 
 
