@@ -286,7 +286,9 @@ class RepoMemoryStore:
                 return self._supersede_locked(dups[0].memory.name, memory, current, found)
             if dups and on_duplicate == "create":
                 if not (reason or "").strip():
-                    raise UsageError("creating a near-duplicate needs a stated reason (--reason)")
+                    raise UsageError(
+                        "creating a near-duplicate needs a stated reason (--duplicate-reason)"
+                    )
                 extra = dict(memory.extra)
                 extra["distinct_from"] = [{"name": n, "reason": reason} for n, _ in found]
                 memory = memory.with_changes(extra=extra)
