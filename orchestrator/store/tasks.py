@@ -211,12 +211,17 @@ class TaskFolder:
             reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
             raise InvalidFile(self._rel(self.verified_items), reason) from None
         items = []
+        previous = ""  # the table line before this one
         for line in text.splitlines():
             line = line.strip()
-            if not line.startswith("|") or _SEPARATOR.match(line):
+            if not line.startswith("|"):
+                previous = ""
                 continue
             cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-            if len(cells) == 5 and cells[0] != "Item ID":
+            header = previous == "" and cells[:1] == ["Item ID"]
+            separator = previous == "header" and _SEPARATOR.match(line)
+            previous = "header" if header else "row"
+            if not header and not separator and len(cells) == 5:
                 items.append(VerifiedItem(*cells))
         return items
 

@@ -177,6 +177,8 @@ def test_verified_items_round_trip_with_pipes_and_the_header_word(layout: Layout
         VerifiedItem("V-1", "a | b", "2026-01-01", "2026-01-02", "VERIFIED"),
         VerifiedItem("V-2", "mentions Item ID in text", "2026-01-01", "2026-01-03", "REGRESSED"),
         VerifiedItem("V-3", "ends with a backslash \\", "x", "y", "PENDING"),
+        VerifiedItem("-", "---", "-", ":-:", "-"),  # looks like a separator row, is not
+        VerifiedItem("Item ID", "an item named like the header", "", "", "RETIRED"),
     ]
     task.save_verified(items)
     assert task.load_verified() == items
