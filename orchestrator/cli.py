@@ -107,14 +107,14 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except OrchError as exc:
             raise CLIError(exc.line(), exc.exit_code) from None
-        except (
-            click.ClickException,
-            click.exceptions.Exit,
-            click.Abort,
-            KeyboardInterrupt,
-            BrokenPipeError,
-        ):
+        except KeyboardInterrupt:
+            # click would print "Aborted!" and exit 1; Ctrl-C is exit code 130 by convention
+            click.echo("Interrupted.", err=True)
+            raise click.exceptions.Exit(130) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            raise  # the reader went away (`orch log x | head`): click exits quietly
         except Exception as exc:
             if os.environ.get("ORCH_DEBUG"):
                 raise
@@ -145,11 +145,6 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
-    except BrokenPipeError:
-        # The reader went away (`orch log X | head`): stop quietly, as other tools do.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(141)
 
 
 if __name__ == "__main__":
