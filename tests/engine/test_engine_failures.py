@@ -326,3 +326,27 @@ def test_the_gate_runs_only_the_phase_gates_and_not_run_does_not_block(
     ]
     assert "data.json" in verdicts[1]["output_tail"]
     assert ADD in git(mini, "show", "HEAD:calc.py")
+
+
+def test_without_yes_a_replanned_plan_waits_for_a_person(mini: Path, tmp_path: Path) -> None:
+    script = Script(plan(phase(1, "Add subtract")))
+    script.reviews[1] = [fenced(review(False, needs_replan=True, reason="a different approach"))]
+    script.audits.append(fenced(verdict()))
+    script.extra = [
+        {
+            "when": {"purpose": "planner", "contains": "Replan from phase 1"},
+            "replies": [fenced(plan(phase(1, "Add subtract, differently")))],
+        },
+        {
+            "when": {"purpose": "reviewer", "phase": 1, "contains": "(attempt 2)"},
+            "replies": [fenced(review())],
+        },
+    ]
+    result = orch("run", "Add a subtract function", "--model", script.write(tmp_path / "s.json"))
+    assert result.exit_code == 0 and "WAITING_APPROVAL" in result.output  # the first plan
+    result = orch("approve", only_task(mini))
+    assert result.exit_code == 0, result.output
+    assert "the replanned plan (iteration 2) passed its audit" in result.output
+    result = orch("approve", only_task(mini))
+    assert result.exit_code == 0 and "COMPLETE" in result.output, result.output
+    assert git(mini, "log", "-1", "--format=%s").strip() == "Phase 1: Add subtract, differently"
