@@ -23,7 +23,7 @@ def describe(event: Event) -> tuple[str, str] | None:
     p = event.payload
     kind = event.event_type
     if kind == "state_change":
-        step = p["step"]
+        step = p.get("step")
         if step == "task_created":
             return f"Task {event.task}: {_s(p['task']['text'])}", "bold"
         if step in ("phase_started", "phase_restarted"):

@@ -126,7 +126,9 @@ class TaskState:
             handler(event.payload, event.phase)
 
     def _on_state_change(self, p: dict[str, Any], _phase: int | None) -> None:
-        step = p["step"]
+        step = p.get("step")
+        if step is None:
+            return  # not the engine's: a note from another tool
         self.state = p["to"]
         self.last_reason = p["reason"]
         phase_id = p.get("phase")
