@@ -11,11 +11,11 @@ paragraph is the fact. These functions do no I/O.
 - Timestamps stay strings (the YAML loader here does not turn them into datetimes), so a
   load and a save never reformat them.
 
-Reading is on the path of `orch memory list`, so it avoids PyYAML and jsonschema when it
-can: `fast_frontmatter` reads the plain subset of YAML that orch itself writes (and that
-hand-written memory files mostly use) and declines anything else, which then goes to
-PyYAML; `quick_schema_ok` accepts only what the JSON Schema accepts, and anything it
-doubts goes to jsonschema for the exact reasons. Tests check both against the real thing.
+Reading is on the path of `orch memory list`: frontmatter goes through PyYAML's C loader
+(a listing served from the parse cache needs no YAML at all), and `quick_schema_ok`
+accepts only what the JSON Schema accepts, so jsonschema (slow to import) is asked only
+about a file it doubts, for the exact reasons. A property test holds the quick check to
+jsonschema.
 """
 
 from __future__ import annotations
@@ -277,21 +277,9 @@ def dump_yaml(data: Any, *, flow: bool = False) -> str:
     return text
 
 
-def fast_frontmatter(fm_text: str) -> dict[str, Any] | None:
-    """The frontmatter mapping if it uses only plain YAML (None: use PyYAML instead).
-
-    See `orchestrator.store.fastyaml` (imported on first use: its patterns cost a few
-    milliseconds to compile, and a listing served from the cache never needs them).
-    """
-    from orchestrator.store.fastyaml import fast_frontmatter as fast
-
-    return fast(fm_text)
-
-
 def read_frontmatter(fm_text: str) -> Any:
-    """The frontmatter as data: the fast reader, else PyYAML. Raises on broken YAML."""
-    fast = fast_frontmatter(fm_text)
-    return fast if fast is not None else load_yaml(fm_text)
+    """The frontmatter as data. Raises on broken YAML."""
+    return load_yaml(fm_text)
 
 
 # -- validation -----------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from orchestrator.store.memfile import Citation, Memory
 from orchestrator.store.repo import RepoMemoryStore
 
 NEVER = ["anthropic", "jsonschema", "rich", "git"]
-NOT_ON_READS = [*NEVER, "yaml", "filelock"]
+# PyYAML is imported only to parse a file the parse cache does not hold yet.
+NOT_ON_READS = [*NEVER, "filelock"]
 
 PROBE = """
 import json, sys

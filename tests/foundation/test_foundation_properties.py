@@ -19,8 +19,6 @@ from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import (
     Citation,
     Memory,
-    fast_frontmatter,
-    load_yaml,
     parse_memory,
     quick_schema_ok,
     serialize_memory,
@@ -129,34 +127,6 @@ def yaml_line(draw: st.DrawFn) -> str:
             ]
         )
     )
-
-
-@SETTINGS
-@given(st.lists(yaml_line(), max_size=12), st.sampled_from(["\n", ""]))
-def test_fast_frontmatter_reads_exactly_what_pyyaml_reads(lines: list[str], end: str) -> None:
-    text = "\n".join(lines) + end
-    fast = fast_frontmatter(text)
-    if fast is None:
-        return  # declined: PyYAML reads it
-    assert canon(fast) == canon(load_yaml(text)), text
-
-
-def test_fast_frontmatter_takes_what_orch_writes() -> None:
-    memory = Memory(
-        name="a-b",
-        description="Runs `make test`: see http://example.org/x",
-        type="reference",
-        body="Fact.\n",
-        subject="it's a subject",
-        reason="why",
-        citations=(Citation("src/x.py", 3, "f"), Citation("README.md")),
-        supersedes=("old-one",),
-        created="2026-01-01T00:00:00Z",
-        source={"task": "t", "phase": 1},
-    )
-    text = serialize_memory(memory)
-    fm = text.split("---\n")[1]
-    assert fast_frontmatter(fm) == load_yaml(fm)
 
 
 JSONISH = st.recursive(
