@@ -507,6 +507,7 @@ class Phases:
         failure = ph.pending_failure
         assert failure is not None
         klass = failure["failure_class"]
+        cause = first_line(failure["reason"]).removeprefix(f"phase {pid}: ")
         decision = policy.decide_retry(ph.failures, klass)
         if decision.retry:
             scope = failure.get("scope", "executor")
@@ -517,7 +518,7 @@ class Phases:
                 if scope == "replan"
                 else ("REVIEWING" if scope == "gates" else "ACTING"),
                 "phase_retry",
-                f"phase {pid}: {decision.reason}: {first_line(failure['reason'])}",
+                f"phase {pid}: {decision.reason}: {cause}",
                 phase=pid,
                 attempt=ph.attempt + 1,
                 failure_class=klass,
@@ -527,11 +528,10 @@ class Phases:
             records.session_note(
                 env,
                 "Errors & Corrections",
-                f"phase {pid} attempt {ph.attempt - 1}: {klass}: "
-                f"{first_line(failure['reason'])[:200]}",
+                f"phase {pid} attempt {ph.attempt - 1}: {klass}: {cause[:200]}",
             )
             return
-        reason = f"phase {pid} stopped: {first_line(failure['reason'])} ({decision.reason})"
+        reason = f"phase {pid} stopped: {cause} ({decision.reason})"
         if failure.get("blocked"):
             raise Blocked(
                 reason + "; fix the cause, then `orch resume`", phase=pid, failure_class=klass
