@@ -18,6 +18,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from orchestrator.retrieval import Doc, SearchIndex, index_written
@@ -143,7 +144,7 @@ def main() -> None:
             layout = fresh_layout(tmp, f"batch-{run}")
             with SearchIndex(layout) as index:
                 index.count()  # create the empty index first: only the indexing is timed
-                batch.append(timed(lambda index=index: index.update_many(docs)))
+                batch.append(timed(partial(index.update_many, docs)))
         files_layout = fresh_layout(tmp, "files")
         write_transcripts(files_layout, turns)
         for _ in range(args.runs):
@@ -164,7 +165,7 @@ def main() -> None:
             first = timed(lambda: index.search(queries[0]))  # refresh + loading the doc table
             for q in queries[:20]:
                 index.search(q)  # warm up
-            latencies = [timed(lambda q=q: index.search(q, k=10)) for q in queries]
+            latencies = [timed(partial(index.search, q, k=10)) for q in queries]
         print(f"queries ({args.queries}, k=10, {args.turns} turns)")
         print(f"  first search of an opened index: {first * 1000:.1f} ms")
         print(
@@ -179,7 +180,7 @@ def main() -> None:
             index.search("warm")
             for n in range(100):
                 updates.append(
-                    timed(lambda n=n: index.update("l3", f"bench/item-{n}", corpus.text(8, 40)))
+                    timed(partial(index.update, "l3", f"bench/item-{n}", corpus.text(8, 40)))
                 )
         store = RepoMemoryStore(files_layout)
         for n in range(30):
@@ -193,7 +194,7 @@ def main() -> None:
             )
             path = store.path_of(memory.name)
             atomic_write(path, serialize_memory(memory))
-            hooks.append(timed(lambda path=path: index_written(files_layout, path)))
+            hooks.append(timed(partial(index_written, files_layout, path)))
         task = TaskFolder(files_layout, "bench-task")
         last = task.transcripts / "1.jsonl"
         for _ in range(30):
