@@ -32,7 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "status": ("orchestrator.commands.run:status", "Where every task stands."),
     "log": ("orchestrator.commands.log:log", "A task's event log, readable."),
-    "compact": ("orchestrator.commands.compact:compact", "Compact a task's working context by hand."),
+    "compact": (
+        "orchestrator.commands.compact:compact",
+        "Compact a task's working context by hand.",
+    ),
     "demo": (
         "orchestrator.commands.demo:demo",
         "The whole workflow on a bundled sample repository.",

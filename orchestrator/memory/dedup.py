@@ -1,19 +1,31 @@
-"""Near-duplicate detection for Checklist A (DESIGN.md section 5).
+"""Checklist A: near-duplicate detection before any write to `memories/repo/` (DESIGN.md 5).
 
 A memory's key is its normalised subject and its fact; two memories are near-duplicates
-when the token Jaccard similarity of `subject | fact` is at least 0.85.
+when the token Jaccard similarity of `subject | fact` is at least 0.85. Every writer (the
+CLI, the memory tool, promotion, import) goes through `RepoMemoryStore.add`, which calls
+`near_duplicates` and makes the writer choose skip, supersede, or create with a reason.
+
+Nothing here compares all pairs. A probe checks only the memories that share one of its
+rarest `|q| - ceil(t|q|) + 1` tokens (any set with Jaccard >= t must share one of them)
+and whose size is within the Jaccard bound; `similar_pairs` is the AllPairs prefix-filter
+join (Bayardo et al., WWW 2007): exact, and in practice near-linear in the corpus size.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TypeVar
 
 from orchestrator.store.memfile import Memory
 
 THRESHOLD = 0.85
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'/-][a-z0-9_]+)*")
+K = TypeVar("K", bound=Hashable)
 
 
 def normalise_subject(subject: str | None) -> str:
@@ -21,6 +33,7 @@ def normalise_subject(subject: str | None) -> str:
     return " ".join(_WORD.findall((subject or "").lower()))
 
 
+@lru_cache(maxsize=65536)
 def tokens(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
@@ -35,22 +48,118 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+def _overlap_needed(size: int, threshold: float) -> int:
+    """Least overlap with any set that reaches `threshold` Jaccard with a set of `size`."""
+    return max(1, math.ceil(threshold * size - 1e-9))
+
+
 @dataclass(frozen=True)
 class NearDuplicate:
     memory: Memory
     score: float
 
 
+class DedupIndex:
+    """An inverted index over memories' Checklist A keys, for probes that skip most of them."""
+
+    def __init__(self, memories: Iterable[Memory], *, threshold: float = THRESHOLD) -> None:
+        self.threshold = threshold
+        self.memories: list[Memory] = []
+        self.keys: list[frozenset[str]] = []
+        self.postings: dict[str, list[int]] = defaultdict(list)
+        for memory in memories:
+            if not memory.active:
+                continue
+            key = dedup_key(memory)
+            i = len(self.memories)
+            self.memories.append(memory)
+            self.keys.append(key)
+            for token in key:
+                self.postings[token].append(i)
+
+    def probe(self, new: Memory) -> list[NearDuplicate]:
+        key = dedup_key(new)
+        t = self.threshold
+        if not key:
+            return []
+        # rarest tokens first: the smallest posting lists give the fewest candidates
+        ordered = sorted(key, key=lambda tok: (len(self.postings.get(tok, ())), tok))
+        prefix = ordered[: len(key) - _overlap_needed(len(key), t) + 1]
+        seen: set[int] = set()
+        found: list[NearDuplicate] = []
+        low, high = t * len(key), len(key) / t
+        for token in prefix:
+            for i in self.postings.get(token, ()):
+                if i in seen:
+                    continue
+                seen.add(i)
+                other = self.memories[i]
+                size = len(self.keys[i])
+                if other is new or other.name == new.name or not low <= size <= high:
+                    continue
+                score = jaccard(key, self.keys[i])
+                if score >= t:
+                    found.append(NearDuplicate(other, score))
+        return sorted(found, key=lambda d: (-d.score, d.memory.name))
+
+
 def near_duplicates(
-    new: Memory, existing: Iterable[Memory], *, threshold: float = THRESHOLD
+    new: Memory,
+    existing: Iterable[Memory] | DedupIndex,
+    *,
+    threshold: float = THRESHOLD,
 ) -> list[NearDuplicate]:
-    """Active memories in `existing` that near-duplicate `new` (`new` itself is skipped)."""
-    key = dedup_key(new)
-    found = []
-    for other in existing:
-        if other is new or not other.active:
+    """Active memories in `existing` that near-duplicate `new` (`new` itself is skipped).
+
+    Pass a `DedupIndex` to probe many new memories against the same store cheaply.
+    """
+    index = (
+        existing if isinstance(existing, DedupIndex) else DedupIndex(existing, threshold=threshold)
+    )
+    if index.threshold != threshold:
+        index = DedupIndex(index.memories, threshold=threshold)
+    return index.probe(new)
+
+
+def similar_pairs(
+    sets: Sequence[tuple[K, frozenset[str]]],
+    threshold: float,
+    *,
+    accept: Callable[[K, K], bool] | None = None,
+) -> list[tuple[K, K, float]]:
+    """Every pair of (id, set) with Jaccard >= `threshold`, without comparing all pairs.
+
+    AllPairs: order tokens by global frequency (rarest first); index only each set's
+    prefix of `|s| - ceil(t|s|) + 1` tokens; two sets reaching `t` share a prefix token.
+    Sets are visited by size so the size bound prunes candidates too. `accept(a, b)` may
+    veto a pair before its Jaccard is computed.
+    """
+    freq: Counter[str] = Counter()
+    for _, s in sets:
+        freq.update(s)
+    order = sorted(range(len(sets)), key=lambda i: len(sets[i][1]))
+    index: dict[str, list[int]] = defaultdict(list)
+    pairs: list[tuple[K, K, float]] = []
+    for i in order:
+        ident, s = sets[i]
+        if not s:
             continue
-        score = jaccard(key, dedup_key(other))
-        if score >= threshold:
-            found.append(NearDuplicate(other, score))
-    return sorted(found, key=lambda d: (-d.score, d.memory.name))
+        ranked = sorted(s, key=lambda tok: (freq[tok], tok))
+        prefix = ranked[: len(s) - _overlap_needed(len(s), threshold) + 1]
+        low = threshold * len(s)
+        seen: set[int] = set()
+        for token in prefix:
+            for j in index[token]:
+                if j in seen:
+                    continue
+                seen.add(j)
+                other_id, other = sets[j]
+                if len(other) < low:
+                    continue
+                if accept is not None and not accept(other_id, ident):
+                    continue
+                score = jaccard(s, other)
+                if score >= threshold:
+                    pairs.append((other_id, ident, score))
+            index[token].append(i)
+    return pairs

@@ -355,11 +355,9 @@ def _top_level_chunks(fm_text: str) -> dict[str, str]:
 
 
 def _dump_key(key: str, value: Any) -> str:
-    return (
-        dump_yaml({key: value}, flow=key in FLOW_KEYS)
-        if key in FLOW_KEYS
-        else dump_yaml({key: value})
-    )
+    if key in FLOW_KEYS and isinstance(value, dict):
+        return f"{key}: " + dump_yaml(value, flow=True)  # `source: {task: x, phase: 2}`
+    return dump_yaml({key: value})
 
 
 def serialize_memory(memory: Memory, original: str | None = None) -> str:

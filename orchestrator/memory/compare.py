@@ -1,0 +1,131 @@
+"""Comparing two memories: do they say the same thing, or opposite things?
+
+- `conflict(a, b)`: two facts on the same normalised subject disagree when some clause of
+  one and some clause of the other are about the same thing (equal frames: the same content
+  words once subject words and values are set aside) and either both assert values and
+  each asserts one the other does not (`pytest -q` vs `make test`, 30 vs 60 seconds), or
+  one negates what the other affirms ("enabled" vs "disabled", "is" vs "is not"). Two
+  facts about different aspects of one subject ("the database is PostgreSQL 15" and
+  "database migrations live in `migrations/`") have different frames and do not conflict;
+  a fact that adds a value to another (`ruff` vs `ruff` and `mypy`) does not conflict.
+- `duplicate(a, b)`: the Checklist A test (token Jaccard of `subject | fact` >= 0.85), or,
+  for facts worded differently, stemmed-content Jaccard >= `REWORDED` when the subjects are
+  compatible (one subject's words all appear in the other memory), the facts assert
+  compatible values (equal, or one a subset of the other) and have the same polarity.
+  A conflicting pair is never a duplicate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
+from orchestrator.memory.text import Clause, Reading, read_fact, subject_stems
+from orchestrator.store.memfile import Memory
+
+REWORDED = 0.6
+FRAME_EQUAL = 0.75
+MAX_CLAUSES = 4
+
+
+@dataclass(frozen=True)
+class Conflict:
+    clause_a: Clause
+    clause_b: Clause
+    how: str  # values | polarity
+
+    def detail(self) -> str:
+        if self.how == "values":
+            left = ", ".join(sorted(self.clause_a.values - self.clause_b.values))
+            right = ", ".join(sorted(self.clause_b.values - self.clause_a.values))
+            return f"one says {left}, the other {right}"
+        return "one negates what the other states"
+
+
+def reading(memory: Memory) -> Reading:
+    return read_fact(memory.fact, memory.subject or "")
+
+
+def _frames_equal(a: Clause, b: Clause) -> bool:
+    if a.frame == b.frame:
+        return True
+    if not a.frame or not b.frame:
+        return False
+    return jaccard(a.frame, b.frame) >= FRAME_EQUAL
+
+
+def clause_conflict(a: Clause, b: Clause) -> str | None:
+    if not _frames_equal(a, b):
+        return None
+    if a.values and b.values and (a.values - b.values) and (b.values - a.values):
+        return "values"
+    if a.negated != b.negated and (a.frame or a.values) and a.values == b.values:
+        return "polarity"
+    return None
+
+
+def conflict(a: Memory, b: Memory) -> Conflict | None:
+    """How `a` and `b` disagree, or None (callers check that the subjects match)."""
+    ra, rb = reading(a), reading(b)
+    for ca in ra.clauses[:MAX_CLAUSES]:
+        for cb in rb.clauses[:MAX_CLAUSES]:
+            how = clause_conflict(ca, cb)
+            if how is not None:
+                return Conflict(ca, cb, how)
+    return None
+
+
+def same_subject(a: Memory, b: Memory) -> bool:
+    sa, sb = normalise_subject(a.subject), normalise_subject(b.subject)
+    return bool(sa) and sa == sb
+
+
+def content_stems(memory: Memory) -> frozenset[str]:
+    """Stems of subject and fact, values included: what the memory is about and says."""
+    return subject_stems(memory.subject or "") | reading(memory).stems
+
+
+def _subjects_compatible(a: Memory, b: Memory) -> bool:
+    sa, sb = subject_stems(a.subject or ""), subject_stems(b.subject or "")
+    if not sa or not sb:
+        return True
+    return sa <= content_stems(b) or sb <= content_stems(a)
+
+
+def duplicate(a: Memory, b: Memory) -> float | None:
+    """The similarity score when `a` and `b` near-duplicate each other, else None."""
+    raw = jaccard(dedup_key(a), dedup_key(b))
+    if same_subject(a, b) and conflict(a, b) is not None:
+        return None
+    if raw >= THRESHOLD:
+        return raw
+    ra, rb = reading(a), reading(b)
+    if ra.negated != rb.negated:
+        return None
+    if ra.values and rb.values and not (ra.values <= rb.values or rb.values <= ra.values):
+        return None
+    if bool(ra.values) != bool(rb.values) and not same_subject(a, b):
+        return None
+    if not _subjects_compatible(a, b):
+        return None
+    score = jaccard(content_stems(a), content_stems(b))
+    return score if score >= REWORDED else None
+
+
+def specificity(memory: Memory) -> tuple[int, int]:
+    """How concrete a memory is: anchors (citations, lines, symbols) and asserted values."""
+    anchors = sum(1 + (c.line is not None) + bool(c.symbol) for c in memory.citations)
+    return anchors, len(reading(memory).values)
+
+
+def keeper(memories: list[Memory]) -> Memory:
+    """The memory a near-duplicate group keeps: most specific, else most recent."""
+    return max(
+        memories,
+        key=lambda m: (
+            specificity(m),
+            m.updated or m.created or "",
+            len(m.fact),
+            m.name,
+        ),
+    )

@@ -1,0 +1,218 @@
+"""Secrets in memory files: detect-secrets' detectors, plus what they miss.
+
+detect-secrets (imported only when a line needs it) knows the shapes of many vendors'
+keys and tokens (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, JWTs, npm, PyPI...) and
+`password = "..."` style assignments. Its two entropy detectors are left out: on memory
+text they flag commit ids, blob ids and long identifiers. Added here, because detect-secrets
+misses them on prose: Anthropic keys, a private key block spread over several lines,
+`NAME_KEY=value` environment assignments, and passwords stated in words ("the staging
+password is hunter2").
+
+To stay fast on thousands of files, a line goes to detect-secrets only when it holds a
+token that could be a credential (long and mixed, or after a keyword); results are cached
+by the SHA-1 of the text in `.orch/secrets.sqlite`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PLUGINS = (
+    "ArtifactoryDetector",
+    "AWSKeyDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "JwtTokenDetector",
+    "KeywordDetector",
+    "MailchimpDetector",
+    "NpmDetector",
+    "OpenAIDetector",
+    "PrivateKeyDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SlackDetector",
+    "SoftlayerDetector",
+    "SquareOAuthDetector",
+    "StripeDetector",
+    "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+)
+CACHE_VERSION = 1
+
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"
+)
+_ANTHROPIC = re.compile(r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{20,}")
+_GENERIC_SK = re.compile(r"\bsk-(?:proj-|live_|test_)?[A-Za-z0-9_-]{32,}")
+_ENV_ASSIGN = re.compile(
+    r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?))\s*[=:]\s*"
+    r"['\"]?([^\s'\"`]{8,})"
+)
+_SAID_PASSWORD = re.compile(
+    r"\b(?:password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|auth[ _-]?token"
+    r")\s+(?:for\s+[\w.-]+\s+)?(?:is|=|:|was|equals)\s+[`'\"]?([^\s`'\",;]{6,})",
+    re.I,
+)
+_CANDIDATE = re.compile(
+    r"[A-Za-z0-9+/_=.:-]{16,}|\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)",
+    re.I,
+)
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
+_PLACEHOLDER = re.compile(
+    r"^(?:x+|\*+|\.+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\w+%|your[_-]?\w*|changeme|"
+    r"redacted|example\w*|placeholder|dummy|none|null|true|false|env|secret|password|"
+    r"os\.environ.*|getenv.*)$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class SecretHit:
+    line: int  # 1-based, within the scanned text
+    kind: str  # what was found (detect-secrets' type names, or ours)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "kind": self.kind}
+
+
+def _looks_real(value: str) -> bool:
+    value = value.strip("`'\".,;)")
+    if _PLACEHOLDER.match(value):
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    has_other = any(not c.isalnum() for c in value)
+    return has_alpha and (has_digit or has_other)
+
+
+def _ours(lines: list[str]) -> list[SecretHit]:
+    hits = []
+    for number, line in enumerate(lines, start=1):
+        if _PRIVATE_KEY.search(line):
+            hits.append(SecretHit(number, "Private Key"))
+        elif _ANTHROPIC.search(line):
+            hits.append(SecretHit(number, "Anthropic API Key"))
+        elif _GENERIC_SK.search(line):
+            hits.append(SecretHit(number, "Secret Key (sk-)"))
+        else:
+            env = _ENV_ASSIGN.search(line)
+            said = _SAID_PASSWORD.search(line)
+            if env and _looks_real(env.group(2)):
+                hits.append(SecretHit(number, f"Credential assignment ({env.group(1)})"))
+            elif said and _looks_real(said.group(1)):
+                hits.append(SecretHit(number, "Password or key stated in text"))
+    return hits
+
+
+def _detect_secrets(batches: list[list[tuple[int, str]]]) -> list[list[SecretHit]]:
+    """detect-secrets' line plugins over each batch of candidate lines, in one settings
+    context (detect-secrets is imported here: it is slow to import)."""
+    from detect_secrets.core import scan
+    from detect_secrets.settings import default_settings
+
+    out: list[list[SecretHit]] = []
+    with default_settings() as settings:
+        settings.disable_plugins("Base64HighEntropyString", "HexHighEntropyString")
+        settings.disable_plugins("IPPublicDetector")
+        for lines in batches:
+            found = scan._process_line_based_plugins(lines, filename="memory.yaml")
+            out.append([SecretHit(secret.line_number, secret.type) for secret in found])
+    return out
+
+
+def _candidate(line: str) -> bool:
+    for match in _CANDIDATE.finditer(line):
+        token = match.group(0)
+        if token[0].isalpha() and len(token) < 16:
+            return True  # a keyword
+        mixed = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+        if mixed and not _TIMESTAMP.fullmatch(token.strip(":-")):
+            return True
+    return False
+
+
+def scan_texts(texts: list[str]) -> list[list[SecretHit]]:
+    """Every secret in each text, one hit per line (the first kind found on it)."""
+    found: list[dict[int, SecretHit]] = []
+    batches: list[list[tuple[int, str]]] = []
+    owners: list[int] = []
+    for i, text in enumerate(texts):
+        lines = text.splitlines()
+        hits = {h.line: h for h in _ours(lines)}
+        found.append(hits)
+        candidates = [
+            (n, line) for n, line in enumerate(lines, start=1) if n not in hits and _candidate(line)
+        ]
+        if candidates:
+            batches.append(candidates)
+            owners.append(i)
+    if batches:
+        for owner, batch_hits in zip(owners, _detect_secrets(batches), strict=True):
+            for hit in batch_hits:
+                found[owner].setdefault(hit.line, hit)
+    return [[by_line[n] for n in sorted(by_line)] for by_line in found]
+
+
+def scan_text(text: str) -> list[SecretHit]:
+    return scan_texts([text])[0]
+
+
+class SecretScanner:
+    """`scan_text` with results cached by content digest in `.orch/secrets.sqlite`."""
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        self.conn: sqlite3.Connection | None = None
+        self.fresh: list[tuple[str, str]] = []
+        self.known: dict[str, str] = {}
+        if cache_dir is None or not cache_dir.is_dir():
+            return
+        try:
+            conn = sqlite3.connect(cache_dir / "secrets.sqlite", timeout=10)
+            if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_VERSION:
+                conn.execute("DROP TABLE IF EXISTS scans")
+                conn.execute(f"PRAGMA user_version = {CACHE_VERSION}")
+            conn.execute("CREATE TABLE IF NOT EXISTS scans (digest TEXT PRIMARY KEY, hits TEXT)")
+            conn.commit()
+            self.conn = conn
+            self.known = dict(conn.execute("SELECT digest, hits FROM scans"))
+        except sqlite3.DatabaseError:
+            self.conn = None
+
+    def scan_many(self, texts: list[str]) -> list[list[SecretHit]]:
+        digests = [hashlib.sha1(t.encode("utf-8", "replace")).hexdigest() for t in texts]
+        out: list[list[SecretHit] | None] = []
+        todo: list[int] = []
+        for i, digest in enumerate(digests):
+            if digest in self.known:
+                out.append(
+                    [SecretHit(h["line"], h["kind"]) for h in json.loads(self.known[digest])]
+                )
+            else:
+                out.append(None)
+                todo.append(i)
+        if todo:
+            for i, hits in zip(todo, scan_texts([texts[i] for i in todo]), strict=True):
+                out[i] = hits
+                self.fresh.append((digests[i], json.dumps([h.to_dict() for h in hits])))
+        return [hits or [] for hits in out]
+
+    def close(self) -> None:
+        if self.conn is None:
+            return
+        with contextlib.suppress(sqlite3.DatabaseError), self.conn:
+            self.conn.executemany("INSERT OR REPLACE INTO scans VALUES (?, ?)", self.fresh)
+        self.conn.close()
+        self.conn = None

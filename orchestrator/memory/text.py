@@ -1,0 +1,361 @@
+"""How memory text is read for comparison: tokens, stems, values, clauses, polarity.
+
+Checklist A compares raw word tokens (`dedup.tokens`). The audit needs more: two facts
+worded differently can say the same thing (near-duplicates), and two facts worded alike can
+say opposite things (contradictions). This module splits a fact into what it is about (its
+frame: content words, stemmed) and what it asserts (its values: code spans, numbers,
+quoted strings, paths, URLs, proper names), plus its polarity (negations and antonyms).
+Everything here is pure and cached per string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "either",
+        "else",
+        "etc",
+        "every",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "may",
+        "me",
+        "might",
+        "more",
+        "most",
+        "much",
+        "my",
+        "myself",
+        "need",
+        "needs",
+        "now",
+        "of",
+        "once",
+        "only",
+        "or",
+        "other",
+        "ought",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "per",
+        "same",
+        "shall",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "thus",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "upon",
+        "us",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "very",
+        "via",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "within",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "one",
+        "ones",
+    ]
+)
+NEGATIONS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "none",
+        "nor",
+        "cannot",
+        "without",
+        "neither",
+        "nothing",
+        "nobody",
+        "nowhere",
+    ]
+)
+# word -> the word it is the opposite of: "disabled" reads as "not enabled".
+ANTONYMS = {
+    "disable": "enable",
+    "disabled": "enabled",
+    "disables": "enables",
+    "false": "true",
+    "optional": "required",
+    "forbidden": "allowed",
+    "forbid": "allow",
+    "forbids": "allows",
+    "disallowed": "allowed",
+    "disallow": "allow",
+    "disallows": "allows",
+    "denied": "allowed",
+    "prohibited": "allowed",
+    "unsupported": "supported",
+    "unsafe": "safe",
+    "insecure": "secure",
+    "async": "sync",
+    "asynchronous": "synchronous",
+    "exclude": "include",
+    "excludes": "includes",
+    "excluded": "included",
+    "invalid": "valid",
+    "hidden": "visible",
+    "immutable": "mutable",
+    "unstable": "stable",
+    "incompatible": "compatible",
+    "unavailable": "available",
+    "off": "on",
+    "absent": "present",
+    "fails": "passes",
+    "failed": "passed",
+    "fail": "pass",
+}
+ALWAYS_NEVER = {"never": "always"}
+
+_CODE = re.compile(r"`([^`\n]+)`")
+_URL = re.compile(r"\bhttps?://[^\s)>\]`'\"]+")
+_QUOTED = re.compile(r"\"([^\"\n]{1,80})\"")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?:%|[a-z]{1,3}\b)?")
+_PATHLIKE = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
+_NEG_CONTRACTION = re.compile(r"n't\b|\bcan ?not\b", re.IGNORECASE)
+_CLAUSE_SPLIT = re.compile(
+    r"\s*(?:[;:]\s+|,\s+|\.\s+|\s+(?:and|but|while|whereas|because|since|so|which|then)\s+|\s+[-–—]+\s+)",
+    re.IGNORECASE,
+)
+_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> object:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The English stem of a lower-case word ("repositories" -> "repositori")."""
+    if len(word) <= 3:
+        return word
+    result: str = _stemmer().stemWord(word)  # type: ignore[attr-defined]
+    return result
+
+
+def norm_code(span: str) -> str:
+    """A code span as a value: whitespace collapsed, trailing `()` and `/` kept apart."""
+    return "`" + " ".join(span.split()) + "`"
+
+
+@dataclass(frozen=True)
+class Clause:
+    frame: frozenset[str]  # stemmed content words, antonyms read as their base word
+    values: frozenset[str]  # code spans, numbers, quoted strings, URLs, paths, proper names
+    negated: bool  # an odd number of negations/antonyms
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A fact read for comparison."""
+
+    stems: frozenset[str]  # every content stem and value (for similarity)
+    values: frozenset[str]
+    negated: bool
+    clauses: tuple[Clause, ...]
+
+
+def _protect(text: str) -> tuple[str, list[str]]:
+    """Replace code spans, URLs and quoted strings with placeholders (so clause splitting and
+    word reading do not break them) and return them as values."""
+    found: list[str] = []
+
+    def keep(value: str) -> str:
+        found.append(value)
+        return f" \x00{len(found) - 1}\x00 "
+
+    text = _CODE.sub(lambda m: keep(norm_code(m.group(1))), text)
+    text = _URL.sub(lambda m: keep(m.group(0).rstrip(".,;:").lower()), text)
+    text = _QUOTED.sub(lambda m: keep('"' + m.group(1).strip().lower() + '"'), text)
+    return text, found
+
+
+def _read_clause(text: str, protected: list[str], ignore: frozenset[str]) -> Clause:
+    values: set[str] = {protected[int(i)] for i in _PLACEHOLDER.findall(text)}
+    text = _PLACEHOLDER.sub(" ", text)
+    for match in _PATHLIKE.finditer(text):
+        if "." in match.group(0).rsplit("/", 1)[-1] or match.group(0).endswith("/"):
+            values.add(match.group(0).lower())
+    text = _PATHLIKE.sub(lambda m: " " if m.group(0).lower() in values else m.group(0), text)
+    negations = len(_NEG_CONTRACTION.findall(text))
+    text = _NEG_CONTRACTION.sub(" ", text)
+    for number in _NUMBER.findall(text):
+        values.add(number.lower())
+    text = _NUMBER.sub(" ", text)
+    frame: set[str] = set()
+    first = True
+    for word in _WORD.findall(text):
+        lower = word.lower().strip("'")
+        if lower in NEGATIONS:
+            negations += 1
+            if lower == "never":
+                frame.add("always")
+            first = False
+            continue
+        proper = not first and (
+            word[0].isupper() or any(c.isupper() for c in word[1:]) or "_" in word
+        )
+        first = False
+        if lower in STOPWORDS:
+            continue
+        if proper and len(word) > 1:
+            values.add(lower)
+            continue
+        base = ANTONYMS.get(lower)
+        if base is not None:
+            negations += 1
+            lower = base
+        s = stem(lower)
+        if s not in ignore and lower not in ignore:
+            frame.add(s)
+    values -= ignore
+    return Clause(frozenset(frame), frozenset(values), negations % 2 == 1)
+
+
+@lru_cache(maxsize=65536)
+def read_fact(fact: str, subject: str = "") -> Reading:
+    """Read `fact`; the words of `subject` are left out of the clause frames."""
+    ignore = frozenset(subject_stems(subject)) | frozenset(
+        w.lower() for w in _WORD.findall(subject)
+    )
+    protected_text, protected = _protect(fact)
+    pieces = [p for p in _CLAUSE_SPLIT.split(protected_text.strip().rstrip(".")) if p.strip()]
+    merged: list[Clause] = []
+    for piece in pieces:
+        clause = _read_clause(piece, protected, ignore)
+        if merged and not clause.frame:
+            # "`ruff` and `mypy`": a piece with no content words continues the one before
+            prev = merged[-1]
+            clause = Clause(prev.frame, prev.values | clause.values, prev.negated != clause.negated)
+            merged[-1] = clause
+        else:
+            merged.append(clause)
+    clauses = tuple(merged) or (Clause(frozenset(), frozenset(), False),)
+    whole = _read_clause(protected_text, protected, frozenset())
+    return Reading(
+        stems=whole.frame | whole.values,
+        values=whole.values,
+        negated=whole.negated,
+        clauses=clauses,
+    )
+
+
+@lru_cache(maxsize=65536)
+def subject_stems(subject: str) -> frozenset[str]:
+    """Stemmed content words of a subject: "Running the tests" -> {"run", "test"}."""
+    out = set()
+    for word in _WORD.findall(subject.lower()):
+        if word not in STOPWORDS:
+            out.add(stem(word))
+    return frozenset(out)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)

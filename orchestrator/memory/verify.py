@@ -1,0 +1,315 @@
+"""Verification: check each memory's claims against the working tree.
+
+Results:
+- `ok`: every claim holds;
+- `changed`: every claim holds, but a file the memory cites (or names as a path) changed
+  since its recorded verification (`verified.commit` in the memory file), per git blob ids;
+- `stale`: a claim fails; `failures` says which and why.
+
+Checking reads nothing twice: file facts are cached by git blob in `.orch/verify.sqlite`
+(see `codeindex`). Verification itself writes nothing to memory files; `record` writes
+`verified: {commit, at, result}` into the memories whose record would change (what
+`orch memory verify --record` does), keeping every other byte of the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.memory.claims import Claim, claim_paths, memory_claims
+from orchestrator.memory.codeindex import BUILTINS, Facts, TreeState, VerifyCache
+from orchestrator.store.layout import Layout
+from orchestrator.store.memfile import Memory, now_iso
+
+RESULTS = ("ok", "changed", "stale")
+
+
+@dataclass(frozen=True)
+class ClaimFailure:
+    claim: Claim
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"claim": self.claim.text, "kind": self.claim.kind, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Verification:
+    name: str
+    result: str  # ok | changed | stale
+    claims: int
+    failures: tuple[ClaimFailure, ...] = ()
+    changed: tuple[str, ...] = ()  # paths changed since the recorded verification
+
+    @property
+    def stale(self) -> bool:
+        return self.result == "stale"
+
+    def summary(self) -> str:
+        if self.failures:
+            return "; ".join(f.reason for f in self.failures)
+        if self.changed:
+            return "cited files changed since the last verification: " + ", ".join(self.changed)
+        return f"{self.claims} claims hold"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "result": self.result,
+            "claims": self.claims,
+            "failures": [f.to_dict() for f in self.failures],
+            "changed": list(self.changed),
+        }
+
+
+@dataclass
+class Verifier:
+    """Checks memories against one reading of the working tree (read once, then reused)."""
+
+    layout: Layout
+    use_cache: bool = True
+    state: TreeState = field(init=False)
+    facts: Facts = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cache = VerifyCache(self.layout.cache / "verify.sqlite", enabled=self.use_cache)
+        self.state = TreeState.read(self.layout.root, self.cache)
+        self.facts = Facts(self.state, self.cache)
+        self.shape = self.state.shape()
+        self._basenames: set[str] | None = None
+        self._at_commit: dict[tuple[str, str], str | bool | None] = {}
+
+    def close(self) -> None:
+        self.cache.close()
+
+    def __enter__(self) -> Verifier:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # claims ----------------------------------------------------------------------------
+
+    def claims(self, memory: Memory) -> list[Claim]:
+        return memory_claims(memory, self.shape)
+
+    def _exists(self, path: str) -> bool:
+        from orchestrator.errors import PathEscape
+        from orchestrator.store.fs import confine
+
+        try:
+            target = confine(self.layout.root, path)
+        except PathEscape:
+            return False
+        return os.path.exists(target)
+
+    def _basename_exists(self, name: str) -> bool:
+        if self._basenames is None:
+            self._basenames = {p.rsplit("/", 1)[-1] for p in self.state.blobs}
+        return name in self._basenames or self._exists(name)
+
+    def check_claim(self, claim: Claim) -> str | None:
+        """None when the claim holds, else why it does not."""
+        kind = claim.kind
+        if kind == "path":
+            assert claim.path is not None
+            if claim.origin == "body" and "/" not in claim.path:
+                if self._basename_exists(claim.path):
+                    return None
+                return f"no file named {claim.path} in the repository"
+            return None if self._exists(claim.path) else f"{claim.path} does not exist"
+        if kind == "line":
+            assert claim.path is not None and claim.line is not None
+            facts = self.facts.of(claim.path)
+            if facts is None:
+                return f"{claim.path} is not a file (line {claim.line} cited)"
+            if claim.line > facts.lines:
+                return f"line {claim.line} is past the end of {claim.path} ({facts.lines} lines)"
+            return None
+        if kind == "symbol":
+            return self._check_cited_symbol(claim)
+        index = self.facts.index()
+        symbol = claim.symbol or ""
+        if kind == "flag":
+            return None if symbol in index.flags else f"flag {symbol} appears nowhere in the code"
+        if kind == "function":
+            if symbol in index.py_defs or symbol in index.other_words or symbol in BUILTINS:
+                return None
+            return f"{symbol}() is not defined in the code"
+        if kind == "class":
+            if symbol in index.py_defs or symbol in index.py_words or symbol in index.other_words:
+                return None
+            return f"{symbol} is neither defined nor used in the code"
+        if kind == "member":
+            return self._check_member(symbol)
+        if kind == "module":
+            return self._check_module(symbol)
+        return None
+
+    def _check_member(self, symbol: str) -> str | None:
+        index = self.facts.index()
+        if symbol in index.py_qualified or any(
+            q.endswith("." + symbol) for q in index.py_qualified if q.count(".") > 1
+        ):
+            return None
+        owner, _, member = symbol.partition(".")
+        if owner in index.py_defs:
+            return f"{owner} has no member {member}"
+        if owner in index.py_words or owner in BUILTINS:
+            return None  # a class from elsewhere: nothing here to check it against
+        parts = symbol.split(".")
+        if all(p in index.other_words for p in parts):
+            return None
+        return f"{owner} is not defined in the code"
+
+    def _check_module(self, symbol: str) -> str | None:
+        index = self.facts.index()
+        parts = symbol.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = ".".join(parts[:cut])
+            path = index.module_files.get(module)
+            if path is None:
+                continue
+            rest = parts[cut:]
+            if not rest:
+                return None
+            facts = self.facts.of(path)
+            if facts is None or not facts.parsed:
+                return None
+            wanted = ".".join(rest[:2])
+            if rest[0] in facts.defs and (len(rest) == 1 or wanted in facts.defs):
+                return None
+            if len(rest) == 1 and self._exists("/".join(parts)):
+                return None  # a package folder without __init__.py
+            return f"{module} does not define {'.'.join(rest)}"
+        return f"no module {symbol} in the repository"
+
+    def _check_cited_symbol(self, claim: Claim) -> str | None:
+        assert claim.path is not None and claim.symbol is not None
+        symbol = claim.symbol.strip().removesuffix("()")
+        full = self.layout.root / claim.path
+        if full.is_dir():
+            paths = [p for p in self.state.blobs if p.startswith(claim.path.rstrip("/") + "/")]
+        else:
+            paths = [claim.path]
+        for path in paths:
+            facts = self.facts.of(path)
+            if facts is None:
+                continue
+            if symbol.startswith("-"):
+                if symbol in facts.flags:
+                    return None
+                continue
+            if facts.python and facts.parsed:
+                if symbol in facts.defs:
+                    return None
+                continue
+            if all(part in facts.words for part in symbol.split(".")):
+                return None
+        if symbol.startswith("-"):
+            return f"flag {symbol} does not appear in {claim.path}"
+        return f"{symbol} is not defined in {claim.path}"
+
+    # memories --------------------------------------------------------------------------
+
+    def _changed_paths(self, memory: Memory, paths: list[str]) -> list[str]:
+        recorded = memory.verified or {}
+        sha = recorded.get("commit") if isinstance(recorded, dict) else None
+        if not isinstance(sha, str) or not sha:
+            return []
+        files = [p for p in paths if (self.layout.root / p).is_file() or p in self.state.blobs]
+        if not files:
+            return []
+        todo = [p for p in files if (sha, p) not in self._at_commit]
+        if todo:
+            answer = self.cache.blobs_at(self.layout.root, sha, todo)
+            for p in todo:
+                self._at_commit[(sha, p)] = False if answer is None else answer.get(p)
+        changed = []
+        for p in files:
+            then = self._at_commit[(sha, p)]
+            if then is False or then != self.state.blob_of(p):
+                changed.append(p)
+        return changed
+
+    def check(self, memory: Memory) -> Verification:
+        claims = self.claims(memory)
+        failures = []
+        for claim in claims:
+            reason = self.check_claim(claim)
+            if reason is not None:
+                failures.append(ClaimFailure(claim, reason))
+        if failures:
+            return Verification(memory.name, "stale", len(claims), tuple(failures))
+        changed = self._changed_paths(memory, claim_paths(claims))
+        if changed:
+            return Verification(memory.name, "changed", len(claims), (), tuple(changed))
+        return Verification(memory.name, "ok", len(claims))
+
+    def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
+        return [self.check(m) for m in memories]
+
+
+def verify_memories(
+    layout: Layout, memories: Sequence[Memory], *, use_cache: bool = True
+) -> list[Verification]:
+    """Check `memories` against the working tree of `layout`."""
+    with Verifier(layout, use_cache=use_cache) as verifier:
+        return verifier.check_all(memories)
+
+
+def head_commit(layout: Layout) -> str | None:
+    from orchestrator.memory.codeindex import git
+
+    return git(layout.root, "rev-parse", "--verify", "-q", "HEAD").decode().strip() or None
+
+
+def record(
+    layout: Layout, memories: Sequence[Memory], results: Sequence[Verification]
+) -> list[str]:
+    """Write `verified: {commit, at, result}` into memories whose record would change.
+
+    A memory is rewritten when it has no record, when its recorded result differs, or when
+    it was `changed` (the record moves to HEAD). Only the `verified` line changes; the
+    index does not depend on it and is left alone. Returns the names written.
+    """
+    from orchestrator.errors import InvalidFile
+    from orchestrator.store.fs import atomic_write, file_lock
+    from orchestrator.store.memfile import parse_memory, schema_problems, serialize_memory
+    from orchestrator.store.repo import LOCK_NAME, RepoMemoryStore
+
+    head = head_commit(layout)
+    if head is None:
+        return []
+    by_name = {m.name: m for m in memories}
+    store = RepoMemoryStore(layout)
+    written = []
+    layout.require_initialised()
+    with file_lock(layout.locks, LOCK_NAME, what="the memory store"):
+        for result in results:
+            memory = by_name.get(result.name)
+            if memory is None:
+                continue
+            outcome = "stale" if result.stale else "ok"
+            old = memory.verified if isinstance(memory.verified, dict) else {}
+            if old.get("result") == outcome and result.result != "changed" and old.get("commit"):
+                continue
+            path = store.path_of(memory.name)
+            try:
+                original = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                continue
+            parsed = parse_memory(original, memory.name)
+            if parsed.memory is None:
+                raise InvalidFile(path, parsed.problems[0].detail)
+            new = parsed.memory.with_changes(
+                verified={"commit": head, "at": now_iso(), "result": outcome}
+            )
+            if schema_problems(new.frontmatter()):
+                continue
+            atomic_write(path, serialize_memory(new, original))
+            written.append(memory.name)
+    return written
