@@ -186,6 +186,7 @@ def near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Mem
         (min(a, b), max(a, b)) for a, b, _ in similar_pairs(stems, compare.REWORDED)
     }
     parent: dict[str, str] = {}
+    members: set[str] = set()
 
     def find(x: str) -> str:
         while parent.get(x, x) != x:
@@ -198,15 +199,16 @@ def near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Mem
         if _linked(ma, mb) or compare.duplicate(ma, mb) is None:
             continue
         parent[find(a)] = find(b)
+        members.update((a, b))
     groups: dict[str, list[Memory]] = defaultdict(list)
-    for name in parent:
+    for name in members:
         groups[find(name)].append(by_name[name])
     out = []
-    for members in groups.values():
-        if len(members) < 2:
+    for group in groups.values():
+        if len(group) < 2:
             continue
-        keep = compare.keeper(members)
-        out.append((keep, sorted((m for m in members if m is not keep), key=lambda m: m.name)))
+        keep = compare.keeper(group)
+        out.append((keep, sorted((m for m in group if m is not keep), key=lambda m: m.name)))
     return sorted(out, key=lambda g: g[0].name)
 
 

@@ -8,11 +8,12 @@
   facts about different aspects of one subject ("the database is PostgreSQL 15" and
   "database migrations live in `migrations/`") have different frames and do not conflict;
   a fact that adds a value to another (`ruff` vs `ruff` and `mypy`) does not conflict.
-- `duplicate(a, b)`: the Checklist A test (token Jaccard of `subject | fact` >= 0.85), or,
-  for facts worded differently, stemmed-content Jaccard >= `REWORDED` when the subjects are
-  compatible (one subject's words all appear in the other memory), the facts assert
-  compatible values (equal, or one a subset of the other) and have the same polarity.
-  A conflicting pair is never a duplicate.
+- `duplicate(a, b)`: the subjects are compatible (one subject's words all appear in the
+  other memory), the facts have the same polarity and assert compatible values (equal, or
+  one a subset of the other sharing at least half of the union), and either the Checklist
+  A test holds (token Jaccard of `subject | fact` >= 0.85) or, for facts worded
+  differently, the stemmed-content Jaccard reaches `REWORDED` (`ANCHORED` when both name
+  the same code spans, paths or URLs). A conflicting pair is never a duplicate.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from orchestrator.memory.text import Clause, Reading, read_fact, subject_stems
 from orchestrator.store.memfile import Memory
 
 REWORDED = 0.6
+ANCHORED = 0.4  # the same code spans, paths or URLs: rewording may go further
 FRAME_EQUAL = 0.75
 MAX_CLAUSES = 4
 
@@ -92,24 +94,37 @@ def _subjects_compatible(a: Memory, b: Memory) -> bool:
     return sa <= content_stems(b) or sb <= content_stems(a)
 
 
+def _values_compatible(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Equal, or one adds a code span or name to the other (`ruff` vs `ruff` and `mypy`)."""
+    extra = a ^ b
+    if any(v[:1].isdigit() for v in extra):
+        return False  # another number is another assertion
+    return (a <= b or b <= a) and jaccard(a, b) >= 0.5
+
+
+def _anchored(values: frozenset[str]) -> bool:
+    return any(v.startswith(("`", "http")) or "/" in v for v in values)
+
+
 def duplicate(a: Memory, b: Memory) -> float | None:
     """The similarity score when `a` and `b` near-duplicate each other, else None."""
-    raw = jaccard(dedup_key(a), dedup_key(b))
     if same_subject(a, b) and conflict(a, b) is not None:
-        return None
-    if raw >= THRESHOLD:
-        return raw
-    ra, rb = reading(a), reading(b)
-    if ra.negated != rb.negated:
-        return None
-    if ra.values and rb.values and not (ra.values <= rb.values or rb.values <= ra.values):
-        return None
-    if bool(ra.values) != bool(rb.values) and not same_subject(a, b):
         return None
     if not _subjects_compatible(a, b):
         return None
+    ra, rb = reading(a), reading(b)
+    if ra.negated != rb.negated:
+        return None
+    if ra.values and rb.values and not _values_compatible(ra.values, rb.values):
+        return None
+    raw = jaccard(dedup_key(a), dedup_key(b))
+    if raw >= THRESHOLD:
+        return raw
+    if bool(ra.values) != bool(rb.values) and not same_subject(a, b):
+        return None
     score = jaccard(content_stems(a), content_stems(b))
-    return score if score >= REWORDED else None
+    needed = ANCHORED if ra.values == rb.values and _anchored(ra.values) else REWORDED
+    return score if score >= needed else None
 
 
 def specificity(memory: Memory) -> tuple[int, int]:

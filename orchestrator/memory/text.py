@@ -214,6 +214,7 @@ _QUOTED = re.compile(r"\"([^\"\n]{1,80})\"")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?:%|[a-z]{1,3}\b)?")
 _PATHLIKE = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
+_SUBJECT_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
 _NEG_CONTRACTION = re.compile(r"n't\b|\bcan ?not\b", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:[;:]\s+|,\s+|\.\s+|\s+(?:and|but|while|whereas|because|since|so|which|then)\s+|\s+[-–—]+\s+)",
@@ -229,9 +230,86 @@ def _stemmer() -> object:
     return snowballstemmer.stemmer("english")
 
 
+# Irregular past forms the stemmer leaves alone ("rebuilt" must meet "rebuild").
+IRREGULAR = {
+    "built": "build",
+    "rebuilt": "rebuild",
+    "ran": "run",
+    "wrote": "write",
+    "written": "write",
+    "rewrote": "rewrite",
+    "rewritten": "rewrite",
+    "kept": "keep",
+    "left": "leave",
+    "made": "make",
+    "found": "find",
+    "held": "hold",
+    "sent": "send",
+    "taken": "take",
+    "took": "take",
+    "given": "give",
+    "gave": "give",
+    "chosen": "choose",
+    "chose": "choose",
+    "began": "begin",
+    "begun": "begin",
+    "broke": "break",
+    "broken": "break",
+    "brought": "bring",
+    "bought": "buy",
+    "caught": "catch",
+    "drew": "draw",
+    "drawn": "draw",
+    "fell": "fall",
+    "fallen": "fall",
+    "got": "get",
+    "gotten": "get",
+    "grew": "grow",
+    "grown": "grow",
+    "hid": "hide",
+    "hidden": "hide",
+    "knew": "know",
+    "known": "know",
+    "led": "lead",
+    "lost": "lose",
+    "meant": "mean",
+    "met": "meet",
+    "paid": "pay",
+    "rose": "rise",
+    "risen": "rise",
+    "said": "say",
+    "saw": "see",
+    "seen": "see",
+    "sold": "sell",
+    "shown": "show",
+    "spent": "spend",
+    "split": "split",
+    "stood": "stand",
+    "thrown": "throw",
+    "threw": "throw",
+    "told": "tell",
+    "thought": "think",
+    "understood": "understand",
+    "went": "go",
+    "gone": "go",
+    "won": "win",
+    "bound": "bind",
+    "fed": "feed",
+    "fled": "flee",
+    "dealt": "deal",
+    "ate": "eat",
+    "eaten": "eat",
+    "forgot": "forget",
+    "forgotten": "forget",
+    "overridden": "override",
+    "overrode": "override",
+}
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The English stem of a lower-case word ("repositories" -> "repositori")."""
+    word = IRREGULAR.get(word, word)
     if len(word) <= 3:
         return word
     result: str = _stemmer().stemWord(word)  # type: ignore[attr-defined]
@@ -349,7 +427,7 @@ def read_fact(fact: str, subject: str = "") -> Reading:
 def subject_stems(subject: str) -> frozenset[str]:
     """Stemmed content words of a subject: "Running the tests" -> {"run", "test"}."""
     out = set()
-    for word in _WORD.findall(subject.lower()):
+    for word in _SUBJECT_WORD.findall(subject.lower()):
         if word not in STOPWORDS:
             out.add(stem(word))
     return frozenset(out)
