@@ -34,20 +34,96 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.store.index import render_index
+from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory, serialize_memory
 from orchestrator.store.notes import Notes, render_notes
 from orchestrator.store.scaffold import scaffold
-from orchestrator.store.layout import Layout
 
-VERBS = """load parse render fetch build apply compute resolve validate merge flush sync encode
-decode rotate archive schedule dispatch refresh compile normalise export import index""".split()
-NOUNS = """config invoice cart order ledger session token report payment account customer
-shipment catalog price coupon tax refund webhook queue cache profile inventory""".split()
-THINGS = """api database checkout payment search upload export import webhook queue cache
-login mailer scheduler worker report""".split()
-FLAG_WORDS = """dry-run verbose limit force since until format output retries batch-size
-no-cache strict quiet offset""".split()
-DATES = ["2026-09-0%dT10:00:00Z" % d for d in range(1, 10)]
+VERBS = [
+    "load",
+    "parse",
+    "render",
+    "fetch",
+    "build",
+    "apply",
+    "compute",
+    "resolve",
+    "validate",
+    "merge",
+    "flush",
+    "sync",
+    "encode",
+    "decode",
+    "rotate",
+    "archive",
+    "schedule",
+    "dispatch",
+    "refresh",
+    "compile",
+    "normalise",
+    "export",
+    "import",
+    "index",
+]
+NOUNS = [
+    "config",
+    "invoice",
+    "cart",
+    "order",
+    "ledger",
+    "session",
+    "token",
+    "report",
+    "payment",
+    "account",
+    "customer",
+    "shipment",
+    "catalog",
+    "price",
+    "coupon",
+    "tax",
+    "refund",
+    "webhook",
+    "queue",
+    "cache",
+    "profile",
+    "inventory",
+]
+THINGS = [
+    "api",
+    "database",
+    "checkout",
+    "payment",
+    "search",
+    "upload",
+    "export",
+    "import",
+    "webhook",
+    "queue",
+    "cache",
+    "login",
+    "mailer",
+    "scheduler",
+    "worker",
+    "report",
+]
+FLAG_WORDS = [
+    "dry-run",
+    "verbose",
+    "limit",
+    "force",
+    "since",
+    "until",
+    "format",
+    "output",
+    "retries",
+    "batch-size",
+    "no-cache",
+    "strict",
+    "quiet",
+    "offset",
+]
+DATES = [f"2026-09-0{d}T10:00:00Z" for d in range(1, 10)]
 
 
 def git(root: Path, *args: str) -> str:
@@ -85,7 +161,7 @@ class Module:
         lines += [f"{self.constant} = {self.value}", "", ""]
         lines += [f"class {self.cls}:", "    def __init__(self):", "        self.items = {}", ""]
         for m in self.methods:
-            lines += [f"    def {m}(self, key):", f"        return self.items.get(key)", ""]
+            lines += [f"    def {m}(self, key):", "        return self.items.get(key)", ""]
         lines.append("")
         for f in self.functions:
             lines += [f"def {f}(value):", "    return value", "", ""]
