@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.errors import OrchError
 from orchestrator.memory import compare
 from orchestrator.memory.candidates import Candidate, task_candidates
-from orchestrator.memory.dedup import DedupIndex, jaccard, normalise_subject, tokens
+from orchestrator.memory.dedup import DedupIndex, jaccard, normalise_subject
 from orchestrator.memory.exclusions import excluded
 from orchestrator.memory.text import read_fact
 from orchestrator.store.fs import atomic_write, file_lock
@@ -372,7 +372,7 @@ def _write(
         return result
     if dups or semantic:
         old = dups[0].memory if dups else semantic[0]
-        adds = not (tokens(memory.fact) <= tokens(old.fact))
+        adds = not (compare.content_stems(memory) <= compare.content_stems(old))
         if adds and compare.specificity(memory) >= compare.specificity(old):
             result = store.supersede(old.name, memory)
             decide(
