@@ -16,9 +16,7 @@ Finding kinds and their severity (`--check` fails on errors only):
 | notes_style | error / warning | NOTES.md over 20 lines (error); a task-progress line (warning) |
 
 Near-duplicates and contradictions never compare all pairs: near-duplicate candidates
-come from two prefix-filter joins (`dedup.similar_pairs`: Checklist A's token sets at
-0.85 and stemmed content at `compare.REWORDED`), contradiction candidates from buckets of
-one normalised subject. Each candidate pair then gets the full test in `compare`.
+come from exact prefix-filter joins and value buckets (see `duplicate_candidates`); contradiction candidates from buckets of one normalised subject. Each candidate pair then gets the full test in `compare`.
 """
 
 from __future__ import annotations
@@ -63,6 +61,7 @@ TITLES = {
     "index_oversize": "Index size",
     "notes_style": "NOTES.md",
 }
+SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
@@ -176,15 +175,39 @@ def _linked(a: Memory, b: Memory) -> bool:
     )
 
 
+def duplicate_candidates(active: list[Memory]) -> set[tuple[str, str]]:
+    """Pairs that might be near-duplicates: a superset of `compare.duplicate`'s pairs.
+
+    A near-duplicate pair reaches Checklist A's token Jaccard 0.85, or stemmed-content
+    Jaccard `compare.REWORDED`, or asserts the very same anchored values (code spans,
+    paths, URLs) with stemmed-content Jaccard `compare.ANCHORED`. The first two come from
+    exact prefix-filter joins (`dedup.similar_pairs`), the third from buckets of equal
+    value sets (a bucket larger than `SMALL_BUCKET` is joined at ANCHORED, not paired).
+    """
+    names = [m.name for m in active]
+    raw = [(i, dedup_key(m)) for i, m in enumerate(active)]
+    stems = [(i, compare.content_stems(m)) for i, m in enumerate(active)]
+    pairs = {(a, b) for a, b, _ in similar_pairs(raw, THRESHOLD)}
+    pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.REWORDED)}
+    buckets: dict[frozenset[str], list[int]] = defaultdict(list)
+    for i, m in enumerate(active):
+        values = compare.reading(m).values
+        if compare.anchored(values):
+            buckets[values].append(i)
+    for members in buckets.values():
+        if len(members) <= SMALL_BUCKET:
+            pairs |= {(a, b) for k, a in enumerate(members) for b in members[k + 1 :]}
+        else:
+            sub = [stems[i] for i in members]
+            pairs |= {(a, b) for a, b, _ in similar_pairs(sub, compare.ANCHORED)}
+    return {(min(names[a], names[b]), max(names[a], names[b])) for a, b in pairs}
+
+
 def near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Memory]]]:
     """(keeper, decay candidates) for every near-duplicate group of active memories."""
     active = [m for m in memories if m.active]
     by_name = {m.name: m for m in active}
-    raw = [(m.name, dedup_key(m)) for m in active]
-    stems = [(m.name, compare.content_stems(m)) for m in active]
-    candidates = {(min(a, b), max(a, b)) for a, b, _ in similar_pairs(raw, THRESHOLD)} | {
-        (min(a, b), max(a, b)) for a, b, _ in similar_pairs(stems, compare.REWORDED)
-    }
+    candidates = duplicate_candidates(active)
     parent: dict[str, str] = {}
     members: set[str] = set()
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from orchestrator.memory.claims import RepoShape
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
 MAX_FILE_BYTES = 2_000_000
@@ -314,10 +314,7 @@ class VerifyCache:
                 conn.execute(f"PRAGMA user_version = {CACHE_VERSION}")
             conn.execute("CREATE TABLE IF NOT EXISTS facts (blob TEXT PRIMARY KEY, data TEXT)")
             conn.execute("CREATE TABLE IF NOT EXISTS tree (sig TEXT PRIMARY KEY, data TEXT)")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS atcommit (sha TEXT, path TEXT, blob TEXT,"
-                " PRIMARY KEY (sha, path))"
-            )
+            conn.execute("CREATE TABLE IF NOT EXISTS atcommit (sha TEXT PRIMARY KEY, data TEXT)")
             conn.commit()
             self.conn = conn
         except sqlite3.DatabaseError:
@@ -363,37 +360,22 @@ class VerifyCache:
         except sqlite3.DatabaseError:
             pass  # an optimisation only
 
-    def blobs_at(self, root: Path, sha: str, paths: list[str]) -> dict[str, str | None] | None:
-        """{path: blob at commit `sha`, or None if absent there}; None if `sha` is unknown.
-        Commits never change, so answers are cached for good."""
-        out: dict[str, str | None] = {}
-        todo = []
-        for path in paths:
-            row = None
-            if self.conn is not None:
-                try:
-                    row = self.conn.execute(
-                        "SELECT blob FROM atcommit WHERE sha = ? AND path = ?", (sha, path)
-                    ).fetchone()
-                except sqlite3.DatabaseError:
-                    row = None
-            if row is None:
-                todo.append(path)
-            else:
-                out[path] = row[0] or None
-        if todo:
-            if not _commit_exists(root, sha):
-                return None
-            listed = git(root, "ls-tree", "-r", "-z", sha, "--", *todo)
-            found: dict[str, str] = {}
-            for entry in listed.split(b"\0"):
-                if entry:
-                    meta, _, raw_path = entry.partition(b"\t")
-                    found[raw_path.decode("utf-8", "replace")] = meta.split()[2].decode()
-            for path in todo:
-                out[path] = found.get(path)
-            self.put("atcommit", [(sha, p, found.get(p, "")) for p in todo])
-        return out
+    def tree_at(self, root: Path, sha: str) -> dict[str, str] | None:
+        """{path: blob} of commit `sha` (None if git does not know it). A commit never
+        changes, so its listing is cached for good: one `git ls-tree` per commit, ever."""
+        hit = self.get("atcommit", "sha", sha)
+        if hit is not None:
+            listing: dict[str, str] = json.loads(hit)
+            return listing
+        if not _commit_exists(root, sha):
+            return None
+        listing = {}
+        for entry in git(root, "ls-tree", "-r", "-z", sha).split(b"\0"):
+            if entry:
+                meta, _, raw_path = entry.partition(b"\t")
+                listing[raw_path.decode("utf-8", "replace")] = meta.split()[2].decode()
+        self.put("atcommit", [(sha, json.dumps(listing))])
+        return listing
 
     def close(self) -> None:
         if self.conn is not None:

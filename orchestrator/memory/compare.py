@@ -19,10 +19,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
 from orchestrator.memory.text import Clause, Reading, read_fact, subject_stems
-from orchestrator.store.memfile import Memory
+from orchestrator.store.memfile import Memory, first_paragraph
 
 REWORDED = 0.6
 ANCHORED = 0.4  # the same code spans, paths or URLs: rewording may go further
@@ -44,8 +45,14 @@ class Conflict:
         return "one negates what the other states"
 
 
+@lru_cache(maxsize=65536)
+def fact_of(body: str) -> str:
+    """`Memory.fact`, cached by body (the property recomputes it on every use)."""
+    return first_paragraph(body)
+
+
 def reading(memory: Memory) -> Reading:
-    return read_fact(memory.fact, memory.subject or "")
+    return read_fact(fact_of(memory.body), memory.subject or "")
 
 
 def _frames_equal(a: Clause, b: Clause) -> bool:
@@ -102,7 +109,7 @@ def _values_compatible(a: frozenset[str], b: frozenset[str]) -> bool:
     return (a <= b or b <= a) and jaccard(a, b) >= 0.5
 
 
-def _anchored(values: frozenset[str]) -> bool:
+def anchored(values: frozenset[str]) -> bool:
     return any(v.startswith(("`", "http")) or "/" in v for v in values)
 
 
@@ -123,7 +130,7 @@ def duplicate(a: Memory, b: Memory) -> float | None:
     if bool(ra.values) != bool(rb.values) and not same_subject(a, b):
         return None
     score = jaccard(content_stems(a), content_stems(b))
-    needed = ANCHORED if ra.values == rb.values and _anchored(ra.values) else REWORDED
+    needed = ANCHORED if ra.values == rb.values and anchored(ra.values) else REWORDED
     return score if score >= needed else None
 
 
@@ -140,7 +147,7 @@ def keeper(memories: list[Memory]) -> Memory:
         key=lambda m: (
             specificity(m),
             m.updated or m.created or "",
-            len(m.fact),
+            len(fact_of(m.body)),
             m.name,
         ),
     )

@@ -8,7 +8,8 @@ CLI, the memory tool, promotion, import) goes through `RepoMemoryStore.add`, whi
 Nothing here compares all pairs. A probe checks only the memories that share one of its
 rarest `|q| - ceil(t|q|) + 1` tokens (any set with Jaccard >= t must share one of them)
 and whose size is within the Jaccard bound; `similar_pairs` is the AllPairs prefix-filter
-join (Bayardo et al., WWW 2007): exact, and in practice near-linear in the corpus size.
+join with PPJoin's positional filter (Xiao et al., WWW 2008): exact, and in practice
+near-linear in the corpus size.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
-from orchestrator.store.memfile import Memory
+from orchestrator.store.memfile import Memory, first_paragraph
 
 THRESHOLD = 0.85
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'/-][a-z0-9_]+)*")
@@ -39,7 +40,12 @@ def tokens(text: str) -> frozenset[str]:
 
 
 def dedup_key(memory: Memory) -> frozenset[str]:
-    return tokens(f"{normalise_subject(memory.subject)} | {memory.fact}")
+    return tokens(f"{normalise_subject(memory.subject)} | {_fact(memory.body)}")
+
+
+@lru_cache(maxsize=65536)
+def _fact(body: str) -> str:
+    return first_paragraph(body)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -124,42 +130,53 @@ def near_duplicates(
 def similar_pairs(
     sets: Sequence[tuple[K, frozenset[str]]],
     threshold: float,
-    *,
-    accept: Callable[[K, K], bool] | None = None,
 ) -> list[tuple[K, K, float]]:
     """Every pair of (id, set) with Jaccard >= `threshold`, without comparing all pairs.
 
-    AllPairs: order tokens by global frequency (rarest first); index only each set's
-    prefix of `|s| - ceil(t|s|) + 1` tokens; two sets reaching `t` share a prefix token.
-    Sets are visited by size so the size bound prunes candidates too. `accept(a, b)` may
-    veto a pair before its Jaccard is computed.
+    PPJoin (Xiao et al., WWW 2008): tokens ordered by global frequency, rarest first;
+    sets visited by size; each set probes the index with its prefix of
+    `|x| - ceil(t|x|) + 1` tokens and indexes only `|x| - ceil(2t/(1+t)|x|) + 1`; a
+    candidate whose overlap so far plus what its remaining tokens could add cannot reach
+    the overlap the pair needs is dropped (positional filter). Survivors are verified
+    exactly, so the result equals the all-pairs answer.
     """
     freq: Counter[str] = Counter()
     for _, s in sets:
         freq.update(s)
-    order = sorted(range(len(sets)), key=lambda i: len(sets[i][1]))
-    index: dict[str, list[int]] = defaultdict(list)
+    rank = {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
+    records = [sorted(s, key=rank.__getitem__) for _, s in sets]
+    order = sorted(range(len(sets)), key=lambda i: len(records[i]))
+    index: dict[str, list[tuple[int, int]]] = defaultdict(list)
     pairs: list[tuple[K, K, float]] = []
-    for i in order:
-        ident, s = sets[i]
-        if not s:
+    t = threshold
+    for x in order:
+        rx = records[x]
+        nx = len(rx)
+        if not nx:
             continue
-        ranked = sorted(s, key=lambda tok: (freq[tok], tok))
-        prefix = ranked[: len(s) - _overlap_needed(len(s), threshold) + 1]
-        low = threshold * len(s)
-        seen: set[int] = set()
-        for token in prefix:
-            for j in index[token]:
-                if j in seen:
+        probe = nx - _overlap_needed(nx, t) + 1
+        indexed = nx - max(1, math.ceil(2 * t / (1 + t) * nx - 1e-9)) + 1
+        low = t * nx
+        overlap: dict[int, int] = {}
+        for i, token in enumerate(rx[:probe]):
+            for y, j in index.get(token, ()):
+                ny = len(records[y])
+                if ny < low:
                     continue
-                seen.add(j)
-                other_id, other = sets[j]
-                if len(other) < low:
+                seen = overlap.get(y, 0)
+                if seen < 0:
                     continue
-                if accept is not None and not accept(other_id, ident):
-                    continue
-                score = jaccard(s, other)
-                if score >= threshold:
-                    pairs.append((other_id, ident, score))
-            index[token].append(i)
+                needed = math.ceil(t / (1 + t) * (nx + ny) - 1e-9)
+                if seen + 1 + min(nx - i - 1, ny - j - 1) >= needed:
+                    overlap[y] = seen + 1
+                else:
+                    overlap[y] = -1
+            if i < indexed:
+                index[token].append((x, i))
+        sx = sets[x][1]
+        for y, seen in overlap.items():
+            if seen > 0:
+                score = jaccard(sx, sets[y][1])
+                if score >= t:
+                    pairs.append((sets[y][0], sets[x][0], score))
     return pairs

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 KINDS = ("git_history", "ephemeral_task_state", "derivable_from_code")
 
@@ -180,20 +181,38 @@ class Exclusion:
         return f"{what}: {self.evidence!r}"
 
 
+# Words one of a group's patterns needs: a fact without any skips the whole group.
+_GIT_HINT = re.compile(
+    r"commit|merg|revert|rebas|push|cherry|squash|landed|amend|tagged|revision|\brev\b|sha|"
+    r"changeset|\bPR\b|pull request|merge request|\bMR\b|\bgit\b|branch|[0-9a-f]{7}",
+    re.I,
+)
+_EPHEMERAL_HINT = re.compile(
+    r"\d|passed|failed|passing|failing|succeeded|green|red|broken|modified|edited|changed|updated|created|"
+    r"deleted|touched|rewr|renamed|\bi\b|\bwe\b|ran|fixed|added|removed|now|progress|"
+    r"session|this run|today|yesterday|morning|afternoon|night|wip|todo|next|status|still|"
+    r"so far|moment",
+    re.I,
+)
+
+
+@lru_cache(maxsize=65536)
 def excluded(fact: str) -> Exclusion | None:
     """The save exclusion `fact` falls under, or None when it may be saved."""
     text = " ".join(fact.split())
     if not text:
         return None
-    for rx in _GIT_HISTORY:
-        match = rx.search(text)
-        if match:
-            return Exclusion("git_history", match.group(0).strip())
-    for rx in _EPHEMERAL:
-        match = rx.search(text)
-        if match:
-            return Exclusion("ephemeral_task_state", match.group(0).strip())
-    if not _CARRIES_MORE.search(text):
+    if _GIT_HINT.search(text):
+        for rx in _GIT_HISTORY:
+            match = rx.search(text)
+            if match:
+                return Exclusion("git_history", match.group(0).strip())
+    if _EPHEMERAL_HINT.search(text):
+        for rx in _EPHEMERAL:
+            match = rx.search(text)
+            if match:
+                return Exclusion("ephemeral_task_state", match.group(0).strip())
+    if "`" in text and not _CARRIES_MORE.search(text):
         for rx in _DERIVABLE:
             match = rx.search(text)
             if match:

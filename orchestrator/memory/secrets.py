@@ -67,8 +67,32 @@ _SAID_PASSWORD = re.compile(
     re.I,
 )
 _CANDIDATE = re.compile(
-    r"[A-Za-z0-9+/_=.:-]{16,}|\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)",
+    r"[A-Za-z0-9+/_=.:-]{16,}|\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)\w*",
     re.I,
+)
+_GENERATED = re.compile(
+    r"^(?:verified|created|updated|status|type|name|supersedes|superseded_by):\s"
+)
+_PREFIXES = (
+    "akia",
+    "asia",
+    "ghp_",
+    "gho_",
+    "ghs_",
+    "ghu_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "sk_",
+    "rk_",
+    "pk_",
+    "npm_",
+    "pypi-",
+    "sg.",
+    "eyj",
+    "sq0",
+    "akc",
 )
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
 _PLACEHOLDER = re.compile(
@@ -134,12 +158,21 @@ def _detect_secrets(batches: list[list[tuple[int, str]]]) -> list[list[SecretHit
 
 
 def _candidate(line: str) -> bool:
+    """Could detect-secrets find anything on this line? A keyword, a known key prefix, a
+    long token mixing cases and digits, or a very long letters-and-digits token."""
+    if _GENERATED.match(line):
+        return False  # frontmatter orch writes itself: ids, dates, status
     for match in _CANDIDATE.finditer(line):
         token = match.group(0)
-        if token[0].isalpha() and len(token) < 16:
-            return True  # a keyword
-        mixed = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
-        if mixed and not _TIMESTAMP.fullmatch(token.strip(":-")):
+        if len(token) < 16 or token.lower().startswith(_PREFIXES):
+            return True  # a keyword, or a vendor's key prefix
+        digits = any(c.isdigit() for c in token)
+        upper = any(c.isupper() for c in token)
+        lower = any(c.islower() for c in token)
+        if digits and upper and lower:
+            return True
+        long_mixed = len(token) >= 32 and digits and (upper or lower)
+        if long_mixed and not _TIMESTAMP.fullmatch(token.strip(":-")):
             return True
     return False
 

@@ -211,23 +211,26 @@ ALWAYS_NEVER = {"never": "always"}
 _CODE = re.compile(r"`([^`\n]+)`")
 _URL = re.compile(r"\bhttps?://[^\s)>\]`'\"]+")
 _QUOTED = re.compile(r"\"([^\"\n]{1,80})\"")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?:%|[a-z]{1,3}\b)?")
-_PATHLIKE = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
 _SUBJECT_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
-_NEG_CONTRACTION = re.compile(r"n't\b|\bcan ?not\b", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:[;:]\s+|,\s+|\.\s+|\s+(?:and|but|while|whereas|because|since|so|which|then)\s+|\s+[-–—]+\s+)",
     re.IGNORECASE,
 )
-_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
+_CONTRACTED = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is"}
+_TOKEN = re.compile(
+    r"(?P<ph>\x00(?P<idx>\d+)\x00)"
+    r"|(?P<path>(?<![\w/])(?:[\w.-]+/)+[\w.-]*)"
+    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:%|[a-z]{1,3}\b)?)"
+    r"|(?P<word>[A-Za-z][A-Za-z0-9_'-]*)"
+)
 
 
 @lru_cache(maxsize=1)
 def _stemmer() -> object:
-    import snowballstemmer
+    import Stemmer  # PyStemmer: the Snowball English stemmer, in C
 
-    return snowballstemmer.stemmer("english")
+    return Stemmer.Stemmer("english")
 
 
 # Irregular past forms the stemmer leaves alone ("rebuilt" must meet "rebuild").
@@ -330,7 +333,7 @@ class Clause:
 
 @dataclass(frozen=True)
 class Reading:
-    """A fact read for comparison."""
+    """A fact read for comparison (subject words are left to `subject_stems`)."""
 
     stems: frozenset[str]  # every content stem and value (for similarity)
     values: frozenset[str]
@@ -354,43 +357,61 @@ def _protect(text: str) -> tuple[str, list[str]]:
 
 
 def _read_clause(text: str, protected: list[str], ignore: frozenset[str]) -> Clause:
-    values: set[str] = {protected[int(i)] for i in _PLACEHOLDER.findall(text)}
-    text = _PLACEHOLDER.sub(" ", text)
-    for match in _PATHLIKE.finditer(text):
-        if "." in match.group(0).rsplit("/", 1)[-1] or match.group(0).endswith("/"):
-            values.add(match.group(0).lower())
-    text = _PATHLIKE.sub(lambda m: " " if m.group(0).lower() in values else m.group(0), text)
-    negations = len(_NEG_CONTRACTION.findall(text))
-    text = _NEG_CONTRACTION.sub(" ", text)
-    for number in _NUMBER.findall(text):
-        values.add(number.lower())
-    text = _NUMBER.sub(" ", text)
+    """One pass over a clause: placeholders, paths and numbers are values; words are
+    negations, stopwords, proper names (values) or content stems (the frame)."""
+    values: set[str] = set()
     frame: set[str] = set()
+    negations = 0
     first = True
-    for word in _WORD.findall(text):
-        lower = word.lower().strip("'")
-        if lower in NEGATIONS:
-            negations += 1
-            if lower == "never":
-                frame.add("always")
+    words: list[str] = []
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup
+        if kind == "ph":
+            values.add(protected[int(match.group("idx"))])
             first = False
             continue
-        proper = not first and (
-            word[0].isupper() or any(c.isupper() for c in word[1:]) or "_" in word
-        )
-        first = False
-        if lower in STOPWORDS:
+        if kind == "num":
+            values.add(match.group(0).lower())
+            first = False
             continue
-        if proper and len(word) > 1:
-            values.add(lower)
-            continue
-        base = ANTONYMS.get(lower)
-        if base is not None:
-            negations += 1
-            lower = base
-        s = stem(lower)
-        if s not in ignore and lower not in ignore:
-            frame.add(s)
+        if kind == "path":
+            path = match.group(0)
+            if "." in path.rsplit("/", 1)[-1] or path.endswith("/"):
+                values.add(path.lower())
+                first = False
+                continue
+            words = _WORD.findall(path)
+        else:
+            words = [match.group(0)]
+        for word in words:
+            lower = word.lower()
+            if lower.endswith("n't"):
+                negations += 1
+                lower = _CONTRACTED.get(lower, lower[:-3])
+            lower = lower.strip("'")
+            if lower in NEGATIONS:
+                negations += 1
+                if lower == "never":
+                    frame.add("always")
+                first = False
+                continue
+            if not lower or lower in STOPWORDS:
+                first = False
+                continue
+            proper = not first and (word != word.lower() or "_" in word)
+            first = False
+            if proper and len(word) > 1:
+                values.add(lower)
+                continue
+            base = ANTONYMS.get(lower)
+            if base is not None:
+                negations += 1
+                lower = base
+            if lower in ignore:
+                continue
+            s = stem(lower)
+            if s not in ignore:
+                frame.add(s)
     values -= ignore
     return Clause(frozenset(frame), frozenset(values), negations % 2 == 1)
 
@@ -404,6 +425,7 @@ def read_fact(fact: str, subject: str = "") -> Reading:
     protected_text, protected = _protect(fact)
     pieces = [p for p in _CLAUSE_SPLIT.split(protected_text.strip().rstrip(".")) if p.strip()]
     merged: list[Clause] = []
+    negated = False
     for piece in pieces:
         clause = _read_clause(piece, protected, ignore)
         if merged and not clause.frame:
@@ -414,11 +436,16 @@ def read_fact(fact: str, subject: str = "") -> Reading:
         else:
             merged.append(clause)
     clauses = tuple(merged) or (Clause(frozenset(), frozenset(), False),)
-    whole = _read_clause(protected_text, protected, frozenset())
+    frames: set[str] = set()
+    values: set[str] = set()
+    for clause in clauses:
+        frames |= clause.frame
+        values |= clause.values
+        negated ^= clause.negated
     return Reading(
-        stems=whole.frame | whole.values,
-        values=whole.values,
-        negated=whole.negated,
+        stems=frozenset(frames | values),
+        values=frozenset(values),
+        negated=negated,
         clauses=clauses,
     )
 

@@ -80,7 +80,9 @@ class Verifier:
         self.facts = Facts(self.state, self.cache)
         self.shape = self.state.shape()
         self._basenames: set[str] | None = None
-        self._at_commit: dict[tuple[str, str], str | bool | None] = {}
+        self._trees: dict[str, dict[str, str] | None] = {}
+        self._path_cache: dict[str, bool] = {}
+        self._file_cache: dict[str, bool] = {}
 
     def close(self) -> None:
         self.cache.close()
@@ -97,14 +99,26 @@ class Verifier:
         return memory_claims(memory, self.shape)
 
     def _exists(self, path: str) -> bool:
-        from orchestrator.errors import PathEscape
-        from orchestrator.store.fs import confine
+        hit = self._path_cache.get(path)
+        if hit is None:
+            from orchestrator.errors import PathEscape
+            from orchestrator.store.fs import confine
 
-        try:
-            target = confine(self.layout.root, path)
-        except PathEscape:
-            return False
-        return os.path.exists(target)
+            try:
+                hit = os.path.exists(confine(self.layout.root, path))
+            except PathEscape:
+                hit = False
+            self._path_cache[path] = hit
+        return hit
+
+    def _is_file(self, path: str) -> bool:
+        hit = self._file_cache.get(path)
+        if hit is None:
+            hit = path in self.state.blobs or (
+                self._exists(path) and (self.layout.root / path).is_file()
+            )
+            self._file_cache[path] = hit
+        return hit
 
     def _basename_exists(self, name: str) -> bool:
         if self._basenames is None:
@@ -190,8 +204,7 @@ class Verifier:
     def _check_cited_symbol(self, claim: Claim) -> str | None:
         assert claim.path is not None and claim.symbol is not None
         symbol = claim.symbol.strip().removesuffix("()")
-        full = self.layout.root / claim.path
-        if full.is_dir():
+        if self._exists(claim.path) and not self._is_file(claim.path):
             paths = [p for p in self.state.blobs if p.startswith(claim.path.rstrip("/") + "/")]
         else:
             paths = [claim.path]
@@ -220,20 +233,15 @@ class Verifier:
         sha = recorded.get("commit") if isinstance(recorded, dict) else None
         if not isinstance(sha, str) or not sha:
             return []
-        files = [p for p in paths if (self.layout.root / p).is_file() or p in self.state.blobs]
+        files = [p for p in paths if self._is_file(p)]
         if not files:
             return []
-        todo = [p for p in files if (sha, p) not in self._at_commit]
-        if todo:
-            answer = self.cache.blobs_at(self.layout.root, sha, todo)
-            for p in todo:
-                self._at_commit[(sha, p)] = False if answer is None else answer.get(p)
-        changed = []
-        for p in files:
-            then = self._at_commit[(sha, p)]
-            if then is False or then != self.state.blob_of(p):
-                changed.append(p)
-        return changed
+        if sha not in self._trees:
+            self._trees[sha] = self.cache.tree_at(self.layout.root, sha)
+        then = self._trees[sha]
+        if then is None:
+            return files  # the recorded commit is gone (rebased away): cannot tell
+        return [p for p in files if then.get(p) != self.state.blob_of(p)]
 
     def check(self, memory: Memory) -> Verification:
         claims = self.claims(memory)

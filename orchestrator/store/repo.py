@@ -123,10 +123,11 @@ class RepoMemoryStore:
             item = parsed[path]
             if item["memory"] is not None:
                 memories.append(Memory.from_dict(item["memory"]))
-            rel = self._rel(path)
-            problems.extend(
-                Problem(rel, p["kind"], p["detail"], p["severity"]) for p in item["problems"]
-            )
+            if item["problems"]:  # relative paths only when needed: 10,000 files add up
+                rel = self._rel(path)
+                problems.extend(
+                    Problem(rel, p["kind"], p["detail"], p["severity"]) for p in item["problems"]
+                )
         memories.sort(key=lambda m: m.name)
         return LoadResult(memories, problems)
 
