@@ -35,23 +35,24 @@ def verify(names: tuple[str, ...], include_all: bool, record: bool, as_json: boo
       orch memory verify test-command --json
       orch memory verify --record
     """
-    from orchestrator.memory.verify import Verifier
     from orchestrator.memory.verify import record as record_results
+    from orchestrator.memory.verify import verify_store
     from orchestrator.store.repo import RepoMemoryStore
 
     layout = repo()
-    loaded = RepoMemoryStore(layout).load_all()
-    by_name = loaded.by_name()
+    everything, active = verify_store(layout)
     if names:
-        unknown = [n for n in names if n not in by_name]
+        unknown = [n for n in names if n not in active]
         if unknown:
             raise UsageError(f"no memory named {unknown[0]!r} (see `orch memory list`)")
-        chosen = [by_name[n] for n in names]
+        results = [v for v in everything if v.name in names]
     else:
-        chosen = [m for m in loaded.memories if include_all or m.active]
-    with Verifier(layout) as verifier:
-        results = verifier.check_all(chosen)
-    written = record_results(layout, chosen, results) if record else []
+        results = [v for v in everything if include_all or active[v.name]]
+    written: list[str] = []
+    if record:
+        memories = RepoMemoryStore(layout).load_all().by_name()
+        chosen = [memories[v.name] for v in results if v.name in memories]
+        written = record_results(layout, chosen, results)
     counts = {r: sum(1 for v in results if v.result == r) for r in ("ok", "changed", "stale")}
     if as_json:
         emit_json(

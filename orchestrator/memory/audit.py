@@ -388,20 +388,20 @@ def audit(
         )
 
     if verify:
-        from orchestrator.memory.verify import Verifier
+        from orchestrator.memory.verify import verify_store
 
-        with Verifier(layout) as verifier:
-            for result in verifier.check_all(active):
-                if result.stale:
-                    findings.append(
-                        Finding(
-                            "stale_citation",
-                            result.name,
-                            (),
-                            result.summary(),
-                            "error",
-                        )
+        results, is_active = verify_store(layout)
+        for result in results:
+            if result.stale and is_active.get(result.name):
+                findings.append(
+                    Finding(
+                        "stale_citation",
+                        result.name,
+                        (),
+                        result.summary(),
+                        "error",
                     )
+                )
 
     for m in active:
         exclusion = excluded(m.fact)

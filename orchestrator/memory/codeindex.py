@@ -26,7 +26,7 @@ from typing import Any
 
 from orchestrator.memory.claims import RepoShape
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
 MAX_FILE_BYTES = 2_000_000
@@ -264,10 +264,11 @@ class TreeState:
         self.blobs[path] = digest
         return digest
 
-    def signature(self) -> str:
+    def signature(self, *, code_only: bool = True) -> str:
+        """A digest of every (path, blob) pair: of the code files, or of all tracked files."""
         digest = hashlib.sha1()
         for path in sorted(self.blobs):
-            if is_code(path):
+            if not code_only or is_code(path):
                 digest.update(f"{path}\0{self.blobs[path]}\n".encode())
         return digest.hexdigest()
 
@@ -309,12 +310,16 @@ class VerifyCache:
         try:
             conn = sqlite3.connect(path, timeout=10)
             if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_VERSION:
-                for table in ("facts", "tree", "atcommit"):
+                for table in ("facts", "tree", "atcommit", "results"):
                     conn.execute(f"DROP TABLE IF EXISTS {table}")
                 conn.execute(f"PRAGMA user_version = {CACHE_VERSION}")
             conn.execute("CREATE TABLE IF NOT EXISTS facts (blob TEXT PRIMARY KEY, data TEXT)")
             conn.execute("CREATE TABLE IF NOT EXISTS tree (sig TEXT PRIMARY KEY, data TEXT)")
             conn.execute("CREATE TABLE IF NOT EXISTS atcommit (sha TEXT PRIMARY KEY, data TEXT)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS results (path TEXT PRIMARY KEY, key TEXT, name TEXT,"
+                " active INTEGER, data TEXT)"
+            )
             conn.commit()
             self.conn = conn
         except sqlite3.DatabaseError:
@@ -359,6 +364,28 @@ class VerifyCache:
                 self.conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
         except sqlite3.DatabaseError:
             pass  # an optimisation only
+
+    def results(self) -> dict[str, tuple[str, str, bool, str]]:
+        """{memory file path: (key, name, active, verification JSON)}."""
+        if self.conn is None:
+            return {}
+        try:
+            return {
+                path: (key, name, bool(active), data)
+                for path, key, name, active, data in self.conn.execute("SELECT * FROM results")
+            }
+        except sqlite3.DatabaseError:
+            return {}
+
+    def put_results(self, rows: list[tuple[str, str, str, int, str]]) -> None:
+        if self.conn is None:
+            return
+        try:
+            with self.conn:
+                self.conn.execute("DELETE FROM results")
+                self.conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.DatabaseError:
+            pass
 
     def tree_at(self, root: Path, sha: str) -> dict[str, str] | None:
         """{path: blob} of commit `sha` (None if git does not know it). A commit never

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.memory.fresh import wants_fresh_context
-from orchestrator.memory.verify import Verification, Verifier
+from orchestrator.memory.verify import Verification, verify_store
 from orchestrator.store.index import index_entry, render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
@@ -102,8 +102,8 @@ def memories_for_prompt(
         return result
 
     active = RepoMemoryStore(layout).load_all().active if layout.initialised else []
-    with Verifier(layout) as verifier:
-        verifications = verifier.check_all(active)
+    names = {m.name for m in active}
+    verifications = [v for v in verify_store(layout)[0] if v.name in names] if active else []
     stale = {
         v.name: StaleMemory(v.name, v.failures[0].claim.text, v.failures[0].reason)
         for v in verifications

@@ -14,9 +14,11 @@ Checking reads nothing twice: file facts are cached by git blob in `.orch/verify
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from orchestrator.memory.claims import Claim, claim_paths, memory_claims
@@ -33,7 +35,25 @@ class ClaimFailure:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"claim": self.claim.text, "kind": self.claim.kind, "reason": self.reason}
+        out: dict[str, Any] = {
+            "claim": self.claim.text,
+            "kind": self.claim.kind,
+            "reason": self.reason,
+        }
+        out.update({k: v for k, v in self.claim.to_dict().items() if k not in ("text", "kind")})
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ClaimFailure:
+        claim = Claim(
+            raw["kind"],
+            raw["claim"],
+            raw.get("origin", "body"),
+            raw.get("path"),
+            raw.get("line"),
+            raw.get("symbol"),
+        )
+        return cls(claim, raw["reason"])
 
 
 @dataclass(frozen=True)
@@ -64,6 +84,16 @@ class Verification:
             "changed": list(self.changed),
         }
 
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Verification:
+        return cls(
+            raw["name"],
+            raw["result"],
+            raw["claims"],
+            tuple(ClaimFailure.from_dict(f) for f in raw["failures"]),
+            tuple(raw["changed"]),
+        )
+
 
 @dataclass
 class Verifier:
@@ -81,6 +111,7 @@ class Verifier:
         self.shape = self.state.shape()
         self._basenames: set[str] | None = None
         self._trees: dict[str, dict[str, str] | None] = {}
+        self._folders: set[str] | None = None
         self._path_cache: dict[str, bool] = {}
         self._file_cache: dict[str, bool] = {}
 
@@ -243,6 +274,29 @@ class Verifier:
             return files  # the recorded commit is gone (rebased away): cannot tell
         return [p for p in files if then.get(p) != self.state.blob_of(p)]
 
+    def cacheable(self, memory: Memory) -> bool:
+        """Whether the result depends only on tracked files (so the tree signature covers
+        it): every path the memory names is tracked, or a folder of tracked files."""
+        for claim in self.claims(memory):
+            path = claim.path
+            if path is None:
+                continue
+            if claim.origin == "body" and "/" not in path:
+                if self._basenames is None:
+                    self._basenames = {p.rsplit("/", 1)[-1] for p in self.state.blobs}
+                if path not in self._basenames:
+                    return False
+            elif path not in self.state.blobs and not self._tracked_folder(path):
+                return False
+        return True
+
+    def _tracked_folder(self, path: str) -> bool:
+        if self._folders is None:
+            self._folders = {
+                p.rsplit("/", k)[0] for p in self.state.blobs for k in range(1, p.count("/") + 1)
+            }
+        return path.rstrip("/") in self._folders
+
     def check(self, memory: Memory) -> Verification:
         claims = self.claims(memory)
         failures = []
@@ -259,6 +313,57 @@ class Verifier:
 
     def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
         return [self.check(m) for m in memories]
+
+
+def verify_store(
+    layout: Layout, *, use_cache: bool = True
+) -> tuple[list[Verification], dict[str, bool]]:
+    """Verify every loadable memory of the store: (results in name order, {name: active}).
+
+    Each result is cached in `.orch/verify.sqlite` under the memory file's stat key and the
+    signature of every tracked file's blob: a run over unchanged files and an unchanged
+    tree reads the results back without parsing a single memory or a line of code.
+    Results that depend on untracked paths are never cached.
+    """
+    from orchestrator.memory.codeindex import TreeState
+    from orchestrator.store.cache import file_key
+    from orchestrator.store.repo import RepoMemoryStore
+
+    store = RepoMemoryStore(layout)
+    cache = VerifyCache(layout.cache / "verify.sqlite", enabled=use_cache)
+    try:
+        files = sorted(store.files())
+        state = TreeState.read(layout.root, cache)
+        sig = state.signature(code_only=False)
+        keys = {path: f"{sig}:{':'.join(map(str, file_key(st)))}" for path, st in files}
+        known = cache.results()
+        hits = [known.get(path) for path, _ in files]
+        fresh = all(
+            h is not None and h[0] == keys[p] for h, (p, _) in zip(hits, files, strict=True)
+        )
+        if use_cache and files and fresh:
+            cached = [
+                Verification.from_dict(json.loads(h[3]))
+                for h in hits
+                if h is not None and h[3] != "null"
+            ]
+            active = {h[1]: h[2] for h in hits if h is not None and h[3] != "null"}
+            return sorted(cached, key=lambda v: v.name), active
+    finally:
+        cache.close()
+    loaded = store.load_all()
+    paths = {Path(p).stem: p for p, _ in files}
+    with Verifier(layout, use_cache=use_cache) as verifier:
+        results = verifier.check_all(loaded.memories)
+        rows = [
+            (paths[m.name], keys[paths[m.name]], m.name, int(m.active), json.dumps(v.to_dict()))
+            for m, v in zip(loaded.memories, results, strict=True)
+            if m.name in paths and verifier.cacheable(m)
+        ]
+        loadable = {m.name for m in loaded.memories}
+        rows += [(p, keys[p], stem, 0, "null") for stem, p in paths.items() if stem not in loadable]
+        verifier.cache.put_results(rows)
+    return results, {m.name: m.active for m in loaded.memories}
 
 
 def verify_memories(

@@ -264,3 +264,41 @@ def test_verifier_sees_untracked_files_and_escapes(layout: Layout) -> None:
             is None
         )
         assert verifier.check_claim(Claim("path", "x", "citation", path="../outside")) is not None
+
+
+def test_verify_store_reads_results_back_until_a_file_or_the_tree_changes(
+    layout: Layout, put: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.memory import verify as verify_module
+    from orchestrator.store import repo as repo_module
+
+    put("parser", "Config is parsed by `parse_config()`.")
+    put("untracked", "Scratch notes live in `scratch/notes.py`.")
+    (layout.root / "scratch").mkdir()
+    (layout.root / "scratch" / "notes.py").write_text("X = 1\n")
+    first, active = verify_module.verify_store(layout)
+    assert {v.name: v.result for v in first} == {"parser": "ok", "untracked": "ok"}
+    assert active == {"parser": True, "untracked": True}
+
+    (layout.root / "scratch" / "notes.py").unlink()  # untracked: its result was not cached
+    second, _ = verify_module.verify_store(layout)
+    assert {v.name: v.result for v in second} == {"parser": "ok", "untracked": "stale"}
+
+    (layout.repo_memories / "untracked.md").unlink()
+    warm_input, _ = verify_module.verify_store(layout)  # fills the cache for this state
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed on a warm run")
+
+    monkeypatch.setattr(repo_module.RepoMemoryStore, "load_all", fail)
+    monkeypatch.setattr(codeindex, "file_facts", fail)
+    warm, _ = verify_module.verify_store(layout)
+    assert warm == warm_input
+
+    main = layout.root / "app" / "main.py"
+    main.write_text(main.read_text().replace("parse_config", "read_config"))
+    with pytest.raises(AssertionError, match="parsed on a warm run"):
+        verify_module.verify_store(layout)
+    monkeypatch.undo()
+    (stale,) = verify_module.verify_store(layout)[0]
+    assert stale.stale and stale.failures[0].reason == "parse_config() is not defined in the code"
