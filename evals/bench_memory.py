@@ -2,14 +2,17 @@
 
 Run: `python -m evals.bench_memory` (from the repository root; `--quick` for 2,000
 memories). It builds a git repository with 200 Python modules and a store of N memories
-(citations with lines and symbols, backticked functions, members, paths and flags, some
-near-duplicates and some stale claims), then times, as separate processes through the CLI:
+(citations with lines and symbols, backticked functions and members, a reworded
+near-duplicate every 100 memories, a stale claim every 50), then times, as separate processes through the CLI:
 
 - `orch memory verify` cold (no `.orch/verify.sqlite`) and warm (unchanged tree);
 - `orch memory audit` cold (no verification or secret-scan cache; the store's parse cache
-  warm, as after any `orch memory list`) and warm;
+  warm, as after any `orch memory list`) and warm (every cache warm).
 - near-duplicate detection alone (`audit.near_duplicate_groups`) at 1k, 10k and 50k
-  memories, with the growth ratio (10x the memories should cost ~10x, not ~100x).
+  memories, with the growth ratio (10x the memories should cost ~10x, not ~100x), twice:
+  with code that grows with the store (one function for every four memories), and with a
+  fixed code base, where the memories naming each function, and so the pairs sharing one,
+  grow with the store whatever the method.
 
 Memory text draws its words from a 4,000-word lexicon with Zipf weights (prose is
 Zipfian; stopwords are dropped before comparison). Each figure is the median of `--runs`
@@ -180,18 +183,35 @@ def median(cmd: list[str], root: Path, runs: int, before: object = None) -> floa
     return statistics.median(timed(cmd, root, before) for _ in range(runs))
 
 
-def near_duplicate_growth(sizes: list[int], runs: int) -> list[tuple[int, float]]:
+def clear_caches() -> None:
+    """Forget every per-process cache, so each timed run reads every memory afresh."""
+    from orchestrator.memory import compare, dedup, exclusions, text
+
+    for cached in (
+        text.read_fact, text.subject_stems, text.stem, compare.fact_of, dedup.tokens,
+        dedup._fact, exclusions.excluded,
+    ):  # fmt: skip
+        cached.cache_clear()
+
+
+def near_duplicate_growth(
+    sizes: list[int], runs: int, *, growing_code: bool
+) -> list[tuple[int, float]]:
     from orchestrator.memory.audit import near_duplicate_groups
 
     rng = random.Random(11)
-    symbols = [
-        (f"svc/mod_{i}.py", f"Handler{i}", f"fn_{i}_{k}") for i in range(200) for k in range(6)
-    ]
     out = []
     for size in sizes:
+        modules = max(1, size // 24) if growing_code else 200
+        symbols = [
+            (f"svc/mod_{i}.py", f"Handler{i}", f"fn_{i}_{k}")
+            for i in range(modules)
+            for k in range(6)
+        ]
         memories = make_memories(size, symbols, rng)
         times = []
         for _ in range(runs):
+            clear_caches()
             start = time.perf_counter()
             near_duplicate_groups(memories)
             times.append(time.perf_counter() - start)
@@ -235,14 +255,18 @@ def main() -> None:
         for label, seconds in rows:
             print(f"  {label:<40} {seconds:6.2f} s")
         sizes = [1_000, 5_000] if args.quick else [1_000, 10_000, 50_000]
-        growth = near_duplicate_growth(sizes, args.runs)
-        print("\nnear-duplicate detection alone (in process):")
-        base_n, base_t = growth[0]
-        for size, seconds in growth:
-            print(
-                f"  {size:>6} memories {seconds:7.3f} s   x{seconds / base_t:5.1f} time for "
-                f"x{size / base_n:4.0f} memories"
-            )
+        for growing, title in (
+            (True, "the code grows with the store (one function per four memories)"),
+            (False, "a fixed code base of 1,200 functions (memories per function grow)"),
+        ):
+            growth = near_duplicate_growth(sizes, args.runs, growing_code=growing)
+            print(f"\nnear-duplicate detection alone (in process), {title}:")
+            base_n, base_t = growth[0]
+            for size, seconds in growth:
+                print(
+                    f"  {size:>6} memories {seconds:7.3f} s   x{seconds / base_t:5.1f} time "
+                    f"for x{size / base_n:4.0f} memories"
+                )
         print(
             f"\ncommand: python -m evals.bench_memory{' --quick' if args.quick else ''}; "
             f"cpu count {os.cpu_count()}"

@@ -94,7 +94,7 @@ _PREFIXES = (
     "sq0",
     "akc",
 )
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
+_SEPARATORS = re.compile(r"[._:/-]")
 _PLACEHOLDER = re.compile(
     r"^(?:x+|\*+|\.+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\w+%|your[_-]?\w*|changeme|"
     r"redacted|example\w*|placeholder|dummy|none|null|true|false|env|secret|password|"
@@ -162,18 +162,23 @@ def _candidate(line: str) -> bool:
     long token mixing cases and digits, or a very long letters-and-digits token."""
     if _GENERATED.match(line):
         return False  # frontmatter orch writes itself: ids, dates, status
+    if "://" in line and "@" in line:
+        return True  # credentials in a URL
     for match in _CANDIDATE.finditer(line):
         token = match.group(0)
         if len(token) < 16 or token.lower().startswith(_PREFIXES):
             return True  # a keyword, or a vendor's key prefix
-        digits = any(c.isdigit() for c in token)
-        upper = any(c.isupper() for c in token)
-        lower = any(c.islower() for c in token)
-        if digits and upper and lower:
-            return True
-        long_mixed = len(token) >= 32 and digits and (upper or lower)
-        if long_mixed and not _TIMESTAMP.fullmatch(token.strip(":-")):
-            return True
+        # keys are long unbroken runs; `Handler161.run_0` is an identifier, not a key
+        for part in _SEPARATORS.split(token):
+            if len(part) < 16:
+                continue
+            digits = any(c.isdigit() for c in part)
+            upper = any(c.isupper() for c in part)
+            lower = any(c.islower() for c in part)
+            if digits and upper and lower:
+                return True
+            if len(part) >= 32 and digits and (upper or lower):
+                return True
     return False
 
 
