@@ -16,11 +16,18 @@ Finding kinds and their severity (`--check` fails on errors only):
 | notes_style | error / warning | NOTES.md over 20 lines (error); a task-progress line (warning) |
 
 Near-duplicates and contradictions never compare all pairs: near-duplicate candidates
-come from exact prefix-filter joins and value buckets (see `duplicate_candidates`); contradiction candidates from buckets of one normalised subject. Each candidate pair then gets the full test in `compare`.
+come from exact prefix-filter joins and value buckets (see `duplicate_candidates`);
+contradiction candidates from buckets of one normalised subject. Each candidate pair then
+gets the full test in `compare`.
+
+The audit changes nothing in the repository. It keeps caches in `.orch/` (git-ignored):
+verification results, secret scans, and its last report, read back while no memory file,
+MEMORY.md, NOTES.md or tracked file changed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -62,6 +69,8 @@ TITLES = {
     "notes_style": "NOTES.md",
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
+AUDIT_CACHE = "audit.json"
+AUDIT_CACHE_VERSION = 1
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
@@ -338,6 +347,62 @@ def _notes_findings(layout: Layout) -> list[Finding]:
     return out
 
 
+def _cache_key(layout: Layout, store: Any, verify: bool) -> str:
+    """What an audit depends on: every memory file, MEMORY.md and NOTES.md (by stat key),
+    every tracked file (by blob id, for the claims) and this code's version."""
+    import hashlib
+    import os
+
+    from orchestrator import __version__
+    from orchestrator.memory.codeindex import TreeState
+    from orchestrator.store.cache import file_key
+
+    digest = hashlib.sha1(f"audit {AUDIT_CACHE_VERSION} {__version__} {verify}\n".encode())
+    for path, st in sorted(store.files()):
+        digest.update(f"{path}\0{file_key(st)}\n".encode())
+    for extra in (layout.memory_index, layout.notes):
+        try:
+            digest.update(f"{extra}\0{file_key(os.stat(extra))}\n".encode())
+        except OSError:
+            digest.update(f"{extra}\0missing\n".encode())
+    if verify:
+        digest.update(TreeState.read(layout.root).signature(code_only=False).encode())
+    return digest.hexdigest()
+
+
+def _cached_report(layout: Layout, key: str) -> AuditReport | None:
+    import json
+
+    try:
+        raw = json.loads((layout.cache / AUDIT_CACHE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict) or raw.get("key") != key:
+        return None
+    data = raw["report"]
+    return AuditReport(
+        memories=data["memories"],
+        findings=[
+            Finding(f["kind"], f["memory"], tuple(f["related"]), f["detail"], f["severity"])
+            for f in data["findings"]
+        ],
+        groups=[Group(g["keeper"], tuple(g["decay"])) for g in data["groups"]],
+    )
+
+
+def _save_report(layout: Layout, key: str, report: AuditReport) -> None:
+    import json
+
+    from orchestrator.store.fs import atomic_write
+
+    if not layout.cache.is_dir():
+        return
+    with contextlib.suppress(OSError):  # a cache only
+        atomic_write(
+            layout.cache / AUDIT_CACHE, json.dumps({"key": key, "report": report.to_dict()})
+        )
+
+
 def audit(
     layout: Layout,
     *,
@@ -350,6 +415,12 @@ def audit(
     from orchestrator.store.repo import RepoMemoryStore
 
     store = RepoMemoryStore(layout)
+    key = _cache_key(layout, store, verify)
+    cached = _cached_report(layout, key)
+    if cached is not None:
+        if log is not None:
+            log.append("memory_audit", cached.payload(), phase=phase)
+        return cached
     loaded = store.load_all()
     memories = loaded.memories
     active = [m for m in memories if m.active]
@@ -387,10 +458,11 @@ def audit(
             )
         )
 
+    complete = True
     if verify:
-        from orchestrator.memory.verify import verify_store
+        from orchestrator.memory.verify import verify_store_details
 
-        results, is_active = verify_store(layout)
+        results, is_active, complete = verify_store_details(layout)
         for result in results:
             if result.stale and is_active.get(result.name):
                 findings.append(
@@ -451,6 +523,8 @@ def audit(
     findings += _notes_findings(layout)
     order = {k: i for i, k in enumerate(KINDS)}
     report.findings = sorted(findings, key=lambda f: (order[f.kind], f.memory or "", f.detail))
+    if complete:
+        _save_report(layout, key, report)
     if log is not None:
         log.append("memory_audit", report.payload(), phase=phase)
     return report

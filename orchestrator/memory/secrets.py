@@ -58,12 +58,12 @@ _PRIVATE_KEY = re.compile(
 _ANTHROPIC = re.compile(r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{20,}")
 _GENERIC_SK = re.compile(r"\bsk-(?:proj-|live_|test_)?[A-Za-z0-9_-]{32,}")
 _ENV_ASSIGN = re.compile(
-    r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?))\s*[=:]\s*"
+    r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?))[ \t]*[=:][ \t]*"
     r"['\"]?([^\s'\"`]{8,})"
 )
 _SAID_PASSWORD = re.compile(
     r"\b(?:password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|auth[ _-]?token"
-    r")\s+(?:for\s+[\w.-]+\s+)?(?:is|=|:|was|equals)\s+[`'\"]?([^\s`'\",;]{6,})",
+    r")[ \t]+(?:for[ \t]+[\w.-]+[ \t]+)?(?:is|=|:|was|equals)[ \t]+[`'\"]?([^\s`'\",;]{6,})",
     re.I,
 )
 _CANDIDATE = re.compile(
@@ -122,23 +122,29 @@ def _looks_real(value: str) -> bool:
     return has_alpha and (has_digit or has_other)
 
 
-def _ours(lines: list[str]) -> list[SecretHit]:
-    hits = []
-    for number, line in enumerate(lines, start=1):
-        if _PRIVATE_KEY.search(line):
-            hits.append(SecretHit(number, "Private Key"))
-        elif _ANTHROPIC.search(line):
-            hits.append(SecretHit(number, "Anthropic API Key"))
-        elif _GENERIC_SK.search(line):
-            hits.append(SecretHit(number, "Secret Key (sk-)"))
-        else:
-            env = _ENV_ASSIGN.search(line)
-            said = _SAID_PASSWORD.search(line)
-            if env and _looks_real(env.group(2)):
-                hits.append(SecretHit(number, f"Credential assignment ({env.group(1)})"))
-            elif said and _looks_real(said.group(1)):
-                hits.append(SecretHit(number, "Password or key stated in text"))
-    return hits
+def _ours(text: str) -> list[SecretHit]:
+    """What detect-secrets misses, searched over the whole text (one pass per pattern)."""
+    found: dict[int, SecretHit] = {}
+
+    def line_of(pos: int) -> int:
+        return text.count("\n", 0, pos) + 1
+
+    for rx, kind in (
+        (_PRIVATE_KEY, "Private Key"),
+        (_ANTHROPIC, "Anthropic API Key"),
+        (_GENERIC_SK, "Secret Key (sk-)"),
+    ):
+        for match in rx.finditer(text):
+            found.setdefault(line_of(match.start()), SecretHit(line_of(match.start()), kind))
+    for match in _ENV_ASSIGN.finditer(text):
+        if _looks_real(match.group(2)):
+            n = line_of(match.start())
+            found.setdefault(n, SecretHit(n, f"Credential assignment ({match.group(1)})"))
+    for match in _SAID_PASSWORD.finditer(text):
+        if _looks_real(match.group(1)):
+            n = line_of(match.start())
+            found.setdefault(n, SecretHit(n, "Password or key stated in text"))
+    return [found[n] for n in sorted(found)]
 
 
 def _detect_secrets(batches: list[list[tuple[int, str]]]) -> list[list[SecretHit]]:
@@ -189,7 +195,7 @@ def scan_texts(texts: list[str]) -> list[list[SecretHit]]:
     owners: list[int] = []
     for i, text in enumerate(texts):
         lines = text.splitlines()
-        hits = {h.line: h for h in _ours(lines)}
+        hits = {h.line: h for h in _ours(text)}
         found.append(hits)
         candidates = [
             (n, line) for n, line in enumerate(lines, start=1) if n not in hits and _candidate(line)

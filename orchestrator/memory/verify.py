@@ -24,7 +24,7 @@ from typing import Any
 from orchestrator.memory.claims import Claim, claim_paths, memory_claims
 from orchestrator.memory.codeindex import BUILTINS, Facts, TreeState, VerifyCache
 from orchestrator.store.layout import Layout
-from orchestrator.store.memfile import Memory, now_iso
+from orchestrator.store.memfile import Citation, Memory, now_iso
 
 RESULTS = ("ok", "changed", "stale")
 
@@ -112,6 +112,7 @@ class Verifier:
         self._basenames: set[str] | None = None
         self._trees: dict[str, dict[str, str] | None] = {}
         self._folders: set[str] | None = None
+        self._claims: dict[tuple[str, str, tuple[Citation, ...]], list[Claim]] = {}
         self._path_cache: dict[str, bool] = {}
         self._file_cache: dict[str, bool] = {}
 
@@ -127,7 +128,11 @@ class Verifier:
     # claims ----------------------------------------------------------------------------
 
     def claims(self, memory: Memory) -> list[Claim]:
-        return memory_claims(memory, self.shape)
+        key = (memory.name, memory.body, memory.citations)
+        found = self._claims.get(key)
+        if found is None:
+            found = self._claims[key] = memory_claims(memory, self.shape)
+        return found
 
     def _exists(self, path: str) -> bool:
         hit = self._path_cache.get(path)
@@ -318,12 +323,21 @@ class Verifier:
 def verify_store(
     layout: Layout, *, use_cache: bool = True
 ) -> tuple[list[Verification], dict[str, bool]]:
+    """Verify every loadable memory of the store (see `verify_store_details`)."""
+    results, active, _ = verify_store_details(layout, use_cache=use_cache)
+    return results, active
+
+
+def verify_store_details(
+    layout: Layout, *, use_cache: bool = True
+) -> tuple[list[Verification], dict[str, bool], bool]:
     """Verify every loadable memory of the store: (results in name order, {name: active}).
 
     Each result is cached in `.orch/verify.sqlite` under the memory file's stat key and the
     signature of every tracked file's blob: a run over unchanged files and an unchanged
     tree reads the results back without parsing a single memory or a line of code.
-    Results that depend on untracked paths are never cached.
+    Results that depend on untracked paths are never cached. The third value says
+    whether every result was cacheable (depends only on tracked files).
     """
     from orchestrator.memory.codeindex import TreeState
     from orchestrator.store.cache import file_key
@@ -348,7 +362,7 @@ def verify_store(
                 if h is not None and h[3] != "null"
             ]
             active = {h[1]: h[2] for h in hits if h is not None and h[3] != "null"}
-            return sorted(cached, key=lambda v: v.name), active
+            return sorted(cached, key=lambda v: v.name), active, True
     finally:
         cache.close()
     loaded = store.load_all()
@@ -363,7 +377,8 @@ def verify_store(
         loadable = {m.name for m in loaded.memories}
         rows += [(p, keys[p], stem, 0, "null") for stem, p in paths.items() if stem not in loadable]
         verifier.cache.put_results(rows)
-    return results, {m.name: m.active for m in loaded.memories}
+        complete = len(rows) == len(paths)
+    return results, {m.name: m.active for m in loaded.memories}, complete
 
 
 def verify_memories(

@@ -341,3 +341,25 @@ def test_audit_outside_an_initialised_repository_is_one_line(
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["memory", "audit"])
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_a_repeated_audit_is_read_back_until_anything_it_reads_changes(
+    layout: Layout, put: Put, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.memory import audit as audit_module
+
+    put("parser", "Config is parsed by `parse_config()`.")
+    assert audit(layout).findings == []
+    monkeypatch.setattr(audit_module, "near_duplicate_groups", None)  # would fail if called
+    assert audit(layout).findings == []  # read back
+    monkeypatch.undo()
+
+    main = layout.root / "app" / "main.py"
+    main.write_text(main.read_text().replace("parse_config", "read_config"))
+    assert [f.kind for f in audit(layout).findings] == ["stale_citation"]
+    put("parser", "Config is parsed by `read_config()`.")
+    assert audit(layout).findings == []
+    layout.notes.write_text(layout.notes.read_text() + "- [x] phase 1 done\n")
+    assert [f.kind for f in audit(layout).findings] == ["notes_style"]
+    layout.memory_index.write_text("# edited by hand\n")
+    assert "index_drift" in {f.kind for f in audit(layout).findings}
