@@ -462,7 +462,7 @@ def audit(
     if verify:
         from orchestrator.memory.verify import verify_store_details
 
-        results, is_active, complete = verify_store_details(layout)
+        results, is_active, complete = verify_store_details(layout, loaded=loaded)
         for result in results:
             if result.stale and is_active.get(result.name):
                 findings.append(

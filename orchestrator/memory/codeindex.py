@@ -265,10 +265,11 @@ class TreeState:
         return digest
 
     def signature(self, *, code_only: bool = True) -> str:
-        """A digest of every (path, blob) pair: of the code files, or of all tracked files."""
+        """A digest of every (path, blob) pair: of the code files, or of all tracked files
+        outside memory and task records (which change with every write of orch's own)."""
         digest = hashlib.sha1()
         for path in sorted(self.blobs):
-            if not code_only or is_code(path):
+            if is_code(path) if code_only else not path.startswith(SKIP_PREFIXES):
                 digest.update(f"{path}\0{self.blobs[path]}\n".encode())
         return digest.hexdigest()
 

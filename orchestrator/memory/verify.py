@@ -19,12 +19,21 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.memory.claims import Claim, claim_paths, memory_claims
-from orchestrator.memory.codeindex import BUILTINS, Facts, TreeState, VerifyCache
+from orchestrator.memory.codeindex import (
+    BUILTINS,
+    SKIP_PREFIXES,
+    Facts,
+    TreeState,
+    VerifyCache,
+)
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory, now_iso
+
+if TYPE_CHECKING:
+    from orchestrator.store.repo import LoadResult
 
 RESULTS = ("ok", "changed", "stale")
 
@@ -286,6 +295,8 @@ class Verifier:
             path = claim.path
             if path is None:
                 continue
+            if path.startswith(SKIP_PREFIXES):
+                return False  # memory and task records: outside the tree signature
             if claim.origin == "body" and "/" not in path:
                 if self._basenames is None:
                     self._basenames = {p.rsplit("/", 1)[-1] for p in self.state.blobs}
@@ -329,55 +340,58 @@ def verify_store(
 
 
 def verify_store_details(
-    layout: Layout, *, use_cache: bool = True
+    layout: Layout, *, use_cache: bool = True, loaded: LoadResult | None = None
 ) -> tuple[list[Verification], dict[str, bool], bool]:
-    """Verify every loadable memory of the store: (results in name order, {name: active}).
+    """Verify every loadable memory of the store: (results in name order, {name: active},
+    whether every result depends on tracked files only).
 
     Each result is cached in `.orch/verify.sqlite` under the memory file's stat key and the
-    signature of every tracked file's blob: a run over unchanged files and an unchanged
-    tree reads the results back without parsing a single memory or a line of code.
-    Results that depend on untracked paths are never cached. The third value says
-    whether every result was cacheable (depends only on tracked files).
+    signature of every tracked file's blob. A memory whose file and tree are unchanged is
+    read back, not checked again; when nothing changed, not a single memory or line of
+    code is parsed. Results that depend on untracked paths are never cached. Pass the
+    store's `loaded` memories when you have them, to save loading them again.
     """
-    from orchestrator.memory.codeindex import TreeState
     from orchestrator.store.cache import file_key
     from orchestrator.store.repo import RepoMemoryStore
 
     store = RepoMemoryStore(layout)
-    cache = VerifyCache(layout.cache / "verify.sqlite", enabled=use_cache)
-    try:
+    with Verifier(layout, use_cache=use_cache) as verifier:
         files = sorted(store.files())
-        state = TreeState.read(layout.root, cache)
+        state: TreeState = verifier.state
         sig = state.signature(code_only=False)
         keys = {path: f"{sig}:{':'.join(map(str, file_key(st)))}" for path, st in files}
-        known = cache.results()
-        hits = [known.get(path) for path, _ in files]
-        fresh = all(
-            h is not None and h[0] == keys[p] for h, (p, _) in zip(hits, files, strict=True)
-        )
-        if use_cache and files and fresh:
+        known = verifier.cache.results() if use_cache else {}
+        hit = {path: row for path, _ in files if (row := known.get(path)) and row[0] == keys[path]}
+        if files and len(hit) == len(files):
             cached = [
-                Verification.from_dict(json.loads(h[3]))
-                for h in hits
-                if h is not None and h[3] != "null"
+                Verification.from_dict(json.loads(r[3])) for r in hit.values() if r[3] != "null"
             ]
-            active = {h[1]: h[2] for h in hits if h is not None and h[3] != "null"}
+            active = {r[1]: r[2] for r in hit.values() if r[3] != "null"}
             return sorted(cached, key=lambda v: v.name), active, True
-    finally:
-        cache.close()
-    loaded = store.load_all()
-    paths = {Path(p).stem: p for p, _ in files}
-    with Verifier(layout, use_cache=use_cache) as verifier:
-        results = verifier.check_all(loaded.memories)
-        rows = [
-            (paths[m.name], keys[paths[m.name]], m.name, int(m.active), json.dumps(v.to_dict()))
-            for m, v in zip(loaded.memories, results, strict=True)
-            if m.name in paths and verifier.cacheable(m)
-        ]
+        loaded = loaded or store.load_all()
+        paths = {Path(p).stem: p for p, _ in files}
+        results = []
+        rows = []
+        complete = True
+        for memory in loaded.memories:
+            path = paths.get(memory.name)
+            row = hit.get(path) if path is not None else None
+            if path is not None and row is not None and row[3] != "null":
+                results.append(Verification.from_dict(json.loads(row[3])))
+                rows.append((path, row[0], memory.name, int(memory.active), row[3]))
+                continue
+            result = verifier.check(memory)
+            results.append(result)
+            if path is None:
+                continue
+            if verifier.cacheable(memory):
+                data = json.dumps(result.to_dict())
+                rows.append((path, keys[path], memory.name, int(memory.active), data))
+            else:
+                complete = False
         loadable = {m.name for m in loaded.memories}
         rows += [(p, keys[p], stem, 0, "null") for stem, p in paths.items() if stem not in loadable]
         verifier.cache.put_results(rows)
-        complete = len(rows) == len(paths)
     return results, {m.name: m.active for m in loaded.memories}, complete
 
 

@@ -302,3 +302,25 @@ def test_verify_store_reads_results_back_until_a_file_or_the_tree_changes(
     monkeypatch.undo()
     (stale,) = verify_module.verify_store(layout)[0]
     assert stale.stale and stale.failures[0].reason == "parse_config() is not defined in the code"
+
+
+def test_only_changed_memories_are_checked_again(
+    layout: Layout, put: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.memory import verify as verify_module
+
+    put("one", "`DEFAULT_TIMEOUT` is 30.")
+    put("two", "Config is parsed by `parse_config()`.")
+    verify_module.verify_store(layout)
+    checked: list[str] = []
+    original = verify_module.Verifier.check
+
+    def counting(self: Any, memory: Any) -> Any:
+        checked.append(memory.name)
+        return original(self, memory)
+
+    monkeypatch.setattr(verify_module.Verifier, "check", counting)
+    put("two", "Config is parsed by `vanished()`.")
+    results, _ = verify_module.verify_store(layout)
+    assert checked == ["two"]
+    assert {v.name: v.result for v in results} == {"one": "ok", "two": "stale"}
