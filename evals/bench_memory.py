@@ -6,8 +6,9 @@ memories). It builds a git repository with 200 Python modules and a store of N m
 near-duplicate every 100 memories, a stale claim every 50), then times, as separate processes through the CLI:
 
 - `orch memory verify` cold (no `.orch/verify.sqlite`) and warm (unchanged tree);
-- `orch memory audit` cold (no verification or secret-scan cache; the store's parse cache
-  warm, as after any `orch memory list`) and warm (every cache warm).
+- `orch memory audit` cold (none of its caches; the store's parse cache warm, as after
+  any `orch memory list`), after one memory file changed, after one code file changed,
+  and with nothing changed.
 - near-duplicate detection alone (`audit.near_duplicate_groups`) at 1k, 10k and 50k
   memories, with the growth ratio (10x the memories should cost ~10x, not ~100x), twice:
   with code that grows with the store (one function for every four memories), and with a
@@ -245,11 +246,25 @@ def main() -> None:
 
             return clear
 
+        edits = iter(range(10**6))
+
+        def edit_memory() -> None:
+            path = layout.repo_memories / "memory-00042.md"
+            path.write_text(path.read_text() + f"\nEdited {next(edits)}.\n")
+
+        def edit_code() -> None:
+            path = root / "svc" / "mod_3.py"
+            path.write_text(path.read_text() + f"# edited {next(edits)}\n")
+
+        caches = ("verify.sqlite", "secrets.sqlite", "analysis.sqlite", "audit.json")
+        verify, audit = [*orch, "memory", "verify"], [*orch, "memory", "audit", "--json"]
         rows = [
-            ("verify, cold (no verify cache)", median([*orch, "memory", "verify"], root, args.runs, drop("verify.sqlite"))),
-            ("verify, warm (unchanged tree)", median([*orch, "memory", "verify"], root, args.runs)),
-            ("audit, cold (no verify/secret cache)", median([*orch, "memory", "audit", "--json"], root, args.runs, drop("verify.sqlite", "secrets.sqlite"))),
-            ("audit, warm", median([*orch, "memory", "audit", "--json"], root, args.runs)),
+            ("verify, cold (no verify cache)", median(verify, root, args.runs, drop("verify.sqlite"))),
+            ("verify, warm (unchanged tree)", median(verify, root, args.runs)),
+            ("audit, cold (no cache of its own)", median(audit, root, args.runs, drop(*caches))),
+            ("audit, after one memory file changed", median(audit, root, args.runs, edit_memory)),
+            ("audit, after one code file changed", median(audit, root, args.runs, edit_code)),
+            ("audit, warm (nothing changed)", median(audit, root, args.runs)),
         ]  # fmt: skip
         print(f"\nmedian of {args.runs} runs, as separate `orch` processes, {n} memories:")
         for label, seconds in rows:

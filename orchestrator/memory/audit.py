@@ -424,6 +424,11 @@ def audit(
     loaded = store.load_all()
     memories = loaded.memories
     active = [m for m in memories if m.active]
+    from orchestrator.memory.analysis import Analysis
+
+    analysis = Analysis(layout.cache if layout.cache.is_dir() else None)
+    analysis.prime(active)
+    analysis.close()
     findings: list[Finding] = []
     report = AuditReport(memories=len(memories))
 
@@ -476,7 +481,7 @@ def audit(
                 )
 
     for m in active:
-        exclusion = excluded(m.fact)
+        exclusion = analysis.excluded(m)
         if exclusion is not None:
             findings.append(
                 Finding(
