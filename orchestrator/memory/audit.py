@@ -74,7 +74,9 @@ AUDIT_CACHE_VERSION = 1
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
-    r"wip)\s*[.!]?\s*$|\b\d{1,3}\s*%|\b(?:phase|iteration|step|attempt)\s+#?\d+\b",
+    r"wip)\s*[.!]?\s*$|\b\d{1,3}\s*%|\b(?:phase|iteration|step|attempt)\s+#?\d+\b|"
+    r"^\s*[-*]\s+(?:done|completed|finished|fixed|added|migrated|implemented|removed|"
+    r"refactored|merged|deployed|wip|in progress)\b",
     re.I,
 )
 

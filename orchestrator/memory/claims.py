@@ -10,6 +10,8 @@ symbol is defined there) plus what its body names in backticks:
 - a class member: `Class.method` (the first part starts upper-case);
 - a module path: `package.module.attr` (the first part is a top-level module of the repo);
 - a class: a bare CamelCase name such as `RateLimiter` (defined or referenced in the code);
+- an identifier: a bare snake_case name such as `parse_config` or `max_retries` (defined or
+  used anywhere in the code);
 - a command-line flag: `--dry-run` alone, or a `--flag` inside a command whose program is
   the repository's own (a console script it declares, a script file it tracks, or
   `python -m` one of its modules). Flags of other programs (`git log --oneline`) are not
@@ -32,6 +34,7 @@ _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _CALL = re.compile(rf"^({_IDENT}(?:\.{_IDENT})*)\(.*\)$")
 _DOTTED = re.compile(rf"^{_IDENT}(?:\.{_IDENT})+$")
 _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
 FILE_EXTENSIONS = frozenset(
     [
@@ -220,6 +223,8 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
         return _dotted(span, span, shape)
     if _CAMEL.match(span):
         return [Claim("class", span, "body", symbol=span)]
+    if _SNAKE.match(span):
+        return [Claim("identifier", span, "body", symbol=span)]
     return []
 
 

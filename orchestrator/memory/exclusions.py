@@ -37,8 +37,8 @@ _GIT_HISTORY = [
     re.compile(rf"\b(?:in|by|since|from|after|before|with)\s+(?:commit\s+)?`?{_SHA}`?", re.I),
     re.compile(rf"\b(?:was|were|got|has been|have been|had been|just)\s+{_PAST_GIT}\b", re.I),
     re.compile(
-        rf"\b{_PAST_GIT}\s+(?:in|into|onto|to)\s+`?(?:main|master|develop|trunk|"
-        rf"origin|upstream|the\s+\w+\s+branch|release[\w/.-]*)`?",
+        rf"(?:`[^`]+`|\b[\w./-]*/[\w./-]+|\b(?:it|this|that))\s+{_PAST_GIT}\s+(?:in|into|onto|to)"
+        rf"\s+`?(?:main|master|develop|trunk|origin|upstream)\b",
         re.I,
     ),
     re.compile(
@@ -72,7 +72,12 @@ _GIT_HISTORY = [
 ]
 
 _EPHEMERAL = [
-    re.compile(r"\b(?:at|around|by)\s+\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|utc|z)?\b", re.I),
+    re.compile(
+        r"\b(?:passed|failed|finished|completed|succeeded|ran|started|crashed|broke|"
+        r"stopped|timed out|went green|went red|merged|deployed)\b[^.;]{0,40}?\b(?:at|around)"
+        r"\s+\d{1,2}:\d{2}(?::\d{2})?\b",
+        re.I,
+    ),
     re.compile(
         r"\b(?:iteration|attempt|retry|run)\s+#?\d+\s+(?:passed|failed|succeeded|"
         r"finished|completed|timed out|is done|was done|crashed)\b",
@@ -123,8 +128,8 @@ _EPHEMERAL = [
 
 _DERIVABLE = [
     re.compile(
-        r"`[^`]+`\s+(?:is|are)\s+(?:defined|declared|implemented|located|found|kept)\s+"
-        r"in\s+`[^`]+`",
+        r"`[^`]+`(?:\s+\w+){0,2}\s+(?:is|are)\s+(?:defined|declared|implemented|located|"
+        r"found|kept)\s+in\s+(?:the\s+\w+\s+)?`[^`]+`",
         re.I,
     ),
     re.compile(r"`[^`]+`\s+(?:lives|live|sits|resides)\s+in\s+`[^`]+`", re.I),

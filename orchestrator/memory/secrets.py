@@ -62,10 +62,12 @@ _ENV_ASSIGN = re.compile(
     r"['\"]?([^\s'\"`]{8,})"
 )
 _SAID_PASSWORD = re.compile(
-    r"\b(?:password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|auth[ _-]?token"
-    r")[ \t]+(?:for[ \t]+[\w.-]+[ \t]+)?(?:is|=|:|was|equals)[ \t]+[`'\"]?([^\s`'\",;]{6,})",
+    r"\b(?:[a-z0-9]+_)*(?:password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|"
+    r"auth[ _-]?token)(?:[ \t]+for[ \t]+[\w.-]+)?(?:[ \t]+(?:is|was|equals)[ \t]+|[ \t]*[=:][ \t]*)"
+    r"[`'\"]?([^\s`'\",;]{6,})",
     re.I,
 )
+_GOOGLE = re.compile(r"\bAIza[0-9A-Za-z_-]{35}")
 _CANDIDATE = re.compile(
     r"[A-Za-z0-9+/_=.:-]{16,}|\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)\w*",
     re.I,
@@ -133,6 +135,7 @@ def _ours(text: str) -> list[SecretHit]:
         (_PRIVATE_KEY, "Private Key"),
         (_ANTHROPIC, "Anthropic API Key"),
         (_GENERIC_SK, "Secret Key (sk-)"),
+        (_GOOGLE, "Google API Key"),
     ):
         for match in rx.finditer(text):
             found.setdefault(line_of(match.start()), SecretHit(line_of(match.start()), kind))

@@ -24,6 +24,7 @@ STOPWORDS = frozenset(
         "against",
         "all",
         "also",
+        "always",
         "am",
         "an",
         "and",
@@ -206,7 +207,6 @@ ANTONYMS = {
     "failed": "passed",
     "fail": "pass",
 }
-ALWAYS_NEVER = {"never": "always"}
 
 _CODE = re.compile(r"`([^`\n]+)`")
 _URL = re.compile(r"\bhttps?://[^\s)>\]`'\"]+")
@@ -390,9 +390,7 @@ def _read_clause(text: str, protected: list[str], ignore: frozenset[str]) -> Cla
                 lower = _CONTRACTED.get(lower, lower[:-3])
             lower = lower.strip("'")
             if lower in NEGATIONS:
-                negations += 1
-                if lower == "never":
-                    frame.add("always")
+                negations += 1  # "never X" reads as "not (always) X"; "always" is a stopword
                 first = False
                 continue
             if not lower or lower in STOPWORDS:

@@ -198,6 +198,10 @@ class Verifier:
             if symbol in index.py_defs or symbol in index.other_words or symbol in BUILTINS:
                 return None
             return f"{symbol}() is not defined in the code"
+        if kind == "identifier":
+            if symbol in index.py_words or symbol in index.other_words:
+                return None
+            return f"{symbol} appears nowhere in the code"
         if kind == "class":
             if symbol in index.py_defs or symbol in index.py_words or symbol in index.other_words:
                 return None

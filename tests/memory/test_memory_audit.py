@@ -98,6 +98,16 @@ def test_contradictions_need_one_subject_two_active_memories_and_disagreement(
     put("cmd-b", "The test command is `make test`.", subject="Test  command")
     put("retries-on", "Retries are enabled by default.", subject="retries", kind="project")
     put("retries-off", "Retries are disabled by default.", subject="retries", kind="project")
+    put("deploy-fridays", "Deploys happen on Fridays.", subject="deploy day", kind="project")
+    put(
+        "no-deploy-fridays",
+        "Deploys never happen on Fridays.",
+        subject="deploy day",
+        kind="project",
+    )
+    # other units for the same quantity do not conflict with a lexical test; nor do they here
+    put("ttl-minutes", "The cache TTL is 5 minutes.", subject="cache ttl", kind="project")
+    put("ttl-seconds", "The cache TTL is 300 seconds.", subject="cache ttl", kind="project")
     # not contradictions: a supersession chain, another aspect, a similar subject, an addition
     put(
         "port-old",
@@ -129,6 +139,7 @@ def test_contradictions_need_one_subject_two_active_memories_and_disagreement(
     report = audit(layout)
     assert sorted(kinds(report, "contradiction")) == [
         ("cmd-a", ("cmd-b",)),
+        ("deploy-fridays", ("no-deploy-fridays",)),
         ("retries-off", ("retries-on",)),
     ]
     assert all(f.severity == "error" for f in report.findings if f.kind == "contradiction")
@@ -161,6 +172,8 @@ def test_stale_citations_name_the_failing_claim(layout: Layout, put: Put) -> Non
         ("Phase 2 is done; the loader tests are still failing.", "ephemeral_task_state"),
         ("`parse_config` is defined in `app/main.py`.", "derivable_from_code"),
         ("`app/main.py` has 24 lines.", "derivable_from_code"),
+        ("The `Loader` class is implemented in `app/main.py`.", "derivable_from_code"),
+        ("The export job failed at 03:12 after the schema change.", "ephemeral_task_state"),
     ],
 )
 def test_save_exclusions(fact: str, kind: str) -> None:
@@ -177,6 +190,9 @@ def test_save_exclusions(fact: str, kind: str) -> None:
         "The cache is rebuilt whenever `pyproject.toml` is modified.",
         "`parse_config` lives in `app/main.py` because it must not import the web layer.",
         "The test command is `pytest -q`, run from the repository root.",
+        "The nightly export runs at 02:00 UTC and takes about 20 minutes.",
+        "Hotfixes are cherry-picked to the release branch after review.",
+        "We use trunk-based development with short-lived branches.",
     ],
 )
 def test_durable_rules_are_not_exclusions(fact: str) -> None:
@@ -203,6 +219,9 @@ SECRETS = [
     "The staging database password is hunter42!.",
     "Local runs read `ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyzABCDEFGH0123` from `.env`.",
     'The config holds password = "s3cr3tP@ssw0rd".',
+    "db_password: 'Zx9!kLm2qR'",
+    "Maps use the key AIzaSyD-1234567890abcdefghijklmnopqrstu.",
+    "The replica is at postgres://admin:s3cretPw9@db.internal:5432/app.",
 ]
 NOT_SECRETS = [
     "The deploy token is read from `DEPLOY_TOKEN` in the CI environment.",
@@ -210,6 +229,9 @@ NOT_SECRETS = [
     "The release commit is 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39.",
     "Passwords are hashed with argon2 before they are stored.",
     "verified: {commit: 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39, at: '2026-11-21T10:00:00Z', result: ok}",
+    "The password is `os.environ['DB_PASSWORD']`.",
+    "The secret is rotated every 90 days.",
+    "`Handler161.run_0` and `worker_engine_161_5()` handle retries.",
 ]
 
 

@@ -37,6 +37,7 @@ SHAPE = RepoShape(
         ("app.main.parse_config", "module"),
         ("--dry-run", "flag"),
         ("RateLimiter", "class"),
+        ("max_retries", "identifier"),
     ],
 )
 def test_spans_that_are_claims(span: str, kind: str) -> None:
