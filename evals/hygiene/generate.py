@@ -123,6 +123,88 @@ FLAG_WORDS = [
     "quiet",
     "offset",
 ]
+# (fact, the same fact worded differently, aspect): near-duplicate templates
+NEAR_DUPLICATES = [
+    (
+        "The {thing} timeout is {n} seconds, set by `{const}` in `{path}`.",
+        "`{const}` in `{path}` sets the {thing} timeout to {n} seconds.",
+        "timeout",
+    ),
+    (
+        "Run `{cmd}` to rebuild the {thing} fixtures before the tests.",
+        "Before the tests, the {thing} fixtures are rebuilt with `{cmd}`.",
+        "fixtures",
+    ),
+    (
+        "The {thing} worker retries failed jobs {n} times before giving up.",
+        "Failed {thing} jobs are retried {n} times by the worker before it gives up.",
+        "retries",
+    ),
+    (
+        "Uploads to the {thing} bucket are limited to {n} MB per file.",
+        "Each file uploaded to the {thing} bucket may be at most {n} MB.",
+        "upload limit",
+    ),
+    (
+        "The {thing} cache keeps entries for {n} minutes and is cleared on deploy.",
+        "Entries in the {thing} cache live {n} minutes; a deploy clears the cache.",
+        "cache ttl",
+    ),
+    (
+        "Log lines from the {thing} service are JSON, one object per line.",
+        "The {thing} service logs one JSON object per line.",
+        "log format",
+    ),
+    (
+        "Set `{env}` to point the {thing} client at a local server.",
+        "The {thing} client talks to a local server when `{env}` is set.",
+        "local server",
+    ),
+    (
+        "The `{cmd}` target builds the {thing} docs into `site/`.",
+        "Docs for {thing} are built into `site/` by the `{cmd}` target.",
+        "docs build",
+    ),
+]
+# (fact, a fact that contradicts it, aspect): contradiction templates
+CONTRADICTIONS = [
+    ("The {thing} page size is {n} rows.", "The {thing} page size is {m} rows.", "page size"),
+    (
+        "Deploys of the {thing} service run `{c1}`.",
+        "Deploys of the {thing} service run `{c2}`.",
+        "deploy command",
+    ),
+    (
+        "Retries for {thing} requests are enabled by default.",
+        "Retries for {thing} requests are disabled by default.",
+        "retries",
+    ),
+    (
+        "The {thing} export is written as UTF-8 CSV.",
+        "The {thing} export is not written as UTF-8 CSV.",
+        "export format",
+    ),
+    (
+        "The {thing} scheduler runs every {n} minutes.",
+        "The {thing} scheduler runs every {m} minutes.",
+        "schedule",
+    ),
+    (
+        "Uploads larger than {n} MB are rejected by the {thing} service.",
+        "Uploads larger than {m} MB are rejected by the {thing} service.",
+        "upload size",
+    ),
+    (
+        "The {thing} cache is shared between workers.",
+        "The {thing} cache is never shared between workers.",
+        "cache sharing",
+    ),
+    (
+        "The {thing} client sends requests over HTTP/2.",
+        "The {thing} client sends requests over HTTP/1.1.",
+        "http version",
+    ),
+]
 DATES = [f"2026-09-0{d}T10:00:00Z" for d in range(1, 10)]
 
 
@@ -293,6 +375,8 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
     (root / "pyproject.toml").write_text(
         '[project]\nname = "shop"\nversion = "0.1"\n\n[project.scripts]\nshop = "shop.cli:main"\n'
     )
+    with (root / ".gitignore").open("a") as fh:
+        fh.write("# build outputs\nsite/\ndist/\n")
     first = commit(root, "code")
 
     s = Set()
@@ -363,30 +447,9 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
     )
 
     # near-duplicates worded differently ------------------------------------------------
-    templates = [
-        (
-            "The {thing} timeout is {n} seconds, set by `{const}` in `{path}`.",
-            "`{const}` in `{path}` sets the {thing} timeout to {n} seconds.",
-        ),
-        (
-            "Run `{cmd}` to rebuild the {thing} fixtures before the tests.",
-            "Before the tests, the {thing} fixtures are rebuilt with `{cmd}`.",
-        ),
-        (
-            "The {thing} worker retries failed jobs {n} times before giving up.",
-            "Failed {thing} jobs are retried {n} times by the worker before it gives up.",
-        ),
-        (
-            "Uploads to the {thing} bucket are limited to {n} MB per file.",
-            "Each file uploaded to the {thing} bucket may be at most {n} MB.",
-        ),
-        (
-            "The {thing} cache keeps entries for {n} minutes and is cleared on deploy.",
-            "Entries in the {thing} cache live {n} minutes; a deploy clears the cache.",
-        ),
-    ]
+    templates = rng.sample(NEAR_DUPLICATES, 5)
     things = rng.sample(THINGS, 10)
-    for i, (a, b) in enumerate(templates):
+    for i, (a, b, aspect) in enumerate(templates):
         thing, other = things[2 * i], things[2 * i + 1]
         m = modules[i % len(modules)]
         values = {
@@ -394,8 +457,9 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
             "const": m.constant,
             "path": m.path,
             "cmd": f"make {thing}-fixtures",
+            "env": f"{thing.upper()}_URL",
         }
-        subj = g.subject(thing, ["timeout", "fixtures", "retries", "upload limit", "cache ttl"][i])
+        subj = g.subject(thing, aspect)
         keep = s.add(
             g.memory(
                 subj,
@@ -419,6 +483,7 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
             **values,
             "n": values["n"] + rng.randrange(3, 40),
             "cmd": f"make {other}-fixtures",
+            "env": f"{other.upper()}_URL",
         }
         s.add(
             g.memory(
@@ -429,29 +494,7 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
         )
 
     # contradictions --------------------------------------------------------------------
-    contradicting = [
-        ("The {thing} page size is {n} rows.", "The {thing} page size is {m} rows.", "page size"),
-        (
-            "Deploys of the {thing} service run `{c1}`.",
-            "Deploys of the {thing} service run `{c2}`.",
-            "deploy command",
-        ),
-        (
-            "Retries for {thing} requests are enabled by default.",
-            "Retries for {thing} requests are disabled by default.",
-            "retries",
-        ),
-        (
-            "The {thing} export is written as UTF-8 CSV.",
-            "The {thing} export is not written as UTF-8 CSV.",
-            "export format",
-        ),
-        (
-            "The {thing} scheduler runs every {n} minutes.",
-            "The {thing} scheduler runs every {m} minutes.",
-            "schedule",
-        ),
-    ]
+    contradicting = rng.sample(CONTRADICTIONS, 5)
     things = rng.sample(THINGS, 10)
     for i, (a, b, aspect) in enumerate(contradicting):
         thing = things[i]

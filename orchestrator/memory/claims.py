@@ -218,7 +218,7 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
             return [Claim("function", span, "body", symbol=name)]
         return _dotted(span, name, shape)
     if looks_like_path(span, shape):
-        return [Claim("path", span, "body", path=span.rstrip("/") or span)]
+        return [Claim("path", span, "body", path=span)]
     if _DOTTED.match(span):
         return _dotted(span, span, shape)
     if _CAMEL.match(span):

@@ -8,8 +8,8 @@
   facts about different aspects of one subject ("the database is PostgreSQL 15" and
   "database migrations live in `migrations/`") have different frames and do not conflict;
   a fact that adds a value to another (`ruff` vs `ruff` and `mypy`) does not conflict.
-- `duplicate(a, b)`: the subjects are compatible (one subject's words all appear in the
-  other memory), the facts have the same polarity and assert compatible values (equal, or
+- `duplicate(a, b)`: the subjects are compatible (the more specific subject's words all
+  appear in the other memory), the facts have the same polarity and assert compatible values (equal, or
   one a subset of the other sharing at least half of the union), and either the Checklist
   A test holds (token Jaccard of `subject | fact` >= 0.85) or, for facts worded
   differently, the stemmed-content Jaccard reaches `REWORDED` (`ANCHORED` when both name
@@ -107,9 +107,16 @@ def content_stems(memory: Memory) -> frozenset[str]:
 
 
 def _subjects_compatible(a: Memory, b: Memory) -> bool:
+    """The more specific subject's words all appear in the other memory ("scheduler cache
+    sharing" is not "cache sharing" unless the other memory speaks of the scheduler);
+    subjects of one size: either way round ("running tests" meets "test command")."""
     sa, sb = subject_stems(a.subject or ""), subject_stems(b.subject or "")
     if not sa or not sb:
         return True
+    if len(sa) > len(sb):
+        return sa <= content_stems(b)
+    if len(sb) > len(sa):
+        return sb <= content_stems(a)
     return sa <= content_stems(b) or sb <= content_stems(a)
 
 

@@ -376,7 +376,8 @@ def _read_clause(text: str, protected: list[str], ignore: frozenset[str]) -> Cla
             continue
         if kind == "path":
             path = match.group(0)
-            if "." in path.rsplit("/", 1)[-1] or path.endswith("/"):
+            last = path.rsplit("/", 1)[-1]
+            if "." in last or path.endswith("/") or any(c.isdigit() for c in last):
                 values.add(path.lower())
                 first = False
                 continue

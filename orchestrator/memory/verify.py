@@ -121,6 +121,7 @@ class Verifier:
         self._basenames: set[str] | None = None
         self._trees: dict[str, dict[str, str] | None] = {}
         self._folders: set[str] | None = None
+        self._ignore_cache: dict[str, bool] = {}
         self._claims: dict[tuple[str, str, tuple[Citation, ...]], list[Claim]] = {}
         self._path_cache: dict[str, bool] = {}
         self._file_cache: dict[str, bool] = {}
@@ -156,6 +157,14 @@ class Verifier:
             self._path_cache[path] = hit
         return hit
 
+    def _ignored(self, path: str) -> bool:
+        """Git ignores the path (`site/`, `dist/`, `.env`): generated or local by design."""
+        hit = self._ignore_cache.get(path)
+        if hit is None:
+            hit = _check_ignore(self.layout.root, path)
+            self._ignore_cache[path] = hit
+        return hit
+
     def _is_file(self, path: str) -> bool:
         hit = self._file_cache.get(path)
         if hit is None:
@@ -179,7 +188,11 @@ class Verifier:
                 if self._basename_exists(claim.path):
                     return None
                 return f"no file named {claim.path} in the repository"
-            return None if self._exists(claim.path) else f"{claim.path} does not exist"
+            if self._exists(claim.path):
+                return None
+            if claim.origin == "body" and self._ignored(claim.path):
+                return None  # a build output or a local file, named as such: not a claim
+            return f"{claim.path} does not exist"
         if kind == "line":
             assert claim.path is not None and claim.line is not None
             facts = self.facts.of(claim.path)
@@ -333,6 +346,18 @@ class Verifier:
 
     def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
         return [self.check(m) for m in memories]
+
+
+def _check_ignore(root: Path, path: str) -> bool:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "check-ignore", "-q", "--no-index", path], cwd=root, capture_output=True
+        )
+    except OSError:
+        return False
+    return done.returncode == 0
 
 
 def verify_store(

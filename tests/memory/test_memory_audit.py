@@ -65,6 +65,13 @@ def test_near_duplicate_groups_keep_the_most_specific_else_the_most_recent(
         "Hitting the request timeout logs a warning with the request id.",
         subject="request timeout",
     )
+    # a more specific subject is another fact unless the other memory speaks of it
+    put("cache-sharing", "The cache is shared between workers.", subject="cache sharing")
+    put(
+        "scheduler-cache",
+        "The scheduler cache is shared between workers.",
+        subject="scheduler cache sharing",
+    )
     # two equally specific copies: the most recent is kept
     put(
         "cart-old",
@@ -136,10 +143,23 @@ def test_contradictions_need_one_subject_two_active_memories_and_disagreement(
         "The test command times out after 600 seconds.",
         subject="test command timeout",
     )
+    put(
+        "http2",
+        "The API client sends requests over HTTP/2.",
+        subject="http version",
+        kind="project",
+    )
+    put(
+        "http11",
+        "The API client sends requests over HTTP/1.1.",
+        subject="http version",
+        kind="project",
+    )
     report = audit(layout)
     assert sorted(kinds(report, "contradiction")) == [
         ("cmd-a", ("cmd-b",)),
         ("deploy-fridays", ("no-deploy-fridays",)),
+        ("http11", ("http2",)),
         ("retries-off", ("retries-on",)),
     ]
     assert all(f.severity == "error" for f in report.findings if f.kind == "contradiction")

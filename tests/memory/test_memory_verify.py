@@ -129,6 +129,20 @@ def test_each_kind_of_claim_goes_stale_when_the_code_moves(
     assert reasons["module-path"] == "app.main does not define parse_config"
 
 
+def test_missing_paths_git_ignores_are_outputs_not_stale_claims(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    with (layout.root / ".gitignore").open("a") as fh:
+        fh.write("site/\n")
+    put("docs", "`make docs` builds the documentation into `site/`.")
+    put("legacy", "The old importer lives in `legacy/`.")
+    results = {
+        v.name: v.result
+        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
+    }
+    assert results == {"docs": "ok", "legacy": "stale"}
+
+
 def test_a_word_boundary_search_checks_other_languages(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
