@@ -405,3 +405,39 @@ def test_a_repeated_audit_is_read_back_until_anything_it_reads_changes(
     assert [f.kind for f in audit(layout).findings] == ["notes_style"]
     layout.memory_index.write_text("# edited by hand\n")
     assert "index_drift" in {f.kind for f in audit(layout).findings}
+
+
+def test_audit_logs_a_schema_valid_memory_audit_event(layout: Layout, put: Put) -> None:
+    from orchestrator.events.log import EventLog
+
+    put("flaky", "Commit 3f2a9c1 fixed the flaky loader test.", kind="project")
+    log = EventLog(layout.artifacts / "t" / "observability" / "t.ndjson", "t")
+    audit(layout, log=log, phase=4)
+    audit(layout, log=log, phase=4)  # read back from the cache: logged all the same
+    events = log.read(check=True)
+    assert events.problems == [] and len(events.events) == 2
+    payload = events.events[0].payload
+    assert payload["counts"]["excluded_content"] == 1 and payload["warnings"] == 1
+    assert events.events[1].payload == payload
+
+
+def test_memory_commands_do_not_import_the_model_sdk(layout: Layout, put: Put) -> None:
+    import subprocess
+    import sys
+
+    put("fine", "`DEFAULT_TIMEOUT` is 30.")
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from orchestrator.cli import cli\n"
+        "for args in (['memory', 'verify'], ['memory', 'audit'], ['memory', 'promote', '--help'],"
+        " ['memory', 'import', '--help']):\n"
+        "    result = CliRunner().invoke(cli, args)\n"
+        "    assert result.exit_code == 0, result.output\n"
+        "print('anthropic' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=layout.root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
