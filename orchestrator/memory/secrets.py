@@ -68,10 +68,8 @@ _SAID_PASSWORD = re.compile(
     re.I,
 )
 _GOOGLE = re.compile(r"\bAIza[0-9A-Za-z_-]{35}")
-_CANDIDATE = re.compile(
-    r"[A-Za-z0-9+/_=.:-]{16,}|\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)\w*",
-    re.I,
-)
+_LONG = re.compile(r"[A-Za-z0-9+/_=.:-]{16,}")
+_KEYWORD = re.compile(r"\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)")
 _GENERATED = re.compile(
     r"^(?:verified|created|updated|status|type|name|supersedes|superseded_by):\s"
 )
@@ -125,28 +123,36 @@ def _looks_real(value: str) -> bool:
 
 
 def _ours(text: str) -> list[SecretHit]:
-    """What detect-secrets misses, searched over the whole text (one pass per pattern)."""
+    """What detect-secrets misses, searched over the whole text (one pass per pattern, and
+    only when a word the pattern needs is there at all)."""
     found: dict[int, SecretHit] = {}
 
     def line_of(pos: int) -> int:
         return text.count("\n", 0, pos) + 1
 
-    for rx, kind in (
-        (_PRIVATE_KEY, "Private Key"),
-        (_ANTHROPIC, "Anthropic API Key"),
-        (_GENERIC_SK, "Secret Key (sk-)"),
-        (_GOOGLE, "Google API Key"),
+    for rx, kind, needs in (
+        (_PRIVATE_KEY, "Private Key", ("PRIVATE KEY", "PuTTY")),
+        (_ANTHROPIC, "Anthropic API Key", ("sk-ant-",)),
+        (_GENERIC_SK, "Secret Key (sk-)", ("sk-",)),
+        (_GOOGLE, "Google API Key", ("AIza",)),
     ):
-        for match in rx.finditer(text):
-            found.setdefault(line_of(match.start()), SecretHit(line_of(match.start()), kind))
-    for match in _ENV_ASSIGN.finditer(text):
-        if _looks_real(match.group(2)):
-            n = line_of(match.start())
-            found.setdefault(n, SecretHit(n, f"Credential assignment ({match.group(1)})"))
-    for match in _SAID_PASSWORD.finditer(text):
-        if _looks_real(match.group(1)):
-            n = line_of(match.start())
-            found.setdefault(n, SecretHit(n, "Password or key stated in text"))
+        if any(n in text for n in needs):
+            for match in rx.finditer(text):
+                n = line_of(match.start())
+                found.setdefault(n, SecretHit(n, kind))
+    if any(
+        k in text for k in ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "CREDENTIAL")
+    ):
+        for match in _ENV_ASSIGN.finditer(text):
+            if _looks_real(match.group(2)):
+                n = line_of(match.start())
+                found.setdefault(n, SecretHit(n, f"Credential assignment ({match.group(1)})"))
+    low = text.lower()
+    if any(k in low for k in ("pass", "pwd", "secret", "key", "token")):
+        for match in _SAID_PASSWORD.finditer(text):
+            if _looks_real(match.group(1)):
+                n = line_of(match.start())
+                found.setdefault(n, SecretHit(n, "Password or key stated in text"))
     return [found[n] for n in sorted(found)]
 
 
@@ -173,10 +179,12 @@ def _candidate(line: str) -> bool:
         return False  # frontmatter orch writes itself: ids, dates, status
     if "://" in line and "@" in line:
         return True  # credentials in a URL
-    for match in _CANDIDATE.finditer(line):
+    if _KEYWORD.search(line.lower()):
+        return True  # what the keyword detector looks for
+    for match in _LONG.finditer(line):
         token = match.group(0)
-        if len(token) < 16 or token.lower().startswith(_PREFIXES):
-            return True  # a keyword, or a vendor's key prefix
+        if token.lower().startswith(_PREFIXES):
+            return True  # a vendor's key prefix
         # keys are long unbroken runs; `Handler161.run_0` is an identifier, not a key
         for part in _SEPARATORS.split(token):
             if len(part) < 16:
