@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format typecheck bench docs clean
+.PHONY: demo test lint format typecheck bench docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,11 +13,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# `orch demo` once the workflow exists; until then a walk through the store and the log
 demo: $(STAMP)
-	$(BIN)/orch demo
+	@if $(BIN)/orch demo --help >/dev/null 2>&1; then $(BIN)/orch demo; \
+	else $(BIN)/python -m evals.demo_store; fi
 
+# PYTEST_ARGS narrows a run, e.g. `make test PYTEST_ARGS=tests/foundation`; a run that
+# collects no test exits 5, which fails `make test` and so CI
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -35,6 +39,9 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --write
+
+docs-check: $(STAMP)
+	$(BIN)/python -m evals.docs_cli --check
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

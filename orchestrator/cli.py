@@ -107,8 +107,14 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except OrchError as exc:
             raise CLIError(exc.line(), exc.exit_code) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            # click would print "Aborted!" and exit 1; Ctrl-C is exit code 130 by convention
+            click.echo("Interrupted.", err=True)
+            raise click.exceptions.Exit(130) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            raise  # the reader went away (`orch log x | head`): click exits quietly
         except Exception as exc:
             if os.environ.get("ORCH_DEBUG"):
                 raise

@@ -47,13 +47,14 @@ class PolicyConfig:
 
 @dataclass(frozen=True)
 class Config:
-    model: str = "anthropic:claude-sonnet-4-5"
+    model: str = "anthropic:claude-sonnet-4-6"
     fallback_model: str | None = "anthropic:claude-haiku-4-5"
     planner_model: str | None = None
     auditor_model: str | None = None
     reviewer_model: str | None = None
     max_tokens: int = 8192
     api_timeout: float = 120.0
+    streaming: bool = True  # Messages API replies as server-sent events (False: one JSON body)
     max_retries: int = 3
     prompt_caching: bool = True
     test_command: str | None = None

@@ -20,7 +20,8 @@ class Model(Protocol):
     """A language model. `complete` raises `orchestrator.errors.ModelError` on failure,
     already classified; an empty reply or a tool call cut by max_tokens is a failure."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def complete(self, request: Request) -> Reply: ...
 

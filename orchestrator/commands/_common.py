@@ -17,7 +17,8 @@ def repo(*, initialised: bool = True) -> Layout:
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    """One JSON document on stdout (compact: the C encoder is ten times faster than indent)."""
+    click.echo(json.dumps(data, ensure_ascii=False, default=str))
 
 
 def warn(message: str) -> None:

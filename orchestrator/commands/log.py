@@ -32,7 +32,9 @@ def format_event(event: Event) -> str:
 @click.command()
 @click.argument("slug")
 @json_option
-@click.option("--follow", "-f", is_flag=True, help="Keep printing events as they are appended.")
+@click.option(
+    "--follow", "-f", is_flag=True, help="Keep printing events as they are appended (Ctrl-C ends)."
+)
 @click.option(
     "--type",
     "types",
@@ -40,16 +42,21 @@ def format_event(event: Event) -> str:
     type=click.Choice(EVENT_TYPES),
     help="Only this event type (repeatable).",
 )
-@click.option(
-    "--check", is_flag=True, help="Validate every line against the schemas; exit 1 on any problem."
-)
+@click.option("--check", is_flag=True, help="Also validate every line against the JSON Schemas.")
 def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: bool) -> None:
-    """Print task SLUG's event log (one event per line, or NDJSON with --json)."""
+    """Print task SLUG's event log (one event per line, or NDJSON with --json).
+
+    Lines that cannot be read (a torn last line, a line that is not JSON or not an event)
+    are skipped and reported on stderr, one line each, and the exit code is then 1.
+    """
     from orchestrator.events.log import follow as follow_log
     from orchestrator.events.log import read_events
     from orchestrator.store.tasks import TaskFolder
 
-    task = TaskFolder.open(repo(), slug)
+    layout = repo()
+    task = TaskFolder.open(layout, slug)
+    where = task.event_log_path.relative_to(layout.root).as_posix()
+    problems = 0
 
     def show(event: Event) -> None:
         if types and event.event_type not in types:
@@ -59,15 +66,29 @@ def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: b
         else:
             click.echo(format_event(event))
 
-    result = read_events(task.event_log_path, check=check)
+    def problem(line: str) -> None:
+        nonlocal problems
+        problems += 1
+        warn(line)
+
+    result = read_events(task.event_log_path, check=check, where=where)
     for event in result.events:
         show(event)
-    for problem in result.problems:
-        warn(problem)
+    for line in result.problems:
+        if follow and result.torn_tail and line is result.problems[-1]:
+            continue  # following: a last line still being written shows once it is complete
+        problem(line)
     if follow:
-        skip = len(result.events)
-        for n, event in enumerate(follow_log(task.event_log_path)):
-            if n >= skip:
+        try:
+            for event in follow_log(
+                task.event_log_path,
+                offset=result.end,
+                lines=result.lines,
+                check=check,
+                on_problem=lambda line: problem(line.replace(str(task.event_log_path), where)),
+            ):
                 show(event)
-    if check and result.problems:
+        except KeyboardInterrupt:
+            pass  # Ctrl-C is how following ends
+    if problems:
         raise SystemExit(1)

@@ -80,7 +80,7 @@ def memory_list(show_all: bool, kind: str | None, as_json: bool) -> None:
         emit_json(
             {
                 "v": 1,
-                "memories": [{k: v for k, v in m.to_dict().items() if k != "body"} for m in shown],
+                "memories": [m.to_dict(body=False) for m in shown],
                 "problems": [p.to_dict() for p in errors],
             }
         )
@@ -136,7 +136,8 @@ def _body(fact: str | None, body_file: str | None) -> str | None:
     return fact
 
 
-def memory_options(func: Callable[..., None]) -> Callable[..., None]:
+def _fields(func: Callable[..., None]) -> Callable[..., None]:
+    """The options that give a memory's fields (add and supersede)."""
     options = [
         click.option("--name", help="File stem, kebab-case (default: from the subject)."),
         click.option(
@@ -157,6 +158,15 @@ def memory_options(func: Callable[..., None]) -> Callable[..., None]:
         ),
         click.option("--fact", help="The fact: a concrete, falsifiable paragraph."),
         click.option("--body-file", help="Read the whole body from a file ('-' for stdin)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _duplicate_options(func: Callable[..., None]) -> Callable[..., None]:
+    """Checklist A's choice, for `add` (a superseding memory is meant to resemble the old)."""
+    options = [
         click.option(
             "--on-duplicate",
             type=click.Choice(["refuse", "skip", "supersede", "create"]),
@@ -200,7 +210,8 @@ def _print_write(result: WriteResult, as_json: bool) -> None:
 
 
 @memory.command("add")
-@memory_options
+@_fields
+@_duplicate_options
 @json_option
 def memory_add(
     name: str | None,
@@ -245,7 +256,7 @@ def memory_add(
 
 @memory.command("supersede")
 @click.argument("old")
-@memory_options
+@_fields
 @json_option
 def memory_supersede(
     old: str,
@@ -257,8 +268,6 @@ def memory_supersede(
     cites: tuple[str, ...],
     fact: str | None,
     body_file: str | None,
-    on_duplicate: str,
-    duplicate_reason: str | None,
     as_json: bool,
 ) -> None:
     """Replace memory OLD with a corrected one; OLD is kept, marked superseded.
@@ -314,3 +323,8 @@ def memory_index(check: bool) -> None:
         return
     changed = store.index()
     click.echo("Regenerated MEMORY.md." if changed else "MEMORY.md was already up to date.")
+
+
+def memory_options(func: Callable[..., None]) -> Callable[..., None]:
+    """Every field option and Checklist A's choice (for commands that write a new memory)."""
+    return _fields(_duplicate_options(func))

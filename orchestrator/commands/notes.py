@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from orchestrator.commands._common import emit_json, json_option, repo
+from orchestrator.commands._common import emit_json, json_option, repo, warn
 
 
 @click.group()
@@ -15,14 +15,22 @@ def notes() -> None:
 @notes.command("show")
 @json_option
 def notes_show(as_json: bool) -> None:
-    """Print NOTES.md."""
-    from orchestrator.store.notes import NotesFile, render_notes
+    """Print NOTES.md (exit code 1 if it strays from its form or its 20 lines)."""
+    from orchestrator.store.notes import NOTES_NAME, Notes, NotesFile, form_problems, render_notes
 
-    current = NotesFile(repo()).read()
+    text = NotesFile(repo()).text()
+    shown = render_notes(Notes()) if text is None else text
+    problems = form_problems(shown)
     if as_json:
-        emit_json(current.to_dict())
+        from orchestrator.store.notes import parse_notes
+
+        emit_json({**parse_notes(shown).to_dict(), "problems": problems})
     else:
-        click.echo(render_notes(current), nl=False)
+        click.echo(shown, nl=not shown.endswith("\n") and bool(shown))
+        for problem in problems:
+            warn(f"{NOTES_NAME}: {problem}")
+    if problems:
+        raise SystemExit(1)
 
 
 @notes.command("set")

@@ -6,8 +6,9 @@ Sources, all in the task folder or the session scratch (read in this order):
    (`append_candidate`), one JSON object a line: `{"v": 1, "fact": "...", "subject"?,
    "type"?, "reason"?, "citations"?: [{"path", "line"?, "symbol"?}], "scope"?: "repo" |
    "task", "kind"?: "fact" | "pattern", "name"?, "ts"?}`.
-2. `episodes/*.json`: L3 items under `"l3"` (objects with the fields above, or strings)
-   and recurring patterns under `"patterns"` (strings or `{"pattern": ...}`).
+2. `l3.json` (the context part's merged L3 items: facts, decisions, eliminated approaches,
+   patterns with how often they were seen); without it, `episodes/*.json` (`"l3"` items and
+   `"patterns"`, objects with the fields above or strings).
 3. The session notes' `## Key Results` bullets.
 4. Each phase report's `## Notes for later phases` bullets.
 
@@ -52,6 +53,7 @@ class Candidate:
     scope: str | None = None  # proposed: repo | task
     kind: str = "fact"  # fact | pattern
     name: str | None = None
+    seen: int = 1  # how often the task saw it (L3 items count their sources)
     proposed_by: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -228,6 +230,28 @@ def _episode_items(path: Path, rel: str) -> list[Candidate]:
     return out
 
 
+def _l3_items(task: TaskFolder) -> list[Candidate] | None:
+    """The task's L3 items (`l3.json`, kept by the context part), or None without the file."""
+    path = task.path / "l3.json"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return []
+    out = []
+    for i, item in enumerate(raw.get("items") or [] if isinstance(raw, dict) else []):
+        if not isinstance(item, dict):
+            continue
+        record = {**item, "fact": item.get("text") or item.get("fact")}
+        record["kind"] = "pattern" if item.get("kind") == "pattern" else "fact"
+        cand = from_record(record, "l3", f"l3.json#{item.get('id') or i}")
+        if cand is not None:
+            seen = item.get("seen")
+            out.append(cand.with_changes(seen=seen if isinstance(seen, int) and seen > 0 else 1))
+    return out
+
+
 def task_candidates(task: TaskFolder) -> list[Candidate]:
     """Every candidate the task offers, from every source, in a stable order."""
     from orchestrator.store.session import SessionNotes
@@ -246,7 +270,10 @@ def task_candidates(task: TaskFolder) -> list[Candidate]:
                 cand = from_record(raw, "candidates_file", f"{CANDIDATES_FILE}:{n}")
                 if cand is not None:
                     out.append(cand)
-    if task.episodes.is_dir():
+    l3 = _l3_items(task)
+    if l3 is not None:
+        out += l3  # the episodes' facts and patterns, merged: do not count them twice
+    elif task.episodes.is_dir():
         for path in sorted(task.episodes.glob("*.json")):
             out += _episode_items(path, f"episodes/{path.name}")
     notes = SessionNotes(task.layout, task.slug)

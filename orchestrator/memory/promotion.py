@@ -279,7 +279,7 @@ def _write_skill_proposal(
         f"# Skill proposal: {pattern.subject or _first_sentence(pattern.fact)}",
         "",
         "Status: proposed. Review it by hand; orch never applies a skill proposal.",
-        f"Seen {len(occurrences)} times.",
+        f"Seen {sum(c.seen for _, c in occurrences)} times.",
         "",
         "## Pattern",
         "",
@@ -448,13 +448,14 @@ def promote(
                 clusters.append([(slug_, c)])
         for c in [c for c in todo if c.kind == "pattern"]:
             cluster = next(cl for cl in clusters if any(x is c for _, x in cl))
-            if len(cluster) >= config.skill_min_occurrences:
+            seen = sum(x.seen for _, x in cluster)
+            if seen >= config.skill_min_occurrences:
                 proposal = _write_skill_proposal(task, cluster[0][1], cluster)
                 decide(
                     Decision(
                         c,
                         "skill_proposal",
-                        f"seen {len(cluster)} times (at least {config.skill_min_occurrences}): "
+                        f"seen {seen} times (at least {config.skill_min_occurrences}): "
                         f"proposed in skill-proposals/{proposal}.md, not applied",
                     )
                 )
@@ -463,7 +464,7 @@ def promote(
                     Decision(
                         c,
                         "pattern_noted",
-                        f"seen {len(cluster)} of {config.skill_min_occurrences} times needed "
+                        f"seen {seen} of {config.skill_min_occurrences} times needed "
                         "for a skill proposal",
                     )
                 )

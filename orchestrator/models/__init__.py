@@ -1,11 +1,19 @@
 """Models by name: `anthropic:<model id>` or `scripted:<path>`.
 
+`get_model` returns the named model wrapped in a `ResilientModel`: transient failures are
+retried (`max_retries` from the configuration) and an unavailable model falls back to
+`fallback_model`. The fallback is built only when it is first needed. A scripted model
+falls back only to another scripted model (a scripted run never reaches a real API) and
+waits between retries only when its script says `retry_after`.
+
 The Anthropic adapter (`orchestrator.models.anthropic_adapter`) is the only module that
 imports the `anthropic` SDK, and it is imported only when an anthropic model is built.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,21 +21,51 @@ from orchestrator.errors import UsageError
 
 if TYPE_CHECKING:
     from orchestrator.config import Config
+    from orchestrator.models.resilient import ResilientModel
     from orchestrator.protocols import Model
 
 MODEL_FORMS = ("anthropic:<model id>", "scripted:<path to a YAML or JSON script>")
+KINDS = ("anthropic", "scripted")
 
 
-def get_model(name: str, config: Config | None = None) -> Model:
-    """Build the model called `name`; an unknown name lists the valid forms."""
+def _kind(name: str, what: str = "model") -> str:
     kind, _, rest = name.partition(":")
-    if kind == "scripted" and rest:
+    if kind not in KINDS or not rest.strip():
+        raise UsageError(f"unknown {what} {name!r}: use one of {', '.join(MODEL_FORMS)}")
+    return kind
+
+
+def build_model(name: str, config: Config | None = None) -> Model:
+    """The bare model called `name`, without retries or fallback."""
+    kind = _kind(name)
+    rest = name.partition(":")[2]
+    if kind == "scripted":
         from orchestrator.models.scripted import ScriptedModel
 
         return ScriptedModel.from_file(Path(rest))
-    if kind == "anthropic" and rest:
-        from orchestrator.models.anthropic_adapter import AnthropicModel  # type: ignore[import-not-found]
+    from orchestrator.models.anthropic_adapter import AnthropicModel
 
-        model: Model = AnthropicModel(rest, config)
-        return model
-    raise UsageError(f"unknown model {name!r}: use one of {', '.join(MODEL_FORMS)}")
+    model: Model = AnthropicModel(rest, config)
+    return model
+
+
+def get_model(name: str, config: Config | None = None) -> ResilientModel:
+    """Build the model called `name` with retries and fallback; an unknown name lists the forms."""
+    from orchestrator.config import Config
+    from orchestrator.models.resilient import ResilientModel
+
+    config = config or Config()
+    kind = _kind(name)
+    primary = build_model(name, config)
+    fallback_name = config.fallback_model
+    fallback: Callable[[], Model] | None = None
+    if fallback_name and fallback_name != name:
+        fallback_kind = _kind(fallback_name, "fallback_model")
+        if kind == "anthropic" or fallback_kind == "scripted":
+            fallback = partial(build_model, fallback_name, config)
+    return ResilientModel(
+        primary,
+        fallback,
+        max_retries=config.max_retries,
+        base_delay=0.0 if kind == "scripted" else 1.0,
+    )

@@ -28,6 +28,11 @@ A reply may hold `text`, `tool_calls` (each `{name, input, id?}`), `stop_reason`
 (default: tool_use when there are tool calls, else end_turn), `usage`, or `error`
 (`{class, message, status?, retry_after?, times?}`: raised `times` times, default 1, for
 that request before the script moves on).
+
+Replies obey the same failure rules as a real model (`orchestrator.models.failures`): a
+reply with neither text nor tool calls raises `transient`, a `stop_reason: max_tokens`
+reply whose last block is a tool call raises `fixable`, `stop_reason: refusal` raises
+`escalate`. So a script can rehearse every failure the engine must survive.
 """
 
 from __future__ import annotations
@@ -39,7 +44,10 @@ from typing import Any
 
 from orchestrator.errors import FAILURE_CLASSES, ModelError, UsageError
 from orchestrator.messages import Reply, Request, TextBlock, ToolCall, Usage
+from orchestrator.models.failures import check_reply
 from orchestrator.tokens import estimate_request
+
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 class ScriptError(UsageError):
@@ -88,7 +96,7 @@ class ScriptedModel:
             if error is None:
                 if which == -1:
                     self._delivered += 1
-                return build_reply(raw, self.name, len(self.requests))
+                return check_reply(build_reply(raw, self.name, len(self.requests)), request)
             if self._spent.get((which, index), 0) < int(error.get("times", 1)):
                 self._spent[(which, index)] = self._spent.get((which, index), 0) + 1
                 raise ModelError(
@@ -203,7 +211,26 @@ def _check_replies(replies: Any, where: str, path: str) -> None:
                 raise ScriptError(
                     where, f"{at}.error needs a class, one of {', '.join(FAILURE_CLASSES)}"
                 )
-        elif not raw.get("text") and not raw.get("tool_calls") and "stop_reason" not in raw:
+            for key in ("times", "status"):
+                if key in err and (not isinstance(err[key], int) or isinstance(err[key], bool)):
+                    raise ScriptError(where, f"{at}.error.{key} must be an integer")
+            if "retry_after" in err and not isinstance(err["retry_after"], int | float):
+                raise ScriptError(where, f"{at}.error.retry_after must be a number of seconds")
+        usage = raw.get("usage")
+        if usage is not None and (
+            not isinstance(usage, dict)
+            or set(usage) - set(USAGE_KEYS)
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
+        ):
+            raise ScriptError(
+                where, f"{at}.usage must map some of {', '.join(USAGE_KEYS)} to integers"
+            )
+        if (
+            "error" not in raw
+            and not raw.get("text")
+            and not raw.get("tool_calls")
+            and "stop_reason" not in raw
+        ):
             raise ScriptError(where, f"{at} needs text, tool_calls or error")
         for j, call in enumerate(raw.get("tool_calls") or []):
             if not isinstance(call, dict) or not isinstance(call.get("name"), str):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -26,16 +25,26 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
-    """Replace `path` with `data` so that a crash leaves the old content or the new one."""
+    """Replace `path` with `data` so that a crash leaves the old content or the new one.
+
+    The file keeps its permission bits when it exists (`mode` sets them otherwise; 0o644).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode)
+    keep: int | None = None
+    if mode is None:
+        with contextlib.suppress(OSError):
+            keep = os.stat(path).st_mode & 0o7777
+    mode = keep if keep is not None else (0o644 if mode is None else mode)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
+        if keep is not None:
+            os.chmod(tmp, keep)  # os.open's mode passes through the umask
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -67,10 +76,14 @@ def lock_for(lock_dir: Path, name: str) -> BaseFileLock:
 
 @contextlib.contextmanager
 def file_lock(
-    lock_dir: Path, name: str, *, timeout: float = DEFAULT_LOCK_TIMEOUT, what: str | None = None
+    lock_dir: Path, name: str, *, timeout: float | None = None, what: str | None = None
 ) -> Iterator[None]:
-    """Hold the inter-process lock `name`; wait up to `timeout` seconds (0: do not wait)."""
+    """Hold the inter-process lock `name`; wait up to `timeout` seconds (0: do not wait;
+    None: `DEFAULT_LOCK_TIMEOUT`). Raises `Locked` when the wait runs out."""
     from filelock import Timeout
+
+    if timeout is None:
+        timeout = DEFAULT_LOCK_TIMEOUT
 
     lock = lock_for(lock_dir, name)
     try:

@@ -78,19 +78,19 @@ class WriteResult:
 
 
 def _parse_file(path: str) -> dict[str, Any]:
-    p = Path(path)
+    """One file's parse result as plain data (what the parse cache stores)."""
+    stem = os.path.basename(path)[: -len(".md")]
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return {
-            "memory": None,
-            "problems": [Problem(path, "invalid_file", f"unreadable: {exc}").to_dict()],
-        }
-    parsed = parse_memory(text, p.stem, path=path)
-    memory = None
-    if parsed.memory is not None:
-        memory = parsed.memory.to_dict()
-        memory["extra"] = parsed.memory.extra
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        problem = Problem(path, "invalid_file", "not UTF-8 text")
+        return {"memory": None, "problems": [problem.to_dict()]}
+    except OSError as exc:
+        problem = Problem(path, "invalid_file", f"unreadable: {exc.strerror or exc}")
+        return {"memory": None, "problems": [problem.to_dict()]}
+    parsed = parse_memory(text, stem, path=path)
+    memory = parsed.memory.to_dict() if parsed.memory is not None else None
     return {"memory": memory, "problems": [pr.to_dict() for pr in parsed.problems]}
 
 
@@ -98,17 +98,39 @@ class RepoMemoryStore:
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
         self.dir = layout.repo_memories
+        self._outside: list[Problem] = []
 
     # reading ---------------------------------------------------------------------------
 
     def files(self) -> Iterator[tuple[str, os.stat_result]]:
+        """(path, stat) of every memory file; symlinks that leave the repository are skipped
+        (and reported by `load_all`)."""
+        self._outside = []
         try:
             entries = list(os.scandir(self.dir))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return
         for entry in entries:
-            if entry.name.endswith(".md") and entry.name != INDEX_FILE and entry.is_file():
-                yield entry.path, entry.stat()
+            if not entry.name.endswith(".md") or entry.name == INDEX_FILE:
+                continue
+            try:
+                if entry.is_symlink() and not self._inside(entry.path):
+                    self._outside.append(
+                        Problem(
+                            self._rel(entry.path),
+                            "invalid_file",
+                            "symlink to a file outside the repository; not read",
+                        )
+                    )
+                    continue
+                if entry.is_file():
+                    yield entry.path, entry.stat()
+            except OSError:
+                continue  # removed while listing
+
+    def _inside(self, path: str) -> bool:
+        root = self.layout.root.resolve()
+        return Path(path).resolve().is_relative_to(root)
 
     def load_all(self) -> LoadResult:
         """Every memory that loads, and a problem per file that does not (or is incomplete)."""
@@ -118,39 +140,54 @@ class RepoMemoryStore:
         finally:
             cache.close()
         memories: list[Memory] = []
-        problems: list[Problem] = []
+        problems: list[Problem] = list(self._outside)
         for path in sorted(parsed):
             item = parsed[path]
             if item["memory"] is not None:
                 memories.append(Memory.from_dict(item["memory"]))
-            if item["problems"]:  # relative paths only when needed: 10,000 files add up
+            if item["problems"]:
                 rel = self._rel(path)
                 problems.extend(
                     Problem(rel, p["kind"], p["detail"], p["severity"]) for p in item["problems"]
                 )
         memories.sort(key=lambda m: m.name)
+        problems.sort(key=lambda p: p.path)
         return LoadResult(memories, problems)
 
     def _rel(self, path: str) -> str:
-        try:
-            return Path(path).relative_to(self.layout.root).as_posix()
-        except ValueError:
-            return path
+        root = str(self.layout.root).rstrip(os.sep) + os.sep
+        return path[len(root) :].replace(os.sep, "/") if path.startswith(root) else path
 
     def path_of(self, name: str) -> Path:
-        if not name or "/" in name or "\\" in name or name.startswith("."):
+        """The file of memory `name`; refused if `name` is not a file name or the file would
+        lie outside the repository (a symlinked folder or file)."""
+        if (
+            not name
+            or "/" in name
+            or "\\" in name
+            or "\x00" in name
+            or name.startswith(".")
+            or name.upper() == "MEMORY"
+        ):
             raise UsageError(f"{name!r} is not a memory name")
-        return self.dir / f"{name}.md"
+        path = self.dir / f"{name}.md"
+        confine(self.layout.root, path.relative_to(self.layout.root).as_posix())
+        return path
 
     def get(self, name: str) -> Memory:
         path = self.path_of(name)
+        where = self._rel(str(path))
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise UsageError(f"no memory named {name!r} (see `orch memory list`)") from None
-        parsed = parse_memory(text, name, path=self._rel(str(path)))
+        except UnicodeDecodeError:
+            raise InvalidFile(where, "not UTF-8 text") from None
+        except OSError as exc:
+            raise InvalidFile(where, f"unreadable: {exc.strerror or exc}") from None
+        parsed = parse_memory(text, name, path=where)
         if parsed.memory is None:
-            raise InvalidFile(self._rel(str(path)), parsed.problems[0].detail)
+            raise InvalidFile(where, parsed.problems[0].detail)
         return parsed.memory
 
     # validation ------------------------------------------------------------------------
@@ -197,7 +234,11 @@ class RepoMemoryStore:
         return file_lock(self.layout.locks, LOCK_NAME, what="the memory store")
 
     def _write(self, memory: Memory, original: str | None = None) -> None:
-        atomic_write(self.path_of(memory.name), serialize_memory(memory, original))
+        from orchestrator.retrieval import index_written  # never raises: the index is a cache
+
+        path = self.path_of(memory.name)
+        atomic_write(path, serialize_memory(memory, original))
+        index_written(self.layout, path)
 
     def regenerate_index(self) -> bool:
         """Rewrite MEMORY.md from the files; True if it changed."""
@@ -249,7 +290,9 @@ class RepoMemoryStore:
                 return self._supersede_locked(dups[0].memory.name, memory, current, found)
             if dups and on_duplicate == "create":
                 if not (reason or "").strip():
-                    raise UsageError("creating a near-duplicate needs a stated reason (--reason)")
+                    raise UsageError(
+                        "creating a near-duplicate needs a stated reason (--duplicate-reason)"
+                    )
                 extra = dict(memory.extra)
                 extra["distinct_from"] = [{"name": n, "reason": reason} for n, _ in found]
                 memory = memory.with_changes(extra=extra)
@@ -271,9 +314,9 @@ class RepoMemoryStore:
     def _supersede_locked(
         self, old_name: str, new: Memory, current: LoadResult, found: list[tuple[str, float]]
     ) -> WriteResult:
-        old = current.by_name().get(old_name)
-        if old is None:
+        if old_name not in current.by_name():
             raise UsageError(f"no memory named {old_name!r} to supersede")
+        old = self.get(old_name)  # the file as it is now, not the cached copy
         if not old.active:
             raise UsageError(f"memory {old_name!r} is already {old.status}")
         if new.name == old_name:
@@ -281,8 +324,9 @@ class RepoMemoryStore:
         if new.name in current.by_name() or self.path_of(new.name).exists():
             raise UsageError(f"a memory named {new.name!r} exists")
         new = new.with_changes(supersedes=tuple(dict.fromkeys((*new.supersedes, old_name))))
-        old_path = self.path_of(old_name)
-        original = old_path.read_text(encoding="utf-8")
+        original = self.path_of(old_name).read_text(encoding="utf-8")
+        # The new file first: a crash between the two writes leaves both active (the new
+        # one naming the old in `supersedes`), never a dangling superseded_by.
         self._write(new)
         self._write(
             old.with_changes(status="superseded", superseded_by=new.name, updated=now_iso()),
@@ -293,6 +337,8 @@ class RepoMemoryStore:
 
     def update(self, name: str, **changes: Any) -> WriteResult:
         """Change fields of an existing memory in place (status, verified...), keeping bytes."""
+        if "name" in changes:
+            raise UsageError("a memory's name is its file name; supersede it instead")
         with self._lock():
             path = self.path_of(name)
             try:

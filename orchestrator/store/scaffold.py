@@ -1,11 +1,17 @@
-"""`orch init`: create the three-tier layout in a git repository, never touching what exists."""
+"""`orch init`: create the three-tier layout in a git repository, never touching what exists.
+
+Everything is checked before anything is written: a path that exists as the wrong kind
+(a file where a folder goes) or that leads out of the repository through a symlink stops
+`orch init` with one line and nothing created.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.store.fs import atomic_write
+from orchestrator.errors import InvalidFile
+from orchestrator.store.fs import atomic_write, confine
 from orchestrator.store.index import render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.notes import Notes, render_notes
@@ -20,6 +26,11 @@ class ScaffoldResult:
     kept: list[str] = field(default_factory=list)
 
 
+def _ignore_key(line: str) -> str:
+    """A .gitignore pattern in a form that compares `/.orch/`, `.orch/` and `.orch` equal."""
+    return line.strip().strip("/")
+
+
 def scaffold(layout: Layout) -> ScaffoldResult:
     result = ScaffoldResult()
     root = layout.root
@@ -27,25 +38,45 @@ def scaffold(layout: Layout) -> ScaffoldResult:
     def rel(p: Path) -> str:
         return p.relative_to(root).as_posix()
 
-    for folder in (
+    folders = (
         layout.repo_memories,
         layout.session,
         layout.templates,
         layout.artifacts,
         layout.cache,
-    ):
-        if folder.is_dir():
-            result.kept.append(rel(folder) + "/")
-        else:
-            folder.mkdir(parents=True)
-            result.created.append(rel(folder) + "/")
-
+    )
     files = {
         layout.notes: render_notes(Notes()),
         layout.memory_index: render_index([]),
         layout.artifacts / ".gitkeep": "",
         **{layout.templates / name: package_template(name) for name in TEMPLATE_NAMES},
     }
+    gitignore = root / ".gitignore"
+
+    # check everything first, so that a refusal leaves the repository as it was
+    for path in (*folders, *files, gitignore):
+        confine(root, rel(path))
+    for folder in folders:
+        for step in (folder, *folder.parents):
+            if step == root:
+                break
+            if step.exists() and not step.is_dir():
+                raise InvalidFile(rel(step), "exists but is not a folder; orch needs a folder here")
+    for path in (*files, gitignore):
+        if path.exists() and not path.is_file():
+            raise InvalidFile(rel(path), "exists but is not a file; orch needs a file here")
+    try:
+        current = gitignore.read_bytes() if gitignore.exists() else b""
+    except OSError as exc:
+        raise InvalidFile(".gitignore", f"unreadable: {exc.strerror or exc}") from None
+
+    for folder in folders:
+        if folder.is_dir():
+            result.kept.append(rel(folder) + "/")
+        else:
+            folder.mkdir(parents=True)
+            result.created.append(rel(folder) + "/")
+
     for path, text in files.items():
         if path.exists():
             result.kept.append(rel(path))
@@ -53,14 +84,12 @@ def scaffold(layout: Layout) -> ScaffoldResult:
             atomic_write(path, text)
             result.created.append(rel(path))
 
-    gitignore = root / ".gitignore"
-    current = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
-    present = {line.strip() for line in current.splitlines()}
-    missing = [line for line in GITIGNORE_LINES if line not in present]
+    present = {_ignore_key(line) for line in current.decode("utf-8", "replace").splitlines()}
+    missing = [line for line in GITIGNORE_LINES if _ignore_key(line) not in present]
     if missing:
         block = "# orch: session scratch and rebuildable cache\n" + "\n".join(missing) + "\n"
-        sep = "" if not current or current.endswith("\n") else "\n"
-        atomic_write(gitignore, current + sep + ("\n" if current else "") + block)
+        sep = b"" if not current or current.endswith(b"\n") else b"\n"
+        atomic_write(gitignore, current + sep + (b"\n" if current else b"") + block.encode())
         result.created.append(".gitignore (" + ", ".join(missing) + ")")
     else:
         result.kept.append(".gitignore")

@@ -6,12 +6,13 @@ Errors & Corrections, Key Results, Worklog. Cleared when a session ends.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.errors import UsageError
-from orchestrator.store.fs import atomic_write, file_lock
+from orchestrator.errors import InvalidFile, UsageError
+from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
 from orchestrator.store.templates import fill, template
 
@@ -24,14 +25,24 @@ HEADINGS = (
 )
 
 
+SLUG_RX = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
 @dataclass
 class SessionNotes:
     layout: Layout
     slug: str
 
+    def __post_init__(self) -> None:
+        if not SLUG_RX.match(self.slug or ""):
+            raise UsageError(f"{self.slug!r} is not a task name (kebab-case: a-z, 0-9, dashes)")
+
     @property
     def path(self) -> Path:
-        return self.layout.session_notes(self.slug)
+        """The notes file; refused (PathEscape) if a symlink would take it out of the repo."""
+        path = self.layout.session_notes(self.slug)
+        confine(self.layout.root, path.relative_to(self.layout.root).as_posix())
+        return path
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -46,6 +57,15 @@ class SessionNotes:
             return self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise UsageError(f"no session notes for task {self.slug!r}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+            raise InvalidFile(self._rel(), reason) from None
+
+    def _rel(self) -> str:
+        return self.layout.session_notes(self.slug).relative_to(self.layout.root).as_posix()
+
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        return file_lock(self.layout.locks, f"session-{self.slug}", what="the session notes")
 
     def sections(self) -> dict[str, str]:
         return split_sections(self.text())
@@ -53,10 +73,11 @@ class SessionNotes:
     def _edit(self, heading: str, change: str, *, replace: bool) -> None:
         if heading not in HEADINGS:
             raise UsageError(f"unknown session heading {heading!r} (one of {', '.join(HEADINGS)})")
-        with file_lock(self.layout.locks, f"session-{self.slug}", what="the session notes"):
+        with self._lock():
             self.ensure()
             text = self.text()
             sections = split_sections(text)
+            change = re.sub(r"^#{1,2}(?=\s)", "###", change, flags=re.MULTILINE)  # keep the five
             body = (
                 change.strip()
                 if replace
@@ -73,10 +94,12 @@ class SessionNotes:
         )
 
     def clear(self) -> bool:
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            return False
+        """Delete the notes (a session ended); False if there were none."""
+        with self._lock():
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                return False
         return True
 
 
@@ -100,6 +123,8 @@ def replace_section(text: str, heading: str, body: str) -> str:
 
 
 def session_slugs(layout: Layout) -> list[str]:
+    """Tasks that have session notes (files whose name is not `<slug>-notes.md` are ignored)."""
     if not layout.session.is_dir():
         return []
-    return sorted(p.name[: -len("-notes.md")] for p in layout.session.glob("*-notes.md"))
+    slugs = (p.name[: -len("-notes.md")] for p in layout.session.glob("*-notes.md"))
+    return sorted(s for s in slugs if SLUG_RX.match(s))

@@ -6,13 +6,14 @@ import contextlib
 import json
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InvalidFile, UsageError
 from orchestrator.events.log import EventLog
-from orchestrator.store.fs import atomic_write, file_lock
+from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
 from orchestrator.store.plans import plan_problems, render_plan_md
 from orchestrator.store.templates import template
@@ -23,8 +24,10 @@ VERIFIED_STATUSES = ("VERIFIED", "REGRESSED", "PENDING", "RETIRED")
 
 
 def slugify(title: str, *, max_len: int = MAX_SLUG) -> str:
-    """ "Add rate limiting to the API!" -> "add-rate-limiting-to-the-api"."""
-    words = re.findall(r"[a-z0-9]+", title.lower())
+    """ "Add rate limiting to the API!" -> "add-rate-limiting-to-the-api" (accents dropped:
+    "Café" -> "cafe"; whole words only, at most `max_len` characters)."""
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_title.lower())
     slug = ""
     for word in words:
         candidate = f"{slug}-{word}" if slug else word
@@ -54,7 +57,15 @@ class VerifiedItem:
             self.last_verified,
             self.status,
         ]
-        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+        return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _cell(text: str) -> str:
+    """One table cell: on one line, pipes escaped (`load_verified` undoes the escape)."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+_SEPARATOR = re.compile(r"^\|?(\s*:?-+:?\s*\|)+\s*:?-*:?\s*$")
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,16 @@ class TaskFolder:
         return self.path / "transcripts"
 
     @property
+    def l3(self) -> Path:
+        """L3 semantic memory: `{"v": 1, "items": [{"id": ..., ...}]}`, merged in place."""
+        return self.path / "l3.json"
+
+    @property
+    def summaries(self) -> Path:
+        """Cascading summaries: `short-0001.json`..., `long.json` (versions in `long-versions/`)."""
+        return self.path / "summaries"
+
+    @property
     def skill_proposals(self) -> Path:
         return self.path / "skill-proposals"
 
@@ -122,8 +143,11 @@ class TaskFolder:
         base = slug or slugify(title)
         if not SLUG_RX.match(base):
             raise UsageError(f"{base!r} is not a valid task slug (kebab-case)")
+        # plans/ or plans/artifacts/ may not lead out of the repository through a symlink
+        confine(layout.root, (layout.artifacts / base).relative_to(layout.root).as_posix())
         for n in range(1, 1000):
-            candidate = base if n == 1 else f"{base[: MAX_SLUG - len(str(n)) - 1]}-{n}"
+            stem = base[: MAX_SLUG - len(str(n)) - 1].rstrip("-")
+            candidate = base if n == 1 else f"{stem}-{n}"
             try:
                 os.mkdir(layout.artifacts / candidate)
             except FileExistsError:
@@ -136,6 +160,7 @@ class TaskFolder:
         if not SLUG_RX.match(slug or "") or not (layout.artifacts / slug).is_dir():
             known = ", ".join(t.slug for t in list_tasks(layout)[:10]) or "none yet"
             raise UsageError(f"no task {slug!r} (tasks: {known})")
+        confine(layout.root, (layout.artifacts / slug).relative_to(layout.root).as_posix())
         return cls(layout, slug)
 
     def lock(self, *, wait: float = 0) -> contextlib.AbstractContextManager[None]:
@@ -148,10 +173,18 @@ class TaskFolder:
         return EventLog(self.event_log_path, self.slug, validate=validate)
 
     # plan ------------------------------------------------------------------------------
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.layout.root).as_posix()
+
+    def _plan_error(self, problems: list[str]) -> InvalidFile:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return InvalidFile(self._rel(self.plan_json), f"plan fails its schema: {problems[0]}{more}")
+
     def save_plan(self, plan: dict[str, Any]) -> None:
+        """Validate, then write plan.json and its rendering plan.md (nothing if invalid)."""
         problems = plan_problems(plan)
         if problems:
-            raise InvalidFile(self.plan_json, f"plan fails its schema: {problems[0]}")
+            raise self._plan_error(problems)
         atomic_write(self.plan_json, json.dumps(plan, indent=2, ensure_ascii=False) + "\n")
         atomic_write(self.plan_md, render_plan_md(plan))
 
@@ -160,11 +193,14 @@ class TaskFolder:
             plan = json.loads(self.plan_json.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise UsageError(f"task {self.slug!r} has no plan yet") from None
-        except ValueError as exc:
-            raise InvalidFile(self.plan_json, f"not JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:  # JSON, UTF-8, nesting
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+            raise InvalidFile(self._rel(self.plan_json), f"not JSON: {reason}") from None
+        except OSError as exc:
+            raise InvalidFile(self._rel(self.plan_json), f"unreadable: {exc.strerror}") from None
         problems = plan_problems(plan)
         if problems:
-            raise InvalidFile(self.plan_json, f"plan fails its schema: {problems[0]}")
+            raise self._plan_error(problems)
         result: dict[str, Any] = plan
         return result
 
@@ -185,14 +221,21 @@ class TaskFolder:
             text = self.verified_items.read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+            raise InvalidFile(self._rel(self.verified_items), reason) from None
         items = []
+        previous = ""  # the table line before this one
         for line in text.splitlines():
-            if not line.startswith("|") or line.startswith("|---") or "Item ID" in line:
+            line = line.strip()
+            if not line.startswith("|"):
+                previous = ""
                 continue
-            cells = [
-                c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]
-            ]
-            if len(cells) == 5:
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            header = previous == "" and cells[:1] == ["Item ID"]
+            separator = previous == "header" and _SEPARATOR.match(line)
+            previous = "header" if header else "row"
+            if not header and not separator and len(cells) == 5:
                 items.append(VerifiedItem(*cells))
         return items
 

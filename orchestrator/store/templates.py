@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 from orchestrator.store.layout import Layout
@@ -14,18 +15,31 @@ def package_template(name: str) -> str:
 
 
 def template(layout: Layout | None, name: str) -> str:
+    """The repository's template `name` if it has a readable one, else the package's."""
     if layout is not None:
         local = layout.templates / name
-        if local.is_file():
-            return local.read_text(encoding="utf-8")
+        try:
+            if local.is_file():
+                return local.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            pass  # an unreadable local template: the package's serves
     return package_template(name)
 
 
-class _Blank(dict[str, str]):
-    def __missing__(self, key: str) -> str:
-        return ""
+_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def fill(text: str, **values: object) -> str:
-    """`str.format_map` that leaves unknown fields empty instead of failing."""
-    return text.format_map(_Blank({k: str(v) for k, v in values.items()}))
+    """Replace `{field}` with its value (unknown fields: empty); `{{` and `}}` are braces.
+
+    Unlike `str.format`, any other brace is left as it is, so a template a user edited by
+    hand can never make a command fail.
+    """
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(1) is None:
+            return match.group(0)[0]
+        value = values.get(match.group(1))
+        return "" if value is None else str(value)
+
+    return _FIELD.sub(one, text)

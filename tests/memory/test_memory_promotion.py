@@ -285,3 +285,29 @@ def test_cli_promote_prints_json(layout: Layout) -> None:
     )
     missing = CliRunner().invoke(cli, ["memory", "promote", "no-such-task"])
     assert missing.exit_code == 2 and "no task 'no-such-task'" in missing.output
+
+
+def test_l3_items_kept_by_the_context_part_are_candidates(layout: Layout) -> None:
+    from orchestrator.context.semantic import Candidate as L3Candidate
+    from orchestrator.context.semantic import merge_into_task
+
+    task = TaskFolder.create(layout, "folded")
+    fact = L3Candidate(
+        "fact",
+        "loader misses",
+        "`Loader.load` returns None for unknown paths.",
+        "callers check for None",
+        ({"path": "app/main.py", "line": 12, "symbol": "Loader.load"},),
+    )
+    pattern = L3Candidate("pattern", "test first", "Reproduce the bug in a failing test first.")
+    for episode in ("ep-0001", "ep-0002", "ep-0003"):
+        merge_into_task(task, [fact, pattern], episode)
+    # the episodes' own copies are merged into l3.json: they are not counted again
+    task.episodes.mkdir(parents=True, exist_ok=True)
+    (task.episodes / "ep-0001.json").write_text(json.dumps({"l3": [{"fact": "ignored"}]}))
+    found = task_candidates(task)
+    assert [(c.source, c.kind, c.seen) for c in found] == [("l3", "fact", 3), ("l3", "pattern", 3)]
+    report = promote(layout, task, task.events(), config=MemoryConfig(skill_min_occurrences=3))
+    assert [d.decision for d in report.decisions] == ["skill_proposal", "written"]
+    written = RepoMemoryStore(layout).get(report.decisions[1].memory or "")
+    assert written.citations == (Citation("app/main.py", 12, "Loader.load"),)

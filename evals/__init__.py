@@ -1,0 +1,1 @@
+"""Benchmarks and generators run from the repository root (`python -m evals.<name>`)."""

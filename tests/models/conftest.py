@@ -1,0 +1,64 @@
+"""Fixtures for the model layer: an orch-initialised git repository and script helpers."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from messages_server import MessagesServer
+
+from orchestrator.config import Config
+from orchestrator.models.anthropic_adapter import AnthropicModel
+from orchestrator.store.layout import Layout
+from orchestrator.store.scaffold import scaffold
+
+
+@pytest.fixture
+def layout(git_repo: Path) -> Layout:
+    """A real git repository with orch's layout, a pyproject.toml to cite, one commit."""
+    (git_repo / "pyproject.toml").write_text(
+        '[project]\nname = "sample"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n',
+        encoding="utf-8",
+    )
+    (git_repo / "app.py").write_text("def handler():\n    return 1\n", encoding="utf-8")
+    repo_layout = Layout(git_repo)
+    scaffold(repo_layout)
+    subprocess.run(["git", "add", "-A"], cwd=git_repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "start"], cwd=git_repo, check=True)
+    return repo_layout
+
+
+@pytest.fixture
+def server() -> Iterator[MessagesServer]:
+    """A local Messages API server; a request it has no scripted answer for fails the test."""
+    running = MessagesServer().start()
+    try:
+        yield running
+    finally:
+        running.stop()
+    assert not running.unexpected, f"unscripted requests to {running.unexpected}"
+
+
+@pytest.fixture
+def api_env(server: MessagesServer, monkeypatch: pytest.MonkeyPatch) -> MessagesServer:
+    """ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL pointing the SDK at the local server."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    return server
+
+
+@pytest.fixture
+def make_model(api_env: MessagesServer) -> Callable[..., AnthropicModel]:
+    """AnthropicModel for `model_id` with a Config built from keyword settings."""
+
+    def make(model_id: str = "claude-sonnet-4-5", **settings: object) -> AnthropicModel:
+        context = settings.pop("context", None)
+        config = Config(api_timeout=5.0, **settings)
+        if context is not None:
+            config = replace(config, context=replace(config.context, **context))
+        return AnthropicModel(model_id, config)
+
+    return make

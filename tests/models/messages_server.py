@@ -1,0 +1,414 @@
+"""A real local Messages API server for tests: the `anthropic` SDK talks to it over HTTP.
+
+`MessagesServer` listens on 127.0.0.1 (port 0: the system picks one), answers
+`POST /v1/messages` and `POST /v1/messages/count_tokens` from per-test scripts, and records
+every request (method, path, headers, JSON body). A step of a script is one of:
+
+- `Reply(message)`: the message as one JSON body, or, when the request asked for
+  `stream: true`, as server-sent events the way the API sends them (message_start,
+  content_block_start / delta / stop with text_delta, input_json_delta and
+  compaction_delta, ping, message_delta with usage, message_stop), chunked;
+- `Error(status, type, message, headers)`: an API error body with its status code and
+  headers (e.g. retry-after);
+- `Slow(seconds, then)`: waits before answering `then` (for client timeouts);
+- `CutStream(message, after_events)`: sends that many events, then half of the next one,
+  then drops the connection without ending the chunked body;
+- `EndEarly(message, after_events)`: sends that many events, then ends the body cleanly
+  without message_stop;
+- `StreamError(message, after_events, type)`: an `error` event in the middle of a stream;
+- `Events(events)`: any list of events as a complete stream (e.g. a broken tool input);
+- `Raw(status, body, content_type)`: any bytes at all (a server answering garbage);
+- `Count(tokens)`: a count_tokens answer.
+
+Unexpected requests (no step left) are answered 500 and recorded in `unexpected`, which
+the fixture turns into a test failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import socket
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MESSAGES = "/v1/messages"
+COUNT_TOKENS = "/v1/messages/count_tokens"
+_ids = itertools.count(1)
+
+
+# message builders ---------------------------------------------------------------------
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, input: dict[str, Any], id: str | None = None) -> dict[str, Any]:
+    return {"type": "tool_use", "id": id or f"toolu_{next(_ids):04d}", "name": name, "input": input}
+
+
+def compaction(summary: str) -> dict[str, Any]:
+    return {"type": "compaction", "content": summary, "encrypted_content": "opaque-blob"}
+
+
+def message(
+    *content: dict[str, Any],
+    stop_reason: str | None = None,
+    model: str = "claude-sonnet-4-5-20250929",
+    input_tokens: int = 12,
+    output_tokens: int = 7,
+    cache_read: int | None = None,
+    cache_write: int | None = None,
+    iterations: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    if stop_reason is None:
+        stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+    usage: dict[str, Any] = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    if cache_read is not None:
+        usage["cache_read_input_tokens"] = cache_read
+    if cache_write is not None:
+        usage["cache_creation_input_tokens"] = cache_write
+    if iterations is not None:
+        usage["iterations"] = iterations
+    return {
+        "id": f"msg_{next(_ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": list(content),
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def sse_events(msg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The server-sent events the API streams for `msg`, in order."""
+    start = {**msg, "content": [], "stop_reason": None, "stop_sequence": None}
+    start["usage"] = {**msg["usage"], "output_tokens": 1}
+    start["usage"].pop("iterations", None)
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("ping", {"type": "ping"}),
+    ]
+    for index, block in enumerate(msg["content"]):
+        kind = block["type"]
+        if kind == "text":
+            opening: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": part} for part in _pieces(block["text"])]
+        elif kind == "tool_use":
+            opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            raw = json.dumps(block["input"])
+            deltas = [{"type": "input_json_delta", "partial_json": part} for part in _pieces(raw)]
+        elif kind == "compaction":
+            opening = {"type": "compaction", "content": None}
+            deltas = [
+                {
+                    "type": "compaction_delta",
+                    "content": block["content"],
+                    "encrypted_content": block.get("encrypted_content"),
+                }
+            ]
+        else:
+            raise ValueError(f"no stream form for block type {kind!r}")
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opening},
+            )
+        )
+        for delta in deltas:
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": delta},
+                )
+            )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    final_usage = {k: v for k, v in msg["usage"].items() if k != "input_tokens"}
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+                "usage": final_usage,
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _pieces(value: str, size: int = 7) -> list[str]:
+    return [value[i : i + size] for i in range(0, len(value), size)] or [""]
+
+
+def encode_event(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+# script steps -------------------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    message: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Error:
+    status: int
+    type: str
+    message: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Slow:
+    seconds: float
+    then: Any
+
+
+@dataclass
+class CutStream:
+    message: dict[str, Any]
+    after_events: int
+
+
+@dataclass
+class EndEarly:
+    message: dict[str, Any]
+    after_events: int
+
+
+@dataclass
+class StreamError:
+    message: dict[str, Any]
+    after_events: int
+    type: str = "overloaded_error"
+
+
+@dataclass
+class Events:
+    """Any list of (event name, data) sent as a complete stream (for malformed streams)."""
+
+    events: list[tuple[str, dict[str, Any]]]
+
+
+@dataclass
+class Raw:
+    status: int
+    body: bytes
+    content_type: str = "text/html"
+
+
+@dataclass
+class Count:
+    tokens: int
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+    @property
+    def betas(self) -> list[str]:
+        value = self.headers.get("anthropic-beta", "")
+        return [b.strip() for b in value.split(",") if b.strip()]
+
+
+def error_body(kind: str, text: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": text}, "request_id": "req_local"}
+
+
+# the server ---------------------------------------------------------------------------
+
+
+class MessagesServer:
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.unexpected: list[str] = []
+        self.scripts: dict[str, deque[Any]] = {MESSAGES: deque(), COUNT_TOKENS: deque()}
+        self.connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        handler = type("Handler", (_Handler,), {"owner": self})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> MessagesServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening and hang up every open connection: the server is gone."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        with self._lock:
+            open_connections = list(self.connections)
+        for conn in open_connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        self.thread.join(timeout=5)
+
+    def on_messages(self, *steps: Any) -> None:
+        with self._lock:
+            self.scripts[MESSAGES].extend(steps)
+
+    def on_count_tokens(self, *steps: Any) -> None:
+        with self._lock:
+            self.scripts[COUNT_TOKENS].extend(steps)
+
+    def next_step(self, path: str) -> Any:
+        with self._lock:
+            queue = self.scripts.get(path)
+            if queue:
+                return queue.popleft()
+            self.unexpected.append(path)
+            return None
+
+    @property
+    def message_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path == MESSAGES]
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to `seconds`; True if the server is stopping."""
+        return self._stopping.wait(seconds)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: MessagesServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        return
+
+    def setup(self) -> None:
+        super().setup()
+        with self.owner._lock:
+            self.owner.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.owner._lock:
+            self.owner.connections.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        path = self.path.split("?", 1)[0]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.owner.requests.append(Recorded("POST", path, headers, body))
+        step = self.owner.next_step(path)
+        streaming = isinstance(body, dict) and body.get("stream") is True
+        try:
+            self._answer(step, streaming)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (a timeout test)
+
+    do_GET = do_POST
+
+    def _answer(self, step: Any, streaming: bool) -> None:
+        while isinstance(step, Slow):
+            if self.owner.wait(step.seconds):
+                return
+            step = step.then
+        if step is None:
+            self._json(500, error_body("api_error", "the local server has no scripted reply"))
+        elif isinstance(step, Reply):
+            if streaming:
+                self._stream(sse_events(step.message), extra=step.headers)
+            else:
+                self._json(200, step.message, step.headers)
+        elif isinstance(step, Error):
+            self._json(step.status, error_body(step.type, step.message), step.headers)
+        elif isinstance(step, Count):
+            self._json(200, {"input_tokens": step.tokens})
+        elif isinstance(step, Raw):
+            self._bytes(step.status, step.body, step.content_type)
+        elif isinstance(step, CutStream):
+            events = sse_events(step.message)
+            tail = encode_event(*events[step.after_events])
+            self._stream(events[: step.after_events], cut=tail[: len(tail) // 2])
+        elif isinstance(step, EndEarly):
+            self._stream(sse_events(step.message)[: step.after_events])
+        elif isinstance(step, Events):
+            self._stream(step.events)
+        elif isinstance(step, StreamError):
+            events = sse_events(step.message)[: step.after_events]
+            events.append(("error", error_body(step.type, "stream failed")))
+            self._stream(events)
+        else:
+            raise TypeError(f"unknown step {step!r}")
+
+    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        self._bytes(status, json.dumps(data).encode(), "application/json", headers)
+
+    def _bytes(
+        self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        self.send_header("request-id", "req_local")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def _stream(
+        self,
+        events: list[tuple[str, dict[str, Any]]],
+        *,
+        cut: bytes | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("request-id", "req_local")
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        for name, data in events:
+            self._chunk(encode_event(name, data))
+        if cut is not None:
+            # announce a whole event, send half of it, and hang up: a stream cut mid-event
+            self.wfile.write(f"{len(cut) * 2:x}\r\n".encode() + cut)
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
