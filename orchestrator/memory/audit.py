@@ -28,6 +28,7 @@ MEMORY.md, NOTES.md or tracked file changed.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from orchestrator.store.notes import MAX_NOTES_LINES
 
 if TYPE_CHECKING:
     from orchestrator.events.log import EventLog
+    from orchestrator.store.repo import LoadResult
 
 KINDS = (
     "near_duplicate",
@@ -69,6 +71,7 @@ TITLES = {
     "notes_style": "NOTES.md",
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
+PARALLEL_FROM = 2000  # memories from which the claim and secret checks run in a child
 AUDIT_CACHE = "audit.json"
 AUDIT_CACHE_VERSION = 1
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
@@ -405,6 +408,58 @@ def _save_report(layout: Layout, key: str, report: AuditReport) -> None:
         )
 
 
+def _secret_findings(layout: Layout) -> list[Finding]:
+    """One `secret` finding per memory file holding any (the secret itself never shown)."""
+    from orchestrator.memory.secrets import SecretScanner
+    from orchestrator.store.repo import RepoMemoryStore
+
+    texts = []
+    names = []
+    for path, _ in sorted(RepoMemoryStore(layout).files()):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                texts.append(fh.read())
+        except OSError:
+            continue
+        names.append(path.rsplit("/", 1)[-1][:-3])
+    found = []
+    scanner = SecretScanner(layout.cache if layout.cache.is_dir() else None)
+    try:
+        for name, hits in zip(names, scanner.scan_many(texts), strict=True):
+            if hits:
+                kinds = sorted({h.kind for h in hits})
+                lines = ", ".join(str(h.line) for h in hits[:5])
+                found.append(
+                    Finding(
+                        "secret",
+                        name,
+                        (),
+                        f"{' / '.join(kinds)} on line {lines}: remove it and rotate the secret",
+                        "error",
+                    )
+                )
+    finally:
+        scanner.close()
+    return found
+
+
+Side = tuple[tuple[list[Any], dict[str, bool], bool] | None, list[Finding]]
+_SIDE_INPUT: tuple[Layout, LoadResult, bool] | None = None
+
+
+def _side_checks(layout: Layout, loaded: LoadResult, verify: bool) -> Side:
+    """The checks that read files other than the memories' text: claims and secrets."""
+    from orchestrator.memory.verify import verify_store_details
+
+    verified = verify_store_details(layout, loaded=loaded) if verify else None
+    return verified, _secret_findings(layout)
+
+
+def _side_in_child() -> Side:
+    assert _SIDE_INPUT is not None
+    return _side_checks(*_SIDE_INPUT)
+
+
 def audit(
     layout: Layout,
     *,
@@ -412,8 +467,13 @@ def audit(
     log: EventLog | None = None,
     phase: int | None = None,
 ) -> AuditReport:
-    """Audit repo memory, MEMORY.md and NOTES.md. Reads only (caches in `.orch/` aside)."""
-    from orchestrator.memory.secrets import SecretScanner
+    """Audit repo memory, MEMORY.md and NOTES.md. Reads only (caches in `.orch/` aside).
+
+    On a large store with no cached report, the claim and secret checks run in a forked
+    child process while this one compares the memories with each other (two cores, about
+    half the time); elsewhere, and on small stores, everything runs here.
+    """
+    global _SIDE_INPUT
     from orchestrator.store.repo import RepoMemoryStore
 
     store = RepoMemoryStore(layout)
@@ -426,14 +486,55 @@ def audit(
     loaded = store.load_all()
     memories = loaded.memories
     active = [m for m in memories if m.active]
+    pool = None
+    pending = None
+    if len(memories) >= PARALLEL_FROM and "fork" in multiprocessing.get_all_start_methods():
+        _SIDE_INPUT = (layout, loaded, verify)
+        try:
+            pool = multiprocessing.get_context("fork").Pool(1)
+            pending = pool.apply_async(_side_in_child)
+        finally:
+            _SIDE_INPUT = None
+    try:
+        report = _compare_memories(layout, memories, active)
+        side = pending.get() if pending is not None else _side_checks(layout, loaded, verify)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    verified, secret_findings = side
+    findings = list(report.findings)
+    complete = True
+    if verified is not None:
+        results, is_active, complete = verified
+        findings += [
+            Finding("stale_citation", r.name, (), r.summary(), "error")
+            for r in results
+            if r.stale and is_active.get(r.name)
+        ]
+    findings += secret_findings
+    for problem in loaded.problems:
+        stem = problem.path.rsplit("/", 1)[-1].removesuffix(".md")
+        findings.append(Finding(problem.kind, stem, (), problem.detail, problem.severity))
+    findings += _index_findings(layout, memories)
+    findings += _notes_findings(layout)
+    order = {k: i for i, k in enumerate(KINDS)}
+    report.findings = sorted(findings, key=lambda f: (order[f.kind], f.memory or "", f.detail))
+    if complete:
+        _save_report(layout, key, report)
+    if log is not None:
+        log.append("memory_audit", report.payload(), phase=phase)
+    return report
+
+
+def _compare_memories(layout: Layout, memories: list[Memory], active: list[Memory]) -> AuditReport:
+    """Near-duplicates, contradictions and save exclusions: the memories among themselves."""
     from orchestrator.memory.analysis import Analysis
 
     analysis = Analysis(layout.cache if layout.cache.is_dir() else None)
     analysis.prime(active)
     analysis.close()
-    findings: list[Finding] = []
     report = AuditReport(memories=len(memories))
-
     for keep, decay in near_duplicate_groups(memories):
         report.groups.append(Group(keep.name, tuple(m.name for m in decay)))
         why = (
@@ -443,7 +544,7 @@ def audit(
         )
         for m in decay:
             others = tuple(x.name for x in decay if x is not m)
-            findings.append(
+            report.findings.append(
                 Finding(
                     "near_duplicate",
                     m.name,
@@ -452,9 +553,8 @@ def audit(
                     "warning",
                 )
             )
-
     for a, b, how in contradictions(memories):
-        findings.append(
+        report.findings.append(
             Finding(
                 "contradiction",
                 a.name,
@@ -464,28 +564,10 @@ def audit(
                 "error",
             )
         )
-
-    complete = True
-    if verify:
-        from orchestrator.memory.verify import verify_store_details
-
-        results, is_active, complete = verify_store_details(layout, loaded=loaded)
-        for result in results:
-            if result.stale and is_active.get(result.name):
-                findings.append(
-                    Finding(
-                        "stale_citation",
-                        result.name,
-                        (),
-                        result.summary(),
-                        "error",
-                    )
-                )
-
     for m in active:
         exclusion = analysis.excluded(m)
         if exclusion is not None:
-            findings.append(
+            report.findings.append(
                 Finding(
                     "excluded_content",
                     m.name,
@@ -494,44 +576,4 @@ def audit(
                     "warning",
                 )
             )
-
-    paths = [(path, st) for path, st in store.files()]
-    texts = []
-    names = []
-    for path, _ in sorted(paths):
-        try:
-            texts.append(open(path, encoding="utf-8", errors="replace").read())  # noqa: SIM115
-        except OSError:
-            continue
-        names.append(path.rsplit("/", 1)[-1][:-3])
-    scanner = SecretScanner(layout.cache if layout.cache.is_dir() else None)
-    try:
-        for name, hits in zip(names, scanner.scan_many(texts), strict=True):
-            if hits:
-                kinds = sorted({h.kind for h in hits})
-                lines = ", ".join(str(h.line) for h in hits[:5])
-                findings.append(
-                    Finding(
-                        "secret",
-                        name,
-                        (),
-                        f"{' / '.join(kinds)} on line {lines}: remove it and rotate the secret",
-                        "error",
-                    )
-                )
-    finally:
-        scanner.close()
-
-    for problem in loaded.problems:
-        stem = problem.path.rsplit("/", 1)[-1].removesuffix(".md")
-        findings.append(Finding(problem.kind, stem, (), problem.detail, problem.severity))
-
-    findings += _index_findings(layout, memories)
-    findings += _notes_findings(layout)
-    order = {k: i for i, k in enumerate(KINDS)}
-    report.findings = sorted(findings, key=lambda f: (order[f.kind], f.memory or "", f.detail))
-    if complete:
-        _save_report(layout, key, report)
-    if log is not None:
-        log.append("memory_audit", report.payload(), phase=phase)
     return report

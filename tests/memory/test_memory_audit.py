@@ -441,3 +441,23 @@ def test_memory_commands_do_not_import_the_model_sdk(layout: Layout, put: Put) -
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_the_forked_side_checks_give_the_same_report(
+    layout: Layout, put: Put, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.memory import audit as audit_module
+
+    put("deploy", "CI pushes with ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8.")
+    put("parser", "Config is parsed by `vanished()`.")
+    put("flaky", "Commit 3f2a9c1 fixed the flaky loader test.", kind="project")
+    inline = audit(layout).to_dict()
+    (layout.cache / "audit.json").unlink()
+    monkeypatch.setattr(audit_module, "PARALLEL_FROM", 0)
+    forked = audit(layout).to_dict()
+    assert forked == inline
+    assert {f["kind"] for f in forked["findings"]} == {
+        "secret",
+        "stale_citation",
+        "excluded_content",
+    }
