@@ -59,6 +59,7 @@ class Config:
     prompt_caching: bool = True
     test_command: str | None = None
     lint_command: str | None = None
+    gate_timeout: float = 900.0  # seconds a phase gate's test or lint command may run
     dirty_tree: str = "refuse"  # refuse | branch
     max_turns_per_phase: int = 200
     context: ContextConfig = field(default_factory=ContextConfig)

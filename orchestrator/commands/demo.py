@@ -1,0 +1,77 @@
+"""`orch demo`: the whole workflow on a bundled sample repository, with a scripted model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from orchestrator.commands._common import emit_json, json_option
+
+
+@click.command()
+@click.option(
+    "--dir",
+    "where",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to put the sample repository (must not exist; default: a new temporary folder).",
+)
+@json_option
+def demo(where: Path | None, as_json: bool) -> None:
+    """Run the whole workflow on a bundled sample project, with a scripted model.
+
+    \b
+    Plan, audit (one revision), approval, two phases behind real test and lint gates
+    (one gate fails and its retry fixes it), memory, a crash in the middle of phase 2,
+    `orch resume`, completion. No API key is needed: the model's replies are scripted.
+    The sample repository is kept, so you can look around afterwards.
+    """
+    import tempfile
+
+    from orchestrator.engine.demo import Demo, DemoFailed
+    from orchestrator.errors import OrchError, UsageError
+
+    if where is None:
+        where = Path(tempfile.mkdtemp(prefix="orch-demo-")) / "wordstats"
+    elif where.exists():
+        raise UsageError(f"{where} exists; give a new folder with --dir")
+
+    def say(line: str) -> None:
+        if not as_json:
+            click.echo(line)
+
+    try:
+        result = Demo(where.resolve(), say=say, quiet=as_json).run()
+    except DemoFailed as exc:
+        raise OrchError(f"the demo failed: {exc}") from None
+    info = result.status
+    if as_json:
+        emit_json(
+            {
+                "repo": str(result.repo),
+                "task": result.slug,
+                "state": info.get("state"),
+                "events": info.get("events"),
+                "task_folder": info.get("folder"),
+                "event_log": info.get("log"),
+                "commits": result.commits,
+                "memories": result.memories,
+                "steps": result.steps,
+            }
+        )
+    else:
+        click.echo("")
+        click.echo(f"Demo finished: task {result.slug} is {info.get('state')}.")
+        click.echo(f"  sample repository: {result.repo}")
+        click.echo(f"  task folder:       {info.get('folder')}")
+        click.echo(f"  event log:         {info.get('log')} ({info.get('events')} events)")
+        click.echo("  commits:")
+        for line in result.commits:
+            click.echo(f"    {line}")
+        if result.memories:
+            click.echo(f"  repo memories:     {', '.join(result.memories)}")
+        click.echo(
+            f"Look around: cd {result.repo} && orch status {result.slug} && orch log {result.slug}"
+        )
+    if info.get("state") != "COMPLETE":
+        raise SystemExit(1)

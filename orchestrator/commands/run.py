@@ -1,0 +1,194 @@
+"""`orch run`, `orch plan`, `orch approve`, `orch resume`, `orch status`: the workflow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from orchestrator.commands._common import emit_json, json_option, repo
+
+TIER = click.Choice(["TRIVIAL", "SMALL", "MEDIUM", "LARGE"], case_sensitive=False)
+
+
+def _options(as_json: bool, quiet_tools: bool = False) -> Any:
+    from orchestrator.engine.api import Options
+
+    options = Options()
+    if not as_json:
+        from orchestrator.engine.progress import Printer
+
+        printer = Printer(tools=not quiet_tools)
+        options.listeners.append(printer)
+        options.notices = lambda line: printer.line(f"note: {line}", "yellow")
+    return options
+
+
+def _finish(env: Any, as_json: bool) -> None:
+    """Print where the task stands; exit 1 when it is blocked."""
+    from orchestrator.engine.api import summary
+
+    info = summary(env.task)
+    if as_json:
+        emit_json(info)
+    else:
+        state = info["state"]
+        click.echo("")
+        if state == "COMPLETE":
+            click.echo(f"Task {info['task']} is COMPLETE: {info['committed']} phase commit(s).")
+        elif state == "WAITING_APPROVAL":
+            click.echo(f"Task {info['task']} is WAITING_APPROVAL: {info['reason']}")
+            click.echo(f"  answer with: orch approve {info['task']}   (or --deny --note ...)")
+        elif state == "BLOCKED":
+            click.echo(f"Task {info['task']} is BLOCKED: {info['reason']}")
+        else:
+            click.echo(f"Task {info['task']} is {state}.")
+        click.echo(f"  task folder: {info['folder']}")
+        click.echo(f"  event log:   {info['log']} ({info['events']} events)")
+    if info["state"] == "BLOCKED":
+        raise SystemExit(1)
+
+
+@click.command()
+@click.argument("task")
+@click.option("--tier", type=TIER, help="Force the complexity tier (else the planner picks).")
+@click.option("--yes", "-y", is_flag=True, help="Approve the plan without asking.")
+@click.option("--model", help="Model to use: anthropic:<id> or scripted:<path>.")
+@click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
+@json_option
+def run(
+    task: str, tier: str | None, yes: bool, model: str | None, quiet_tools: bool, as_json: bool
+) -> None:
+    """Plan, audit, execute, gate and commit TASK, phase by phase.
+
+    \b
+    Without --yes the task stops when its plan is ready: read plans/artifacts/<slug>/plan.md,
+    then `orch approve SLUG`. A crash or a context reset loses nothing: `orch resume`.
+    \b
+    Examples:
+      orch run "add a --verbose flag to the CLI"
+      orch run "fix the flaky date test" --tier TRIVIAL --yes
+    """
+    from orchestrator.engine.api import start
+
+    env = start(
+        repo(),
+        task,
+        tier=tier,
+        auto_approve=yes,
+        model=model,
+        options=_options(as_json, quiet_tools),
+    )
+    _finish(env, as_json)
+
+
+@click.command()
+@click.argument("task")
+@click.option("--tier", type=TIER, help="Force the complexity tier (else the planner picks).")
+@click.option("--model", help="Model to use: anthropic:<id> or scripted:<path>.")
+@json_option
+def plan(task: str, tier: str | None, model: str | None, as_json: bool) -> None:
+    """Plan and audit TASK; stop for approval before any change is made.
+
+    \b
+    Then: orch approve SLUG   (executes the plan), or edit plans/artifacts/SLUG/plan.json first.
+    """
+    from orchestrator.engine.api import start
+
+    env = start(repo(), task, tier=tier, auto_approve=False, model=model, options=_options(as_json))
+    _finish(env, as_json)
+
+
+@click.command()
+@click.argument("slug")
+@click.option("--deny", is_flag=True, help="Say no: a plan is revised, a command is refused.")
+@click.option("--note", help="Why, or what to change (given to the planner or executor).")
+@click.option("--no-run", is_flag=True, help="Record the answer only; continue later.")
+@click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
+@json_option
+def approve(
+    slug: str, deny: bool, note: str | None, no_run: bool, quiet_tools: bool, as_json: bool
+) -> None:
+    """Answer task SLUG's WAITING_APPROVAL (a plan, a high-risk command, an escalation).
+
+    \b
+    Examples:
+      orch approve add-a-verbose-flag
+      orch approve add-a-verbose-flag --deny --note "keep the old flag as an alias"
+    """
+    from orchestrator.engine.api import approve as approve_task
+
+    env = approve_task(
+        repo(), slug, deny=deny, note=note, run=not no_run, options=_options(as_json, quiet_tools)
+    )
+    _finish(env, as_json)
+
+
+@click.command()
+@click.argument("slug", required=False)
+@click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
+@json_option
+def resume(slug: str | None, quiet_tools: bool, as_json: bool) -> None:
+    """Continue task SLUG (default: the newest unfinished one) from its event log.
+
+    \b
+    Use it after a crash, a context reset, or once a BLOCKED task's cause is fixed.
+    Work already committed is never redone.
+    """
+    from orchestrator.engine.api import resume as resume_task
+
+    env = resume_task(repo(), slug, options=_options(as_json, quiet_tools))
+    _finish(env, as_json)
+
+
+@click.command()
+@click.argument("slug", required=False)
+@json_option
+def status(slug: str | None, as_json: bool) -> None:
+    """Where every task stands (or task SLUG in detail)."""
+    from orchestrator.engine.api import statuses, summary
+    from orchestrator.store.tasks import TaskFolder
+
+    layout = repo()
+    if slug:
+        info = summary(TaskFolder.open(layout, slug))
+        if as_json:
+            emit_json(info)
+            return
+        click.echo(f"{info['task']}: {info['state']}  {info['title']}")
+        if info["reason"]:
+            click.echo(f"  {info['reason']}")
+        if info["waiting_for"]:
+            click.echo(
+                f"  waiting for: {info['waiting_for']}"
+                + (f" ({info['command']})" if info["command"] else "")
+                + f"; answer with orch approve {info['task']}"
+            )
+        click.echo(
+            f"  plan iteration {info['plan_iteration']}, tier {info['tier'] or '-'}, "
+            f"model {info['model']}"
+        )
+        for ph in info["phases"]:
+            commit = f" {ph['commit'][:12]}" if ph["commit"] else ""
+            retries = f" retries: {', '.join(ph['retries'])}" if ph["retries"] else ""
+            click.echo(f"  phase {ph['phase']}: {ph['status']:<9} {ph['title']}{commit}{retries}")
+        click.echo(f"  task folder: {info['folder']}")
+        click.echo(f"  event log:   {info['log']} ({info['events']} events)")
+        for problem in info["log_problems"]:
+            click.echo(f"  log: {problem}")
+        return
+    rows = statuses(layout)
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo('No tasks yet. Start one with: orch run "TASK"')
+        return
+    for info in rows:
+        phases = f"{info['committed']}/{len(info['phases'])}" if info["phases"] else "-"
+        click.echo(
+            f"{info['task']:<40} {info['state']:<17} phases {phases:<6} "
+            f"{(info['updated'] or '')[:19]}"
+        )
+        if info["state"] in ("WAITING_APPROVAL", "BLOCKED"):
+            click.echo(f"  {info['reason'][:200]}")

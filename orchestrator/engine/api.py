@@ -1,0 +1,302 @@
+"""What the commands call: start a task, resume it, answer its approval, read its status.
+
+Each function checks its input before it writes anything (an empty task, a dirty working
+tree, an unknown model end here with one clear line), takes the locks (the task's, and the
+working tree's: one task works in a tree at a time), and runs the workflow until it
+completes, waits for a person, or is blocked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.config import Config, load_config
+from orchestrator.engine.env import Env
+from orchestrator.engine.journal import Journal, Listener
+from orchestrator.engine.parts import Parts, default_parts
+from orchestrator.engine.replay import load, reconcile
+from orchestrator.engine.state import TaskState
+from orchestrator.engine.vcs import ProjectRepo
+from orchestrator.engine.workflow import Workflow
+from orchestrator.errors import UsageError
+from orchestrator.store.fs import file_lock
+from orchestrator.store.layout import Layout
+from orchestrator.store.tasks import TaskFolder, list_tasks
+
+TIERS = ("TRIVIAL", "SMALL", "MEDIUM", "LARGE")
+DIRTY_POLICIES = ("refuse", "branch")
+
+
+@dataclass
+class Options:
+    listeners: list[Listener] = field(default_factory=list)
+    parts: Parts | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)  # configuration from flags
+    notices: Callable[[str], None] | None = None  # one-line notes for the terminal
+
+
+@contextlib.contextmanager
+def _worktree_lock(layout: Layout) -> Iterator[None]:
+    with file_lock(
+        layout.locks,
+        "worktree",
+        timeout=0,
+        what="the working tree (another orch task is running in it)",
+    ):
+        yield
+
+
+def _open(task: TaskFolder, config: Config, options: Options) -> Env:
+    loaded = load(task)
+    journal = Journal(task.events(), loaded.state, loaded.events)
+    journal.listeners.extend(options.listeners)
+    if options.notices:
+        for problem in loaded.problems:
+            options.notices(problem)
+    parts = options.parts or default_parts(config)
+    return Env(task, config, ProjectRepo(task.layout), journal, parts)
+
+
+def start(
+    layout: Layout,
+    text: str,
+    *,
+    tier: str | None = None,
+    auto_approve: bool = False,
+    model: str | None = None,
+    options: Options | None = None,
+) -> Env:
+    """Create task `text` and run it."""
+    options = options or Options()
+    text = " ".join((text or "").split())
+    if not text:
+        raise UsageError('the task is empty: say what to do, e.g. orch run "add a --verbose flag"')
+    if tier is not None and tier.upper() not in TIERS:
+        raise UsageError(f"unknown tier {tier!r} (one of {', '.join(TIERS)})")
+    layout.require_initialised()
+    overrides = {**options.overrides, **({"model": model} if model else {})}
+    config = load_config(layout.root, overrides)
+    if config.dirty_tree not in DIRTY_POLICIES:
+        raise UsageError(
+            f"dirty_tree must be one of {', '.join(DIRTY_POLICIES)}, not {config.dirty_tree!r}"
+        )
+    repo = ProjectRepo(layout)
+    head = repo.head()
+    if head is None:
+        raise UsageError("the repository has no commit yet: make a first commit, then orch run")
+    from orchestrator.models import get_model
+
+    get_model(config.model, config)  # an unknown or unreadable model fails here, before any write
+    with _worktree_lock(layout):
+        dirty = repo.dirty_paths()
+        if dirty and config.dirty_tree == "refuse":
+            shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+            raise UsageError(
+                f"the working tree has uncommitted changes ({shown}); commit or stash them, "
+                'or set dirty_tree = "branch" in orch.toml to work on a new branch'
+            )
+        task = TaskFolder.create(layout, text)
+        with task.lock():
+            env = _open(task, config, options)
+            env.journal.change(
+                "PLANNING",
+                "task_created",
+                f"task created: {text}",
+                task={
+                    "text": text,
+                    "tier": tier.upper() if tier else None,
+                    "auto_approve": auto_approve,
+                    "model": config.model,
+                    "base_commit": head,
+                    "branch": f"orch/{task.slug}" if dirty else None,
+                },
+            )
+            from orchestrator.engine import faults
+
+            faults.point("task.created")
+            Workflow(env).run()
+    return env
+
+
+def pick(layout: Layout, slug: str | None) -> TaskFolder:
+    """Task `slug`, or the newest task that is not complete."""
+    layout.require_initialised()
+    if slug:
+        return TaskFolder.open(layout, slug)
+    newest: tuple[str, TaskFolder] | None = None
+    for task in list_tasks(layout):
+        state = load(task).state
+        if state.task and not state.done and (newest is None or state.last_ts > newest[0]):
+            newest = (state.last_ts, task)
+    if newest is None:
+        raise UsageError("no unfinished task to resume (see orch status)")
+    return newest[1]
+
+
+def _config_for(layout: Layout, options: Options) -> Config:
+    return load_config(layout.root, options.overrides or None)
+
+
+def _require_started(env: Env) -> None:
+    if not env.state.task:
+        raise UsageError(
+            f"task {env.slug!r} never started (its log is empty); remove "
+            f"{env.task.path.relative_to(env.layout.root)} and run the task again"
+        )
+
+
+def resume(layout: Layout, slug: str | None, *, options: Options | None = None) -> Env:
+    """Continue a task from its log: after a crash, a context reset, or a fixed blocker."""
+    options = options or Options()
+    task = pick(layout, slug)
+    config = _config_for(layout, options)
+    with task.lock(), _worktree_lock(layout):
+        env = _open(task, config, options)
+        _require_started(env)
+        s = env.state
+        if s.done or s.waiting is not None:
+            return env
+        if s.blocked is not None:
+            back = s.blocked.get("from")
+            if back in (None, "WAITING_APPROVAL", "BLOCKED"):
+                back = "ACTING" if s.blocked.get("phase") else "PLANNING"
+            env.journal.change(
+                back,
+                "resumed",
+                "resumed by a person after: " + s.blocked["reason"][:300],
+                phase=s.blocked.get("phase"),
+            )
+        for line in reconcile(env):
+            if options.notices:
+                options.notices(line)
+        Workflow(env).run()
+    return env
+
+
+def approve(
+    layout: Layout,
+    slug: str,
+    *,
+    deny: bool = False,
+    note: str | None = None,
+    run: bool = True,
+    options: Options | None = None,
+) -> Env:
+    """Answer what task `slug` waits for; then (by default) continue it."""
+    options = options or Options()
+    task = TaskFolder.open(layout, slug)
+    config = _config_for(layout, options)
+    with task.lock(), _worktree_lock(layout):
+        env = _open(task, config, options)
+        _require_started(env)
+        s = env.state
+        w = s.waiting
+        if w is None:
+            raise UsageError(f"task {slug!r} is not waiting for approval (it is {s.state})")
+        approval: dict[str, Any] = {"kind": w.kind}
+        for key in ("key", "command"):
+            if getattr(w, key):
+                approval[key] = getattr(w, key)
+        if note:
+            approval["note"] = note
+        if deny:
+            to = {"plan": "PLANNING", "high_risk": w.back_to}.get(w.kind, "BLOCKED")
+            env.journal.change(
+                to,
+                "approval_denied",
+                f"a person said no: {note or w.reason}"[:500],
+                phase=w.phase,
+                approval=approval,
+                by="orch approve --deny",
+            )
+        else:
+            to = "PLAN_REVIEW" if w.kind == "plan" else w.back_to
+            if to in ("WAITING_APPROVAL", "BLOCKED"):
+                to = "ACTING"
+            env.journal.change(
+                to,
+                "approval_given",
+                f"a person approved: {w.reason}"[:500],
+                phase=w.phase,
+                approval=approval,
+                by="orch approve",
+            )
+            if w.kind == "escalation" and w.phase is not None:
+                ph = s.phase(w.phase)
+                last = ph.last_failure or {}
+                hint = [f"{last['failure_class']}: {last['hint']}"] if last else []
+                hint += [f"A person adds: {note}"] if note else []
+                env.journal.change(
+                    "ACTING",
+                    "phase_retry",
+                    f"phase {w.phase}: a person approved a new attempt",
+                    phase=w.phase,
+                    attempt=ph.attempt + 1,
+                    hint="\n".join(hint) or None,
+                    scope="executor",
+                )
+        if run and env.state.blocked is None:
+            reconcile(env)
+            Workflow(env).run()
+    return env
+
+
+# status ----------------------------------------------------------------------------------
+
+
+def summary(task: TaskFolder) -> dict[str, Any]:
+    """Where one task stands, for `orch status` (reads; takes no lock)."""
+    loaded = load(task)
+    s: TaskState = loaded.state
+    plan: dict[str, Any] | None = None
+    with contextlib.suppress(Exception):
+        plan = task.load_plan()
+    phases = []
+    for p in (plan or {}).get("phases", []):
+        ph = s.phases.get(p["phase_id"])
+        phases.append(
+            {
+                "phase": p["phase_id"],
+                "title": p["title"],
+                "status": ph.status if ph else "pending",
+                "attempt": ph.attempt if ph else 0,
+                "retries": list(ph.failures) if ph else [],
+                "commit": ph.commit if ph else None,
+            }
+        )
+    state = s.state or "EMPTY"
+    reason = ""
+    if s.waiting is not None:
+        reason = s.waiting.reason
+    elif s.blocked is not None:
+        reason = s.blocked["reason"]
+    else:
+        reason = s.last_reason
+    return {
+        "task": task.slug,
+        "title": (plan or {}).get("task_title") or s.task.get("text", ""),
+        "state": state,
+        "waiting_for": s.waiting.kind if s.waiting else None,
+        "command": s.waiting.command if s.waiting else None,
+        "reason": reason,
+        "plan_iteration": s.plan_iteration,
+        "tier": s.tier,
+        "phases": phases,
+        "committed": sum(1 for ph in phases if ph["commit"]),
+        "events": s.events,
+        "updated": s.last_ts or None,
+        "folder": str(task.path),
+        "log": str(task.event_log_path),
+        "log_problems": loaded.problems,
+        "model": s.task.get("model"),
+    }
+
+
+def statuses(layout: Layout) -> list[dict[str, Any]]:
+    layout.require_initialised()
+    rows = [summary(t) for t in list_tasks(layout)]
+    rows.sort(key=lambda r: r["updated"] or "", reverse=True)
+    return rows

@@ -1,0 +1,92 @@
+"""What every workflow step works with: the task, its journal, the repository, the models."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.config import Config
+from orchestrator.engine.journal import Journal
+from orchestrator.engine.parts import Parts
+from orchestrator.engine.state import TaskState
+from orchestrator.engine.tools import ReadOnlyTools
+from orchestrator.engine.vcs import ProjectRepo
+from orchestrator.protocols import Model
+from orchestrator.store.layout import Layout
+from orchestrator.store.tasks import TaskFolder
+
+AGENTS = {
+    "planner": "Planner",
+    "auditor": "PlanAuditor",
+    "executor": "Executor",
+    "reviewer": "CodeReviewer",
+}
+
+
+def plan_sha(plan: dict[str, Any]) -> str:
+    text = json.dumps(plan, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Env:
+    task: TaskFolder
+    config: Config
+    repo: ProjectRepo
+    journal: Journal
+    parts: Parts
+    _models: dict[str, Model] = field(default_factory=dict)
+
+    @property
+    def state(self) -> TaskState:
+        return self.journal.state
+
+    @property
+    def layout(self) -> Layout:
+        return self.task.layout
+
+    @property
+    def slug(self) -> str:
+        return self.task.slug
+
+    def model(self, role: str, phase: int | None) -> Model:
+        """The model for `role`: `<role>_model` from the configuration, else the task's model."""
+        from orchestrator.models import get_model
+
+        name = getattr(self.config, f"{role}_model", None) or self.state.task["model"]
+        if name not in self._models:
+            self._models[name] = get_model(name, self.config)
+        return self.parts.wrap_model(self._models[name], self.journal.as_log(), AGENTS[role], phase)
+
+    def read_tools(self) -> ReadOnlyTools:
+        return ReadOnlyTools(self.repo, output_cap=self.config.policy.shell_output_cap)
+
+    def plan(self) -> dict[str, Any]:
+        return self.task.load_plan()
+
+    def plan_phase(self, phase_id: int) -> dict[str, Any]:
+        for phase in self.plan()["phases"]:
+            if phase["phase_id"] == phase_id:
+                result: dict[str, Any] = phase
+                return result
+        raise KeyError(phase_id)
+
+    def memory_context(self) -> str:
+        """Verified memory for prompts, unless the task asks for a fresh context."""
+        if self.parts.wants_fresh_context(self.state.task.get("text", "")):
+            return ""
+        return self.parts.memory_prompt(self.layout, self.journal.as_log())
+
+    def plan_of_iteration(self, iteration: int) -> dict[str, Any] | None:
+        for event in reversed(self.journal.events):
+            p = event.payload
+            if (
+                event.event_type == "execution_report"
+                and p.get("kind") == "plan"
+                and p.get("iteration") == iteration
+            ):
+                plan: dict[str, Any] | None = p.get("plan")
+                return plan
+        return None

@@ -1,0 +1,79 @@
+"""How control leaves a loop: typed exceptions that carry what to record.
+
+The agent loop ends with `Submitted` (the model finished), `LimitsExceeded` (the turn
+budget ran out) or lets a `ModelError` through. The workflow stops with `NeedsApproval`
+(a person must decide: the task goes WAITING_APPROVAL) or `Blocked` (something outside
+orch must change: the task goes BLOCKED). Each carries the gate event to log, if any, and
+the reason a person will read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LoopExit(Exception):
+    """Leaves an agent loop."""
+
+
+class Submitted(LoopExit):
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class LimitsExceeded(LoopExit):
+    def __init__(self, turns: int) -> None:
+        super().__init__(f"the turn budget ({turns} turns) ran out before the work was done")
+        self.turns = turns
+
+
+class StepAgain(Exception):
+    """A failure was recorded and will be retried: end this step; the state picks the next."""
+
+
+class WorkflowExit(Exception):
+    """Stops the workflow; the driver records `gate` (if any), then the state change."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        phase: int | None = None,
+        failure_class: str | None = None,
+        gate: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.phase = phase
+        self.failure_class = failure_class
+        self.gate = gate  # keyword arguments for Journal.gate
+
+
+class NeedsApproval(WorkflowExit):
+    def __init__(
+        self,
+        kind: str,
+        reason: str,
+        *,
+        key: str | None = None,
+        command: str | None = None,
+        rule: str | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(reason, **kw)
+        self.kind = kind  # plan | high_risk | escalation | preflect
+        self.key = key
+        self.command = command
+        self.rule = rule
+
+    def approval(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        for name in ("key", "command", "rule"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        return out
+
+
+class Blocked(WorkflowExit):
+    pass

@@ -1,0 +1,260 @@
+"""The quality gates of a phase, run for real, and the CodeReviewer verdict's validation.
+
+Gates (a phase's `quality_gates`):
+- tests_pass: the configured `test_command`, as a subprocess in the repository root;
+- lint_clean: the configured `lint_command`;
+- schema_valid: every JSON, TOML and YAML file the phase changed parses, and the task
+  list and plan still fit their schemas;
+- safety_clear: the phase's added lines hold no private key, cloud key or API key;
+- human_approved_if_required: every high-risk command of the phase was answered by a person.
+
+A gate with nothing to run (no command configured) is NOT_RUN and does not block. A failed
+gate carries its failure class: a command that cannot be found is `escalate` (fix the
+configuration), a command killed at its time limit is `transient`, any other failure is
+`fixable` with the command's output as the fix hint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.engine import faults, shell
+from orchestrator.engine.state import PhaseState
+
+GATES = ("tests_pass", "lint_clean", "schema_valid", "safety_clear", "human_approved_if_required")
+HINT_CHARS = 3000
+
+SECRET_PATTERNS = (
+    (re.compile(r"-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----"), "a private key"),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "an AWS access key id"),
+    (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), "an Anthropic API key"),
+    (re.compile(r"\bghp_[A-Za-z0-9]{36}\b"), "a GitHub token"),
+    (re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}"), "a Slack token"),
+)
+
+
+@dataclass
+class GateResult:
+    gate: str
+    status: str  # PASS | FAIL | NOT_RUN
+    summary: str
+    command: str | None = None
+    exit_code: int | None = None
+    duration_ms: int = 0
+    output_tail: str = ""
+    failure_class: str | None = None
+    blocked: bool = False  # the cause is outside the code (configuration)
+
+    @property
+    def passed(self) -> bool:
+        return self.status != "FAIL"
+
+    def payload(self, attempt: int) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "quality_gate",
+            "gate": self.gate,
+            "passed": self.passed,
+            "status": self.status,
+            "summary": self.summary,
+            "command": self.command,
+            "exit_code": self.exit_code,
+            "duration_ms": self.duration_ms,
+            "output_tail": self.output_tail[-HINT_CHARS:],
+            "attempt": attempt,
+        }
+        if self.failure_class:
+            out["failure_class"] = self.failure_class
+        return out
+
+
+@dataclass
+class GateContext:
+    root: Path
+    test_command: str | None
+    lint_command: str | None
+    timeout: float
+    output_cap: int
+    changed: list[tuple[str, str]]  # (status letter, path) of the phase's change
+    diff: str
+    phase: PhaseState
+    validate_files: list[Callable[[], list[str]]] = field(default_factory=list)
+
+
+def run_gate(gate: str, ctx: GateContext) -> GateResult:
+    if gate == "tests_pass":
+        return _command_gate(gate, ctx.test_command, "test_command", ctx)
+    if gate == "lint_clean":
+        return _command_gate(gate, ctx.lint_command, "lint_command", ctx)
+    if gate == "schema_valid":
+        return _schema_gate(ctx)
+    if gate == "safety_clear":
+        return _safety_gate(ctx)
+    if gate == "human_approved_if_required":
+        return _approval_gate(ctx)
+    return GateResult(gate, "NOT_RUN", f"unknown gate {gate!r}")
+
+
+def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext) -> GateResult:
+    if not command:
+        return GateResult(gate, "NOT_RUN", f"no {setting} configured; the gate did not run")
+    faults.point("gate.before_command")
+    result = shell.run_command(command, ctx.root, timeout=ctx.timeout, output_cap=ctx.output_cap)
+    faults.point("gate.after_command")
+    tail = result.output[-HINT_CHARS:]
+    base: dict[str, Any] = dict(
+        command=command,
+        exit_code=result.exit_code,
+        duration_ms=result.duration_ms,
+        output_tail=tail,
+    )
+    if result.ok:
+        return GateResult(gate, "PASS", f"`{command}` passed", **base)
+    if result.timed_out:
+        return GateResult(
+            gate,
+            "FAIL",
+            f"`{command}` was killed after {ctx.timeout:g} s",
+            failure_class="transient",
+            **base,
+        )
+    if result.not_found or _not_found(result.output, command):
+        return GateResult(
+            gate,
+            "FAIL",
+            f"{setting} `{command}` cannot run (command not found); fix {setting} in "
+            "orch.toml or [tool.orch], then `orch resume`",
+            failure_class="escalate",
+            blocked=True,
+            **base,
+        )
+    return GateResult(
+        gate,
+        "FAIL",
+        f"`{command}` failed with exit code {result.exit_code}",
+        failure_class="fixable",
+        **base,
+    )
+
+
+def _not_found(output: str, command: str) -> bool:
+    program = command.split()[0] if command.split() else command
+    return f"{program}: not found" in output or f"{program}: command not found" in output
+
+
+def _schema_gate(ctx: GateContext) -> GateResult:
+    problems: list[str] = []
+    for status, path in ctx.changed:
+        if status == "D":
+            continue
+        target = ctx.root / path
+        try:
+            text = target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        try:
+            if path.endswith(".json"):
+                json.loads(text)
+            elif path.endswith(".toml"):
+                tomllib.loads(text)
+            elif path.endswith((".yaml", ".yml")):
+                import yaml
+
+                yaml.safe_load(text)
+        except Exception as exc:
+            problems.append(f"{path}: {' '.join(str(exc).split())[:200]}")
+    for check in ctx.validate_files:
+        problems.extend(check())
+    if problems:
+        return GateResult(
+            "schema_valid",
+            "FAIL",
+            f"{len(problems)} file(s) do not parse",
+            output_tail="\n".join(problems),
+            failure_class="fixable",
+        )
+    return GateResult(
+        "schema_valid", "PASS", "changed data files parse; plan and task list fit their schemas"
+    )
+
+
+def _safety_gate(ctx: GateContext) -> GateResult:
+    found = []
+    for line in ctx.diff.splitlines():
+        if not line.startswith("+") or line.startswith("+++"):
+            continue
+        for rx, what in SECRET_PATTERNS:
+            if rx.search(line):
+                found.append(what)
+    if found:
+        kinds = ", ".join(sorted(set(found)))
+        return GateResult(
+            "safety_clear",
+            "FAIL",
+            f"the change adds {kinds}",
+            output_tail=f"remove {kinds} from the change; keep secrets out of the repository",
+            failure_class="fixable",
+        )
+    return GateResult("safety_clear", "PASS", "no secrets in the added lines")
+
+
+def _approval_gate(ctx: GateContext) -> GateResult:
+    answered = ctx.phase.approvals
+    granted = sum(1 for v in answered.values() if v)
+    return GateResult(
+        "human_approved_if_required",
+        "PASS",
+        f"{len(answered)} high-risk command(s) answered by a person ({granted} approved)"
+        if answered
+        else "no high-risk command needed approval",
+    )
+
+
+def run_gates(gates: list[str], ctx: GateContext) -> list[GateResult]:
+    results = []
+    for gate in gates:
+        started = time.monotonic()
+        result = run_gate(gate, ctx)
+        if not result.duration_ms:
+            result.duration_ms = int((time.monotonic() - started) * 1000)
+        results.append(result)
+    return results
+
+
+# the reviewer's verdict -------------------------------------------------------------------
+
+
+def validate_blocking(
+    verdict: dict[str, Any], changed: list[tuple[str, str]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(issues that block, issues demoted): a validated issue blocks only when it names a
+    file of the phase's change and gives evidence."""
+    paths = {p for _, p in changed}
+    blocking, demoted = [], []
+    for issue in verdict.get("validated_blocking_issues") or []:
+        file = (issue.get("file") or "").removeprefix("./")
+        if file in paths and (issue.get("evidence") or "").strip():
+            blocking.append(issue)
+        else:
+            why = "no evidence" if file in paths else f"{file or 'no file'} is not in the change"
+            demoted.append({**issue, "demoted_because": why})
+    return blocking, demoted
+
+
+def issues_hint(issues: list[dict[str, Any]]) -> str:
+    lines = []
+    for issue in issues:
+        where = issue.get("file") or ""
+        if issue.get("line"):
+            where += f":{issue['line']}"
+        lines.append(
+            f"- {issue['id']} {where}: {issue['description']}"
+            + (f" (evidence: {issue['evidence']})" if issue.get("evidence") else "")
+        )
+    return "\n".join(lines)

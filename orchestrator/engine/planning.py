@@ -1,0 +1,534 @@
+"""Planning: the Planner writes plan.json, the PlanAuditor judges it, the PLAN_GATE decides.
+
+Each method is one step of the workflow; the driver calls the step the state asks for.
+A step records its result before the next step can depend on it, and redoing a step after
+a crash writes the same files again (the plan of an iteration, revisions.md's section for
+that iteration, verified_items.md as a projection of the log).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from orchestrator.engine import faults, policy, records, verified
+from orchestrator.engine.env import Env, plan_sha
+from orchestrator.engine.exceptions import Blocked, NeedsApproval, StepAgain
+from orchestrator.engine.prompts import load_prompt
+from orchestrator.engine.roles import AnswerInvalid, JsonRole, fixer, plan_check, schema_check
+from orchestrator.errors import ModelError
+from orchestrator.store.plans import topological_order
+
+
+class Planning:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    # which step -------------------------------------------------------------------------
+    def next_step(self) -> Any:
+        s = self.env.state
+        if s.replan is not None:
+            return {
+                "plan": self.replan,
+                "audit": self.audit,
+                "gate": self.gate,
+                "approve": self.request_approval,
+                "restart": self.restart_phase,
+            }[s.replan.stage]
+        if s.plan_iteration == 0 or (
+            s.gated_iteration == s.plan_iteration and s.plan_gate == "REPLAN"
+        ):
+            return self.plan
+        if not s.audits or s.audits[-1]["iteration"] < s.plan_iteration:
+            return self.audit
+        if s.gated_iteration < s.plan_iteration:
+            return self.gate
+        if s.plan_gate == "GO":
+            return self.approve
+        return self.request_approval
+
+    # the Planner ------------------------------------------------------------------------
+    def plan(self) -> None:
+        env, s = self.env, self.env.state
+        iteration = s.plan_iteration + 1
+        text = s.task["text"]
+        env.journal.record(
+            "delegation",
+            {
+                "to": "Planner",
+                "purpose": "planner",
+                "iteration": iteration,
+                "reason": "write the plan" if iteration == 1 else "revise the plan after its audit",
+            },
+            agent="Orchestrator",
+        )
+        prompt = load_prompt("planner")
+        if iteration == 1:
+            first = prompt.render(
+                "task",
+                iteration=iteration,
+                task=text,
+                files=self._file_list(),
+                tier_line=(
+                    f"Complexity tier (set by the user): {s.task['tier']}"
+                    if s.task.get("tier")
+                    else "Choose the complexity tier."
+                ),
+                context=self._related(text),
+            )
+        else:
+            first = self._revision_request(iteration)
+        plan, attempts = self._ask_plan(first, iteration)
+        faults.point("plan.after_model")
+        env.task.save_plan(plan)
+        faults.point("plan.after_save")
+        if iteration > 1:
+            records.add_revision(env, iteration, self._revision_text(iteration, plan))
+        records.set_objective(env, plan)
+        env.journal.record(
+            "execution_report",
+            {
+                "kind": "plan",
+                "iteration": iteration,
+                "plan_sha256": plan_sha(plan),
+                "tier": plan["complexity_tier"],
+                "phases": len(plan["phases"]),
+                "schema_attempts": attempts,
+                "summary": plan["summary"],
+                "plan": plan,
+                "scope": "plan",
+            },
+            agent="Planner",
+        )
+
+    def _ask_plan(self, first: str, iteration: int) -> tuple[dict[str, Any], int]:
+        env, s = self.env, self.env.state
+        role = JsonRole(
+            "planner",
+            env.model("planner", None),
+            env.read_tools(),
+            env.config.max_tokens,
+            env.memory_context(),
+        )
+        try:
+            return role.ask(
+                first,
+                phase=None,
+                check=plan_check(env.slug, s.task.get("tier")),
+                fix=fixer("planner", "schema_errors", iteration=iteration),
+                attempts=policy.PLAN_SCHEMA_ATTEMPTS,
+            )
+        except AnswerInvalid as exc:
+            env.journal.record(
+                "error",
+                {
+                    "kind": "plan_invalid",
+                    "detail": str(exc),
+                    "role": "planner",
+                    "problems": exc.problems[:10],
+                },
+            )
+            raise Blocked(
+                f"the planner's plan did not fit the plan schema after {exc.attempts} tries "
+                f"({exc.problems[0]}); `orch resume` asks again"
+            ) from None
+        except ModelError as exc:
+            self._model_failed("planner", exc)
+            raise StepAgain() from None
+
+    def _model_failed(self, role: str, exc: ModelError) -> None:
+        s = self.env.state
+        decision = policy.decide_retry(s.planning_failures, exc.failure_class)
+        self.env.journal.record(
+            "error",
+            {
+                "kind": f"{role}_failed",
+                "detail": exc.message,
+                "failure_class": exc.failure_class,
+                "role": role,
+            },
+        )
+        if not decision.retry:
+            raise Blocked(
+                f"the {role} model failed ({exc.failure_class}: {exc.message}); "
+                f"{decision.reason}. Fix the model access, then `orch resume`",
+                failure_class=exc.failure_class,
+            )
+
+    def _file_list(self) -> str:
+        return self.env.read_tools().listing()
+
+    def _related(self, text: str) -> str:
+        related = self.env.parts.related(self.env.layout, self.env.slug, text)
+        if not related:
+            return ""
+        return "Related past experience:\n" + "\n".join(f"- {r}" for r in related)
+
+    def _revision_request(self, iteration: int) -> str:
+        env, s = self.env, self.env.state
+        previous = env.plan_of_iteration(iteration - 1) or env.plan()
+        audit = s.audits[-1] if s.audits else {}
+        findings = self._findings(iteration - 1)
+        notes = "".join(f"\nA person asked: {n}" for n in s.human_revisions)
+        regressed = audit.get("regressed") or []
+        return load_prompt("planner").render(
+            "revise",
+            iteration=iteration,
+            previous=iteration - 1,
+            task=s.task["text"],
+            plan=json.dumps(previous, indent=2, ensure_ascii=False),
+            verdict=audit.get("effective_verdict", "NEEDS_REVISION"),
+            score=audit.get("score", 0),
+            summary=audit.get("summary", ""),
+            findings=(findings or "- none") + notes,
+            regressed=(
+                "Regressed checks (passed before, fail now; they block approval): "
+                + ", ".join(regressed)
+            )
+            if regressed
+            else "",
+        )
+
+    def _findings(self, iteration: int) -> str:
+        for event in reversed(self.env.journal.events):
+            if event.event_type == "plan_audit" and event.payload["iteration"] == iteration:
+                return "\n".join(
+                    f"- [{f.get('severity')}] {f.get('id')}"
+                    + (f" (phase {f['phase_id']})" if f.get("phase_id") else "")
+                    + f": {f.get('description')}"
+                    + (f" Recommendation: {f['recommendation']}" if f.get("recommendation") else "")
+                    for f in event.payload.get("findings") or []
+                )
+        return ""
+
+    def _revision_text(self, iteration: int, plan: dict[str, Any]) -> str:
+        env, s = self.env, self.env.state
+        before = env.plan_of_iteration(iteration - 1) or {}
+        audit = s.audits[-1] if s.audits else {}
+        old = {p["phase_id"]: p["title"] for p in before.get("phases", [])}
+        new = {p["phase_id"]: p["title"] for p in plan["phases"]}
+        changes = []
+        for pid in sorted(set(old) | set(new)):
+            if pid not in new:
+                changes.append(f"- phase {pid} removed ({old[pid]})")
+            elif pid not in old:
+                changes.append(f"- phase {pid} added: {new[pid]}")
+            elif old[pid] != new[pid]:
+                changes.append(f"- phase {pid}: {old[pid]} -> {new[pid]}")
+        before_phases = {p["phase_id"]: p for p in before.get("phases", [])}
+        for p in plan["phases"]:
+            prior = before_phases.get(p["phase_id"])
+            if prior is not None and prior != p and prior["title"] == p["title"]:
+                changes.append(f"- phase {p['phase_id']} ({p['title']}) revised")
+        why = self._findings(iteration - 1) or "- (no findings recorded)"
+        notes = "".join(f"\n- a person asked: {n}" for n in s.human_revisions)
+        return (
+            f"Why: the audit of iteration {iteration - 1} said "
+            f"{audit.get('effective_verdict', '?')} (score {audit.get('score', '?')}).\n"
+            f"{why}{notes}\n\nWhat changed:\n" + ("\n".join(changes) or "- wording only")
+        )
+
+    # the PlanAuditor ----------------------------------------------------------------------
+    def audit(self) -> None:
+        env, s = self.env, self.env.state
+        iteration = s.plan_iteration
+        scope = "replan" if s.replan is not None else "plan"
+        plan = env.plan()
+        budget = policy.audit_budget(s.tier, len(s.human_revisions))
+        if plan["status"] == "ABSTAIN":
+            raise NeedsApproval(
+                "plan",
+                "the planner abstained: " + ("; ".join(plan["open_questions"]) or plan["summary"]),
+                gate=dict(
+                    gate="PLAN_GATE",
+                    workflow_state="PLANNING",
+                    decision="ABSTAIN",
+                    reason="the planner abstained from planning this task",
+                    next_action="a person answers the open questions (orch approve "
+                    "--deny --note ...) or approves the plan as it is",
+                    requires_human_approval=True,
+                    iteration_index=iteration,
+                    max_iterations=budget,
+                    confidence=plan["confidence"],
+                ),
+            )
+        env.journal.record(
+            "delegation",
+            {
+                "to": "PlanAuditor",
+                "purpose": "auditor",
+                "iteration": iteration,
+                "reason": f"audit plan iteration {iteration}",
+            },
+        )
+        verdict = self._ask_verdict(plan, iteration, budget)
+        faults.point("audit.after_model")
+        history = verified.plan_check_history(env.journal.events)
+        regressed = (
+            [c["id"] for c in verdict["checks"] if not c["passed"] and history.get(c["id"])]
+            if iteration >= 2
+            else []
+        )
+        effective = verdict["verdict"]
+        if effective == "APPROVED" and regressed:
+            effective = "NEEDS_REVISION"
+        scores = [a["score"] for a in s.audits] + [float(verdict["score"])]
+        env.journal.record(
+            "plan_audit",
+            {
+                "iteration": iteration,
+                "max_iterations": budget,
+                "verdict": verdict["verdict"],
+                "effective_verdict": effective,
+                "score": float(verdict["score"]),
+                "summary": verdict["summary"],
+                "findings": verdict["findings"],
+                "checks": verdict["checks"],
+                "regressed": regressed,
+                "stagnated": policy.stagnated(scores),
+                "plan_sha256": plan_sha(plan),
+                "scope": scope,
+            },
+            agent="PlanAuditor",
+        )
+        faults.point("audit.after_record")
+        records.write_verified(env)
+
+    def _ask_verdict(self, plan: dict[str, Any], iteration: int, budget: int) -> dict[str, Any]:
+        env, s = self.env, self.env.state
+        previous = ""
+        if s.audits:
+            last = s.audits[-1]
+            previous = (
+                f"\nYour previous verdict (iteration {last['iteration']}): "
+                f"{last['verdict']} (score {last['score']}). {last.get('summary', '')}\n"
+                f"Findings then:\n{self._findings(last['iteration']) or '- none'}\n"
+            )
+        items = [r for r in verified.rows(env.journal.events) if r.item_id.startswith("PLAN-")]
+        listed = "".join(f"\n- {r.item_id[5:]}: {r.description} ({r.status})" for r in items)
+        role = JsonRole(
+            "auditor",
+            env.model("auditor", None),
+            env.read_tools(),
+            env.config.max_tokens,
+            env.memory_context(),
+        )
+        first = load_prompt("auditor").render(
+            "audit",
+            iteration=iteration,
+            max_iterations=budget,
+            task=s.task["text"],
+            plan=json.dumps(plan, indent=2, ensure_ascii=False),
+            previous=previous,
+            verified=f"\nChecks verified so far (re-check each):{listed}\n" if listed else "",
+        )
+        try:
+            verdict, _ = role.ask(
+                first,
+                phase=None,
+                check=schema_check("audit_verdict"),
+                fix=fixer("auditor", "schema_errors"),
+                attempts=policy.ANSWER_SCHEMA_ATTEMPTS,
+            )
+        except AnswerInvalid as exc:
+            env.journal.record(
+                "error", {"kind": "verdict_invalid", "detail": str(exc), "role": "auditor"}
+            )
+            return {
+                "verdict": "ABSTAIN",
+                "score": s.audits[-1]["score"] if s.audits else 0.0,
+                "summary": f"no valid verdict: {exc.problems[0]}",
+                "findings": [],
+                "checks": [],
+            }
+        except ModelError as exc:
+            self._model_failed("auditor", exc)
+            raise StepAgain() from None
+        return verdict
+
+    # the PLAN_GATE ---------------------------------------------------------------------
+    def gate(self) -> None:
+        env, s = self.env, self.env.state
+        audit = s.audits[-1]
+        iteration, budget = audit["iteration"], audit["max_iterations"]
+        verdict = audit["effective_verdict"]
+        replan = s.replan is not None
+        common: dict[str, Any] = dict(
+            gate="PLAN_GATE",
+            workflow_state="PLANNING",
+            iteration_index=iteration,
+            max_iterations=budget,
+            confidence=audit["score"],
+            diagnosis_packet={
+                "scope": "replan" if replan else "plan",
+                "verdict": audit["verdict"],
+                "regressed": audit["regressed"],
+            },
+        )
+        if verdict == "APPROVED":
+            env.journal.gate(
+                **common,
+                decision="GO",
+                reason=f"the PlanAuditor approved iteration {iteration} (score {audit['score']})",
+                next_action="continue with the revised plan"
+                if replan
+                else (
+                    "approved by --yes"
+                    if s.task.get("auto_approve")
+                    else "a person approves the plan: orch approve " + env.slug
+                ),
+                requires_human_approval=not s.task.get("auto_approve"),
+            )
+            if replan and not s.task.get("auto_approve"):
+                raise NeedsApproval(
+                    "plan",
+                    f"the replanned plan (iteration {iteration}) passed its audit; a "
+                    f"person approves it: orch approve {env.slug}",
+                )
+            return
+        exhausted = iteration >= budget or replan
+        if verdict == "NEEDS_REVISION" and not exhausted and not audit["stagnated"]:
+            env.journal.gate(
+                **common,
+                decision="REPLAN",
+                reason=f"the PlanAuditor asks for a revision (score {audit['score']})"
+                + (f"; regressed: {', '.join(audit['regressed'])}" if audit["regressed"] else ""),
+                next_action=f"the Planner revises the plan (iteration {iteration + 1})",
+            )
+            return
+        if verdict == "NEEDS_REVISION":
+            why = (
+                "the revision stagnated (less than 0.05 score gain over two iterations)"
+                if audit["stagnated"]
+                else f"the iteration budget ({budget}) is used up"
+            )
+            decision = "BLOCKED"
+        elif verdict == "REJECTED":
+            why, decision = "the PlanAuditor rejected the plan", "BLOCKED"
+        else:
+            why, decision = "the PlanAuditor abstained", "ABSTAIN"
+        reason = f"{why} at iteration {iteration}: {audit.get('summary', '')}".strip()
+        raise NeedsApproval(
+            "plan",
+            reason + "; a person decides",
+            gate=dict(
+                **common,
+                decision=decision,
+                reason=reason,
+                requires_human_approval=True,
+                next_action="a person approves the plan as it is (orch approve) or asks "
+                "for changes (orch approve --deny --note ...)",
+            ),
+        )
+
+    def approve(self) -> None:
+        env, s = self.env, self.env.state
+        if s.task.get("auto_approve"):
+            env.journal.change(
+                "PLAN_REVIEW", "plan_approved", "the plan was approved by --yes", by="--yes"
+            )
+            faults.point("plan.approved")
+            return
+        self.request_approval()
+
+    def request_approval(self) -> None:
+        s = self.env.state
+        audit = s.audits[-1] if s.audits else {}
+        raise NeedsApproval(
+            "plan",
+            f"the plan (iteration {s.plan_iteration}, {audit.get('effective_verdict', '?')}, "
+            f"score {audit.get('score', '?')}) waits for a person: orch approve {self.env.slug}",
+        )
+
+    # after approval: PLAN_REVIEW ----------------------------------------------------------
+    def review_plan(self) -> None:
+        """Re-read plan.json (a person may have edited it while it waited) and fix the order."""
+        env = self.env
+        plan = env.plan()
+        order = topological_order(plan)
+        records.set_objective(env, plan)
+        env.journal.change(
+            "ACTING",
+            "plan_ready",
+            f"executing {len(order)} phase(s) in order " + ", ".join(map(str, order)),
+            order=order,
+            plan_sha256=plan_sha(plan),
+        )
+
+    # a targeted replan (failure class needs_replan) ----------------------------------------
+    def replan(self) -> None:
+        env, s = self.env, self.env.state
+        assert s.replan is not None
+        pid = s.replan.phase
+        current = env.plan()
+        iteration = s.plan_iteration + 1
+        env.journal.record(
+            "delegation",
+            {
+                "to": "Planner",
+                "purpose": "planner",
+                "iteration": iteration,
+                "phase": pid,
+                "reason": f"targeted replan from phase {pid}",
+            },
+        )
+        first = load_prompt("planner").render(
+            "replan",
+            phase=pid,
+            task=s.task["text"],
+            diagnosis=s.replan.diagnosis,
+            plan=json.dumps(current, indent=2, ensure_ascii=False),
+        )
+        plan, attempts = self._ask_plan(first, iteration)
+        kept = [p for p in current["phases"] if p["phase_id"] < pid]
+        if plan["phases"][: len(kept)] != kept:
+            plan["phases"] = kept + [p for p in plan["phases"] if p["phase_id"] >= pid]
+            from orchestrator.store.plans import plan_problems
+
+            if plan_problems(plan):
+                raise Blocked(
+                    f"the replanned plan changes committed phases 1..{pid - 1} and cannot be "
+                    "repaired; edit plan.json, then `orch resume`",
+                    phase=pid,
+                )
+        faults.point("plan.after_model")
+        env.task.save_plan(plan)
+        faults.point("plan.after_save")
+        records.add_revision(
+            env,
+            iteration,
+            f"Targeted replan from phase {pid}: {s.replan.diagnosis}\n\nPhases now: "
+            + ", ".join(f"{p['phase_id']}. {p['title']}" for p in plan["phases"]),
+        )
+        env.journal.record(
+            "execution_report",
+            {
+                "kind": "plan",
+                "iteration": iteration,
+                "plan_sha256": plan_sha(plan),
+                "tier": plan["complexity_tier"],
+                "phases": len(plan["phases"]),
+                "schema_attempts": attempts,
+                "summary": plan["summary"],
+                "plan": plan,
+                "scope": "replan",
+                "phase": pid,
+            },
+            agent="Planner",
+        )
+
+    def restart_phase(self) -> None:
+        env, s = self.env, self.env.state
+        assert s.replan is not None
+        pid = s.replan.phase
+        plan = env.plan()
+        ph = s.phase(pid)
+        env.journal.change(
+            "ACTING",
+            "phase_restarted",
+            f"phase {pid} starts again on the replanned plan",
+            phase=pid,
+            attempt=ph.attempt,
+            order=topological_order(plan),
+            plan_sha256=plan_sha(plan),
+        )

@@ -1,0 +1,5 @@
+"""Word statistics for plain text."""
+
+from wordstats.core import word_count, words
+
+__all__ = ["word_count", "words"]

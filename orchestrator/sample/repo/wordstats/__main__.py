@@ -1,0 +1,3 @@
+from wordstats.cli import main
+
+raise SystemExit(main())
