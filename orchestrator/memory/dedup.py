@@ -1,19 +1,32 @@
-"""Near-duplicate detection for Checklist A (DESIGN.md section 5).
+"""Checklist A: near-duplicate detection before any write to `memories/repo/` (DESIGN.md 5).
 
 A memory's key is its normalised subject and its fact; two memories are near-duplicates
-when the token Jaccard similarity of `subject | fact` is at least 0.85.
+when the token Jaccard similarity of `subject | fact` is at least 0.85. Every writer (the
+CLI, the memory tool, promotion, import) goes through `RepoMemoryStore.add`, which calls
+`near_duplicates` and makes the writer choose skip, supersede, or create with a reason.
+
+Nothing here compares all pairs. A probe checks only the memories that share one of its
+rarest `|q| - ceil(t|q|) + 1` tokens (any set with Jaccard >= t must share one of them)
+and whose size is within the Jaccard bound; `similar_pairs` is the AllPairs prefix-filter
+join with PPJoin's positional filter (Xiao et al., WWW 2008): exact, and in practice
+near-linear in the corpus size.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TypeVar
 
-from orchestrator.store.memfile import Memory
+from orchestrator.store.memfile import Memory, first_paragraph
 
 THRESHOLD = 0.85
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'/-][a-z0-9_]+)*")
+K = TypeVar("K", bound=Hashable)
 
 
 def normalise_subject(subject: str | None) -> str:
@@ -21,12 +34,18 @@ def normalise_subject(subject: str | None) -> str:
     return " ".join(_WORD.findall((subject or "").lower()))
 
 
+@lru_cache(maxsize=65536)
 def tokens(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
 def dedup_key(memory: Memory) -> frozenset[str]:
-    return tokens(f"{normalise_subject(memory.subject)} | {memory.fact}")
+    return tokens(f"{normalise_subject(memory.subject)} | {_fact(memory.body)}")
+
+
+@lru_cache(maxsize=65536)
+def _fact(body: str) -> str:
+    return first_paragraph(body)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -35,22 +54,129 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+def _overlap_needed(size: int, threshold: float) -> int:
+    """Least overlap with any set that reaches `threshold` Jaccard with a set of `size`."""
+    return max(1, math.ceil(threshold * size - 1e-9))
+
+
 @dataclass(frozen=True)
 class NearDuplicate:
     memory: Memory
     score: float
 
 
+class DedupIndex:
+    """An inverted index over memories' Checklist A keys, for probes that skip most of them."""
+
+    def __init__(self, memories: Iterable[Memory], *, threshold: float = THRESHOLD) -> None:
+        self.threshold = threshold
+        self.memories: list[Memory] = []
+        self.keys: list[frozenset[str]] = []
+        self.postings: dict[str, list[int]] = defaultdict(list)
+        for memory in memories:
+            if not memory.active:
+                continue
+            key = dedup_key(memory)
+            i = len(self.memories)
+            self.memories.append(memory)
+            self.keys.append(key)
+            for token in key:
+                self.postings[token].append(i)
+
+    def probe(self, new: Memory) -> list[NearDuplicate]:
+        key = dedup_key(new)
+        t = self.threshold
+        if not key:
+            return []
+        # rarest tokens first: the smallest posting lists give the fewest candidates
+        ordered = sorted(key, key=lambda tok: (len(self.postings.get(tok, ())), tok))
+        prefix = ordered[: len(key) - _overlap_needed(len(key), t) + 1]
+        seen: set[int] = set()
+        found: list[NearDuplicate] = []
+        low, high = t * len(key), len(key) / t
+        for token in prefix:
+            for i in self.postings.get(token, ()):
+                if i in seen:
+                    continue
+                seen.add(i)
+                other = self.memories[i]
+                size = len(self.keys[i])
+                if other is new or other.name == new.name or not low <= size <= high:
+                    continue
+                score = jaccard(key, self.keys[i])
+                if score >= t:
+                    found.append(NearDuplicate(other, score))
+        return sorted(found, key=lambda d: (-d.score, d.memory.name))
+
+
 def near_duplicates(
-    new: Memory, existing: Iterable[Memory], *, threshold: float = THRESHOLD
+    new: Memory,
+    existing: Iterable[Memory] | DedupIndex,
+    *,
+    threshold: float = THRESHOLD,
 ) -> list[NearDuplicate]:
-    """Active memories in `existing` that near-duplicate `new` (`new` itself is skipped)."""
-    key = dedup_key(new)
-    found = []
-    for other in existing:
-        if other is new or not other.active:
+    """Active memories in `existing` that near-duplicate `new` (`new` itself is skipped).
+
+    Pass a `DedupIndex` to probe many new memories against the same store cheaply.
+    """
+    index = (
+        existing if isinstance(existing, DedupIndex) else DedupIndex(existing, threshold=threshold)
+    )
+    if index.threshold != threshold:
+        index = DedupIndex(index.memories, threshold=threshold)
+    return index.probe(new)
+
+
+def similar_pairs(
+    sets: Sequence[tuple[K, frozenset[str]]],
+    threshold: float,
+) -> list[tuple[K, K, float]]:
+    """Every pair of (id, set) with Jaccard >= `threshold`, without comparing all pairs.
+
+    PPJoin (Xiao et al., WWW 2008): tokens ordered by global frequency, rarest first;
+    sets visited by size; each set probes the index with its prefix of
+    `|x| - ceil(t|x|) + 1` tokens and indexes only `|x| - ceil(2t/(1+t)|x|) + 1`; a
+    candidate whose overlap so far plus what its remaining tokens could add cannot reach
+    the overlap the pair needs is dropped (positional filter). Survivors are verified
+    exactly, so the result equals the all-pairs answer.
+    """
+    freq: Counter[str] = Counter()
+    for _, s in sets:
+        freq.update(s)
+    rank = {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
+    records = [sorted(s, key=rank.__getitem__) for _, s in sets]
+    order = sorted(range(len(sets)), key=lambda i: len(records[i]))
+    index: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    pairs: list[tuple[K, K, float]] = []
+    t = threshold
+    for x in order:
+        rx = records[x]
+        nx = len(rx)
+        if not nx:
             continue
-        score = jaccard(key, dedup_key(other))
-        if score >= threshold:
-            found.append(NearDuplicate(other, score))
-    return sorted(found, key=lambda d: (-d.score, d.memory.name))
+        probe = nx - _overlap_needed(nx, t) + 1
+        indexed = nx - max(1, math.ceil(2 * t / (1 + t) * nx - 1e-9)) + 1
+        low = t * nx
+        overlap: dict[int, int] = {}
+        for i, token in enumerate(rx[:probe]):
+            for y, j in index.get(token, ()):
+                ny = len(records[y])
+                if ny < low:
+                    continue
+                seen = overlap.get(y, 0)
+                if seen < 0:
+                    continue
+                needed = math.ceil(t / (1 + t) * (nx + ny) - 1e-9)
+                if seen + 1 + min(nx - i - 1, ny - j - 1) >= needed:
+                    overlap[y] = seen + 1
+                else:
+                    overlap[y] = -1
+            if i < indexed:
+                index[token].append((x, i))
+        sx = sets[x][1]
+        for y, seen in overlap.items():
+            if seen > 0:
+                score = jaccard(sx, sets[y][1])
+                if score >= t:
+                    pairs.append((sets[y][0], sets[x][0], score))
+    return pairs

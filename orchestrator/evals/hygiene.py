@@ -1,0 +1,179 @@
+"""`orch eval hygiene`: precision and recall of the memory audit on planted pollution.
+
+By default it builds two labelled sets with the generator in `evals/hygiene/generate.py`
+(a development seed and a held-out seed: the detectors were tuned on the first only),
+audits every repository of each, and prints precision and recall per finding kind.
+`--repo DIR` scores repositories that already hold a `labels.json` (sets made elsewhere).
+
+Units of scoring: a (kind, memory) for memory findings; an unordered pair for
+`near_duplicate` (decay candidate and keeper) and `contradiction`; the repository for
+`index_drift` and `index_oversize`; a line (or "length") for `notes_style`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from orchestrator.commands._common import emit_json
+
+DEV_SEED = 1
+HELD_OUT_SEED = 20261121
+TARGET_PRECISION = 0.95
+TARGET_RECALL = 0.9
+
+
+def _generator() -> Any:
+    """The generator module from the source checkout (it is not part of the package)."""
+    here = Path(__file__).resolve()
+    for base in (Path.cwd(), *here.parents):
+        candidate = base / "evals" / "hygiene" / "generate.py"
+        if candidate.is_file():
+            spec = importlib.util.spec_from_file_location("orch_hygiene_generate", candidate)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            spec.loader.exec_module(module)
+            return module
+    raise click.ClickException(
+        "evals/hygiene/generate.py not found: run from a source checkout, or pass --repo"
+    )
+
+
+def units_expected(repo: str, labels: Iterable[dict[str, Any]]) -> set[tuple[Any, ...]]:
+    out: set[tuple[Any, ...]] = set()
+    for label in labels:
+        kind = label["kind"]
+        if "pair" in label:
+            out.add((repo, kind, tuple(sorted(label["pair"]))))
+        elif "line" in label:
+            out.add((repo, kind, str(label["line"])))
+        elif label.get("memory"):
+            out.add((repo, kind, label["memory"]))
+        else:
+            out.add((repo, kind, None))
+    return out
+
+
+def units_found(repo: str, report: dict[str, Any]) -> set[tuple[Any, ...]]:
+    out: set[tuple[Any, ...]] = set()
+    for f in report["findings"]:
+        kind = f["kind"]
+        if kind in ("near_duplicate", "contradiction"):
+            other = f["related"][0] if f["related"] else None
+            out.add((repo, kind, tuple(sorted([f["memory"], other]))))
+        elif kind == "notes_style":
+            match = re.search(r"line (\d+)", f["detail"])
+            out.add((repo, kind, match.group(1) if match else "length"))
+        elif kind in ("index_drift", "index_oversize"):
+            out.add((repo, kind, None))
+        else:
+            out.add((repo, kind, f["memory"]))
+    return out
+
+
+def score(expected: set[tuple[Any, ...]], found: set[tuple[Any, ...]]) -> dict[str, Any]:
+    from orchestrator.memory.audit import KINDS
+
+    table: dict[str, Any] = {}
+    for kind in KINDS:
+        exp = {u for u in expected if u[1] == kind}
+        got = {u for u in found if u[1] == kind}
+        tp = len(exp & got)
+        table[kind] = {
+            "expected": len(exp),
+            "found": len(got),
+            "true_positives": tp,
+            "precision": round(tp / len(got), 3) if got else (1.0 if not exp else 0.0),
+            "recall": round(tp / len(exp), 3) if exp else 1.0,
+            "missed": sorted(f"{u[0]}:{u[2]}" for u in exp - got)[:10],
+            "false": sorted(f"{u[0]}:{u[2]}" for u in got - exp)[:10],
+        }
+    return table
+
+
+def evaluate(repos: list[Path]) -> dict[str, Any]:
+    from orchestrator.memory.audit import audit
+    from orchestrator.store.layout import Layout
+
+    expected: set[tuple[Any, ...]] = set()
+    found: set[tuple[Any, ...]] = set()
+    for repo in repos:
+        labels = json.loads((repo / "labels.json").read_text(encoding="utf-8"))
+        expected |= units_expected(repo.name, labels["expected"])
+        report = audit(Layout(repo)).to_dict()
+        found |= units_found(repo.name, report)
+    return score(expected, found)
+
+
+def _table(title: str, table: dict[str, Any]) -> str:
+    lines = [title, f"{'kind':<18}{'expected':>9}{'found':>7}{'precision':>11}{'recall':>8}"]
+    for kind, row in table.items():
+        mark = ""
+        if row["precision"] < TARGET_PRECISION or row["recall"] < TARGET_RECALL:
+            mark = "  below target"
+        lines.append(
+            f"{kind:<18}{row['expected']:>9}{row['found']:>7}{row['precision']:>11.3f}"
+            f"{row['recall']:>8.3f}{mark}"
+        )
+    return "\n".join(lines)
+
+
+@click.command("hygiene")
+@click.option("--seed", type=int, default=DEV_SEED, show_default=True, help="Development seed.")
+@click.option(
+    "--held-out-seed", type=int, default=HELD_OUT_SEED, show_default=True, help="Held-out seed."
+)
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Score these labelled repositories instead of generating sets (repeatable).",
+)
+@click.option("--show-errors", is_flag=True, help="List missed and false units per kind.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+def hygiene(
+    seed: int, held_out_seed: int, repos: tuple[Path, ...], show_errors: bool, as_json: bool
+) -> None:
+    """Precision and recall of `orch memory audit` per finding kind, on labelled sets.
+
+    \b
+    Examples:
+      orch eval hygiene
+      orch eval hygiene --json
+      orch eval hygiene --repo /tmp/set/main --repo /tmp/set/repo-0
+    """
+    results: dict[str, Any] = {}
+    if repos:
+        for repo in repos:
+            if not (repo / "labels.json").is_file():
+                raise click.ClickException(f"{repo}: no labels.json")
+        results["given"] = evaluate(list(repos))
+    else:
+        generator = _generator()
+        with tempfile.TemporaryDirectory(prefix="orch-hygiene-") as tmp:
+            for name, s in (("development", seed), ("held_out", held_out_seed)):
+                built = generator.build(Path(tmp) / name, s)
+                results[name] = evaluate(built)
+                results[name + "_seed"] = s
+    if as_json:
+        emit_json({"v": 1, **results})
+        return
+    for name, table in results.items():
+        if not isinstance(table, dict):
+            continue
+        seed_note = f" (seed {results.get(name + '_seed')})" if name + "_seed" in results else ""
+        click.echo(_table(f"\n{name}{seed_note}", table))
+        if show_errors:
+            for kind, row in table.items():
+                if row["missed"] or row["false"]:
+                    click.echo(f"  {kind}: missed {row['missed']} false {row['false']}")

@@ -1,0 +1,268 @@
+"""What a memory claims about the repository, so the claims can be checked.
+
+A memory's claims are its citations (the path exists; the line is within the file; the
+symbol is defined there) plus what its body names in backticks:
+
+- a repository path: `src/app.py`, `tests/memory/`, `pyproject.toml` (a span with a `/`
+  whose last part has a file extension, ends with `/`, or starts with a top-level entry of
+  the repository; or a bare file name with a known extension: some file has that name);
+- a function: `name()`, `Class.method()`, `package.module.func()`;
+- a class member: `Class.method` (the first part starts upper-case);
+- a module path: `package.module.attr` (the first part is a top-level module of the repo);
+- a class: a bare CamelCase name such as `RateLimiter` (defined or referenced in the code);
+- an identifier: a bare snake_case name such as `parse_config` or `max_retries` (defined or
+  used anywhere in the code);
+- a command-line flag: `--dry-run` alone, or a `--flag` inside a command whose program is
+  the repository's own (a console script it declares, a script file it tracks, or
+  `python -m` one of its modules). Flags of other programs (`git log --oneline`) are not
+  claims: nothing in this repository could confirm them.
+
+Anything else in backticks (`pytest -q`, `os.path.join`, `x = 1`) is not a claim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from orchestrator.store.memfile import Memory
+
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+FLAG = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9_-]*(?![\w-])")
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_CALL = re.compile(rf"^({_IDENT}(?:\.{_IDENT})*)\(.*\)$")
+_DOTTED = re.compile(rf"^{_IDENT}(?:\.{_IDENT})+$")
+_CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+_PATH_PART = re.compile(r"^[\w@+.-]+$")
+FILE_EXTENSIONS = frozenset(
+    [
+        "py",
+        "pyi",
+        "md",
+        "rst",
+        "txt",
+        "toml",
+        "json",
+        "jsonl",
+        "ndjson",
+        "yaml",
+        "yml",
+        "cfg",
+        "ini",
+        "conf",
+        "lock",
+        "env",
+        "js",
+        "mjs",
+        "cjs",
+        "ts",
+        "tsx",
+        "jsx",
+        "go",
+        "rs",
+        "java",
+        "kt",
+        "kts",
+        "scala",
+        "rb",
+        "php",
+        "sh",
+        "bash",
+        "zsh",
+        "fish",
+        "ps1",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "cs",
+        "swift",
+        "m",
+        "mm",
+        "html",
+        "htm",
+        "css",
+        "scss",
+        "sql",
+        "xml",
+        "csv",
+        "tsv",
+        "ipynb",
+        "proto",
+        "graphql",
+        "tf",
+        "hcl",
+        "gradle",
+        "mk",
+        "dockerfile",
+        "vue",
+        "svelte",
+        "lua",
+        "pl",
+        "r",
+        "jl",
+        "ex",
+        "exs",
+        "erl",
+        "hs",
+        "ml",
+        "el",
+        "clj",
+        "dart",
+        "zig",
+        "nim",
+        "sqlite",
+        "db",
+    ]
+)
+BARE_FILES = frozenset(
+    [
+        "Makefile",
+        "Dockerfile",
+        "Containerfile",
+        "Procfile",
+        "Jenkinsfile",
+        "Gemfile",
+        "Rakefile",
+        "Vagrantfile",
+        "Justfile",
+        "LICENSE",
+        "README",
+        "CHANGELOG",
+        "NOTES",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement. `kind`: path, line, symbol, function, member, module,
+    class, flag. `path` is set for claims about one file (citations, body paths)."""
+
+    kind: str
+    text: str  # as the memory wrote it
+    origin: str  # citation | body
+    path: str | None = None
+    line: int | None = None
+    symbol: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": self.kind, "text": self.text, "origin": self.origin}
+        if self.path is not None:
+            out["path"] = self.path
+        if self.line is not None:
+            out["line"] = self.line
+        if self.symbol is not None:
+            out["symbol"] = self.symbol
+        return out
+
+
+@dataclass(frozen=True)
+class RepoShape:
+    """What claim extraction needs to know about the repository (cheap to build)."""
+
+    top_level: frozenset[str]  # names of the root's entries
+    modules: frozenset[str]  # top-level Python packages/modules ("orchestrator")
+    programs: frozenset[str]  # console scripts and tracked script files
+
+
+def _has_extension(name: str) -> bool:
+    if "." not in name.strip("."):
+        return False
+    return name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS
+
+
+def looks_like_path(span: str, shape: RepoShape) -> bool:
+    if " " in span or "://" in span or span.startswith(("-", "~", "$", "@")):
+        return False
+    parts = span.strip("/").split("/")
+    if not all(_PATH_PART.match(p) for p in parts) or any(p in ("", "..") for p in parts):
+        return False
+    if "/" in span.strip("/") or span.endswith("/"):
+        return span.endswith("/") or _has_extension(parts[-1]) or parts[0] in shape.top_level
+    return _has_extension(span) or span in BARE_FILES
+
+
+def _program_flags(span: str, shape: RepoShape) -> list[str]:
+    words = span.split()
+    if not words:
+        return []
+    program = words[0]
+    if program in ("python", "python3", "uv", "poetry") and len(words) > 2:
+        if words[1] == "-m" and words[2].split(".")[0] in shape.modules:
+            return FLAG.findall(span)
+        program = words[2] if words[1] == "run" else words[1]
+    if program.startswith("./"):
+        program = program[2:]
+    if program in shape.programs:
+        return FLAG.findall(span)
+    return []
+
+
+def span_claims(span: str, shape: RepoShape) -> list[Claim]:
+    """The claims one backtick span makes (most spans make none)."""
+    span = span.strip()
+    if not span:
+        return []
+    if FLAG.fullmatch(span):
+        return [Claim("flag", span, "body", symbol=span)]
+    if " " in span or "\t" in span:
+        return [Claim("flag", f, "body", symbol=f) for f in _program_flags(span, shape)]
+    call = _CALL.match(span)
+    if call:
+        name = call.group(1)
+        if "." not in name:
+            return [Claim("function", span, "body", symbol=name)]
+        return _dotted(span, name, shape)
+    if looks_like_path(span, shape):
+        return [Claim("path", span, "body", path=span)]
+    if _DOTTED.match(span):
+        return _dotted(span, span, shape)
+    if _CAMEL.match(span):
+        return [Claim("class", span, "body", symbol=span)]
+    if _SNAKE.match(span):
+        return [Claim("identifier", span, "body", symbol=span)]
+    return []
+
+
+def _dotted(span: str, name: str, shape: RepoShape) -> list[Claim]:
+    first = name.split(".", 1)[0]
+    if first[0].isupper():
+        return [Claim("member", span, "body", symbol=name)]
+    if first in shape.modules:
+        return [Claim("module", span, "body", symbol=name)]
+    return []  # `os.path.join`, `self.store.add()`: nothing this repository could confirm
+
+
+def citation_claims(memory: Memory) -> list[Claim]:
+    out: list[Claim] = []
+    for c in memory.citations:
+        where = c.path + (f":{c.line}" if c.line else "") + (f"#{c.symbol}" if c.symbol else "")
+        out.append(Claim("path", where, "citation", path=c.path))
+        if c.line is not None:
+            out.append(Claim("line", where, "citation", path=c.path, line=c.line))
+        if c.symbol:
+            out.append(Claim("symbol", where, "citation", path=c.path, symbol=c.symbol))
+    return out
+
+
+@lru_cache(maxsize=32768)
+def _body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
+    found: dict[tuple[str, str], Claim] = {}
+    for match in CODE_SPAN.finditer(body):
+        for claim in span_claims(match.group(1), shape):
+            found.setdefault((claim.kind, claim.text), claim)
+    return tuple(found.values())
+
+
+def memory_claims(memory: Memory, shape: RepoShape) -> list[Claim]:
+    """Every claim of `memory`: its citations first, then its body's, without repeats."""
+    return citation_claims(memory) + list(_body_claims(memory.body, shape))
+
+
+def claim_paths(claims: list[Claim]) -> list[str]:
+    """The repository files the claims depend on directly (for the `changed` result)."""
+    return list(dict.fromkeys(c.path for c in claims if c.path is not None))

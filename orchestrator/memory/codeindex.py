@@ -1,0 +1,504 @@
+"""What the code defines and mentions, by git blob, cached in `.orch/verify.sqlite`.
+
+Checking a memory's claims needs, for each file of the working tree: its line count, the
+Python symbols it defines (through `ast`), the words it holds (the word-boundary search
+for other languages), and the `--flags` it spells. These facts depend only on the file's
+content, so they are cached by git blob id: a warm run over an unchanged tree parses
+nothing. The whole-tree index (the union over code files) is cached too, keyed by a digest
+of every (path, blob) pair, so a warm run reads one row. The cache is rebuildable: a
+broken or unwritable database is ignored.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.memory.claims import RepoShape
+
+CACHE_VERSION = 4
+DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
+SKIP_PREFIXES = ("memories/", "plans/artifacts/")
+MAX_FILE_BYTES = 2_000_000
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FLAGS = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9_-]*")
+BUILTINS = frozenset(dir(builtins))
+
+
+def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
+    """Run git in `root`; b"" if git fails (no commits yet, not a repository)."""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            input=input,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return b""
+    return done.stdout if done.returncode == 0 else b""
+
+
+@dataclass
+class FileFacts:
+    lines: int
+    defs: frozenset[str] = frozenset()  # Python: "name", "Class.member", "Class.Inner.member"
+    words: frozenset[str] = frozenset()
+    flags: frozenset[str] = frozenset()
+    python: bool = False
+    parsed: bool = True  # False: a Python file that does not parse (words still searched)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "lines": self.lines,
+                "defs": sorted(self.defs),
+                "words": sorted(self.words),
+                "flags": sorted(self.flags),
+                "python": self.python,
+                "parsed": self.parsed,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> FileFacts:
+        raw = json.loads(text)
+        return cls(
+            raw["lines"],
+            frozenset(raw["defs"]),
+            frozenset(raw["words"]),
+            frozenset(raw["flags"]),
+            raw["python"],
+            raw["parsed"],
+        )
+
+
+def python_defs(tree: ast.AST) -> set[str]:
+    """Names a module defines: functions, classes, assignments, and `Class.member` forms
+    (methods, class attributes, `self.x = ...` in methods), nested classes included."""
+    out: set[str] = set()
+
+    def targets(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Name):
+            return [node.id]
+        if isinstance(node, ast.Tuple | ast.List):
+            return [n for elt in node.elts for n in targets(elt)]
+        return []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                out.add(node.name)
+                if prefix:
+                    out.add(prefix + node.name)
+                    for sub in ast.walk(node):
+                        if isinstance(sub, ast.Assign | ast.AnnAssign):
+                            tgts = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                            for t in tgts:
+                                if (
+                                    isinstance(t, ast.Attribute)
+                                    and isinstance(t.value, ast.Name)
+                                    and t.value.id == "self"
+                                ):
+                                    out.add(prefix + t.attr)
+            elif isinstance(node, ast.ClassDef):
+                out.add(node.name)
+                if prefix:
+                    out.add(prefix + node.name)
+                visit(node.body, prefix + node.name + ".")
+            elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                tgts = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in tgts:
+                    for name in targets(t):
+                        out.add(prefix + name)
+                        if not prefix:
+                            out.add(name)
+            elif isinstance(node, ast.If | ast.Try | ast.With):
+                for sub_body in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, sub_body, []) or [], prefix)
+                for handler in getattr(node, "handlers", []) or []:
+                    visit(handler.body, prefix)
+
+    if isinstance(tree, ast.Module):
+        visit(tree.body, "")
+    return out
+
+
+def file_facts(data: bytes, path: str) -> FileFacts:
+    text = data.decode("utf-8", "replace")
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    words = frozenset(_WORDS.findall(text))
+    flags = frozenset(_FLAGS.findall(text))
+    if path.endswith((".py", ".pyi")):
+        try:
+            tree = ast.parse(data, filename=path)
+        except (SyntaxError, ValueError):
+            return FileFacts(lines, frozenset(), words, flags, True, False)
+        return FileFacts(lines, frozenset(python_defs(tree)), words, flags, True, True)
+    return FileFacts(lines, frozenset(), words, flags, False, True)
+
+
+def is_code(path: str) -> bool:
+    """Files the whole-tree search reads: tracked, not memory or task records, not prose."""
+    if path.startswith(SKIP_PREFIXES):
+        return False
+    name = path.rsplit("/", 1)[-1]
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return ext not in DOC_EXTENSIONS
+
+
+@dataclass
+class CodeIndex:
+    """The union of the code files' facts, for claims that name no file."""
+
+    py_defs: frozenset[str]
+    py_qualified: frozenset[str]  # the dotted "Class.member" forms only
+    py_words: frozenset[str]
+    other_words: frozenset[str]
+    flags: frozenset[str]
+    module_files: dict[str, str]  # dotted module name -> path
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "py_defs": sorted(self.py_defs),
+                "py_words": sorted(self.py_words),
+                "other_words": sorted(self.other_words),
+                "flags": sorted(self.flags),
+                "module_files": self.module_files,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> CodeIndex:
+        raw = json.loads(text)
+        defs = frozenset(raw["py_defs"])
+        return cls(
+            defs,
+            frozenset(d for d in defs if "." in d),
+            frozenset(raw["py_words"]),
+            frozenset(raw["other_words"]),
+            frozenset(raw["flags"]),
+            dict(raw["module_files"]),
+        )
+
+
+def module_name(path: str) -> str | None:
+    """ "pkg/sub/mod.py" -> "pkg.sub.mod"; "pkg/__init__.py" -> "pkg"; None for others."""
+    if not path.endswith(".py"):
+        return None
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    # a src/ layout: "src/pkg/mod.py" is the module "pkg.mod"
+    if parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+@dataclass
+class TreeState:
+    """The working tree as git sees it: every tracked file's blob id (working-tree content)."""
+
+    root: Path
+    head: str | None
+    blobs: dict[str, str]  # path -> blob id of the working-tree content
+    missing: set[str] = field(default_factory=set)  # tracked but deleted in the working tree
+    _cache: VerifyCache | None = None
+
+    @classmethod
+    def read(cls, root: Path, cache: VerifyCache | None = None) -> TreeState:
+        head = git(root, "rev-parse", "--verify", "-q", "HEAD").decode().strip() or None
+        blobs: dict[str, str] = {}
+        for entry in git(root, "ls-files", "-s", "-z").split(b"\0"):
+            if not entry:
+                continue
+            meta, _, raw_path = entry.partition(b"\t")
+            fields = meta.split()
+            if len(fields) >= 2 and fields[0] != b"160000":  # skip submodules
+                blobs[raw_path.decode("utf-8", "replace")] = fields[1].decode()
+        dirty = [
+            p.decode("utf-8", "replace")
+            for p in git(root, "diff-files", "--name-only", "-z").split(b"\0")
+            if p
+        ]
+        missing: set[str] = set()
+        present = []
+        for path in dirty:
+            if (root / path).is_file():
+                present.append(path)
+            else:
+                missing.add(path)
+                blobs.pop(path, None)
+        if present:
+            hashed = git(root, "hash-object", "--stdin-paths", input="\n".join(present).encode())
+            for path, blob in zip(present, hashed.decode().split(), strict=False):
+                blobs[path] = blob
+        return cls(root, head, blobs, missing, cache)
+
+    def blob_of(self, path: str) -> str | None:
+        """The blob id of a working-tree file, tracked or not (None if it is not a file)."""
+        if path in self.blobs:
+            return self.blobs[path]
+        full = self.root / path
+        if not full.is_file():
+            return None
+        try:
+            data = full.read_bytes()
+        except OSError:
+            return None
+        digest = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
+        self.blobs[path] = digest
+        return digest
+
+    def signature(self, *, code_only: bool = True) -> str:
+        """A digest of every (path, blob) pair: of the code files, or of all tracked files
+        outside memory and task records (which change with every write of orch's own)."""
+        digest = hashlib.sha1()
+        for path in sorted(self.blobs):
+            if is_code(path) if code_only else not path.startswith(SKIP_PREFIXES):
+                digest.update(f"{path}\0{self.blobs[path]}\n".encode())
+        return digest.hexdigest()
+
+    def shape(self) -> RepoShape:
+        top = {p.split("/", 1)[0] for p in self.blobs}
+        with contextlib.suppress(OSError):
+            top |= set(os.listdir(self.root))
+        modules = set()
+        for path in self.blobs:
+            name = module_name(path)
+            if name:
+                modules.add(name.split(".", 1)[0])
+        programs = {p for p in self.blobs if p.endswith((".sh", ".py", ".bash"))}
+        programs |= _console_scripts(self.root)
+        return RepoShape(frozenset(top), frozenset(modules), frozenset(programs))
+
+
+def _console_scripts(root: Path) -> set[str]:
+    import tomllib
+
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    project = data.get("project", {})
+    names = set(project.get("scripts", {}) or {}) | set(project.get("gui-scripts", {}) or {})
+    poetry = data.get("tool", {}).get("poetry", {}).get("scripts", {}) or {}
+    return names | set(poetry)
+
+
+class VerifyCache:
+    """`.orch/verify.sqlite`: facts by blob, the tree index by signature, blobs at commits."""
+
+    def __init__(self, path: Path, *, enabled: bool = True) -> None:
+        self.path = path
+        self.conn: sqlite3.Connection | None = None
+        if not enabled or not path.parent.is_dir():
+            return
+        try:
+            conn = sqlite3.connect(path, timeout=10)
+            if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_VERSION:
+                for table in ("facts", "tree", "atcommit", "results"):
+                    conn.execute(f"DROP TABLE IF EXISTS {table}")
+                conn.execute(f"PRAGMA user_version = {CACHE_VERSION}")
+            conn.execute("CREATE TABLE IF NOT EXISTS facts (blob TEXT PRIMARY KEY, data TEXT)")
+            conn.execute("CREATE TABLE IF NOT EXISTS tree (sig TEXT PRIMARY KEY, data TEXT)")
+            conn.execute("CREATE TABLE IF NOT EXISTS atcommit (sha TEXT PRIMARY KEY, data TEXT)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS results (path TEXT PRIMARY KEY, key TEXT, name TEXT,"
+                " active INTEGER, data TEXT)"
+            )
+            conn.commit()
+            self.conn = conn
+        except sqlite3.DatabaseError:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+    def get(self, table: str, key_col: str, key: str) -> str | None:
+        if self.conn is None:
+            return None
+        try:
+            row = self.conn.execute(
+                f"SELECT data FROM {table} WHERE {key_col} = ?", (key,)
+            ).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return row[0] if row else None
+
+    def get_many_facts(self, blobs: list[str]) -> dict[str, str]:
+        if self.conn is None or not blobs:
+            return {}
+        out: dict[str, str] = {}
+        try:
+            for start in range(0, len(blobs), 500):
+                chunk = blobs[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for blob, data in self.conn.execute(
+                    f"SELECT blob, data FROM facts WHERE blob IN ({marks})", chunk
+                ):
+                    out[blob] = data
+        except sqlite3.DatabaseError:
+            return {}
+        return out
+
+    def put(self, table: str, rows: list[tuple[Any, ...]]) -> None:
+        if self.conn is None or not rows:
+            return
+        marks = ",".join("?" * len(rows[0]))
+        try:
+            with self.conn:
+                if table == "tree":
+                    self.conn.execute("DELETE FROM tree")
+                self.conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
+        except sqlite3.DatabaseError:
+            pass  # an optimisation only
+
+    def results(self) -> dict[str, tuple[str, str, bool, str]]:
+        """{memory file path: (key, name, active, verification JSON)}."""
+        if self.conn is None:
+            return {}
+        try:
+            return {
+                path: (key, name, bool(active), data)
+                for path, key, name, active, data in self.conn.execute("SELECT * FROM results")
+            }
+        except sqlite3.DatabaseError:
+            return {}
+
+    def put_results(self, rows: list[tuple[str, str, str, int, str]]) -> None:
+        if self.conn is None:
+            return
+        try:
+            with self.conn:
+                self.conn.execute("DELETE FROM results")
+                self.conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.DatabaseError:
+            pass
+
+    def tree_at(self, root: Path, sha: str) -> dict[str, str] | None:
+        """{path: blob} of commit `sha` (None if git does not know it). A commit never
+        changes, so its listing is cached for good: one `git ls-tree` per commit, ever."""
+        hit = self.get("atcommit", "sha", sha)
+        if hit is not None:
+            listing: dict[str, str] = json.loads(hit)
+            return listing
+        if not _commit_exists(root, sha):
+            return None
+        listing = {}
+        for entry in git(root, "ls-tree", "-r", "-z", sha).split(b"\0"):
+            if entry:
+                meta, _, raw_path = entry.partition(b"\t")
+                listing[raw_path.decode("utf-8", "replace")] = meta.split()[2].decode()
+        self.put("atcommit", [(sha, json.dumps(listing))])
+        return listing
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def _commit_exists(root: Path, sha: str) -> bool:
+    try:
+        done = subprocess.run(
+            ["git", "cat-file", "-e", f"{sha}^{{commit}}"], cwd=root, capture_output=True
+        )
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+class Facts:
+    """File facts for a tree state, from the cache or computed (and then cached)."""
+
+    def __init__(self, state: TreeState, cache: VerifyCache | None) -> None:
+        self.state = state
+        self.cache = cache
+        self._by_blob: dict[str, FileFacts] = {}
+        self._index: CodeIndex | None = None
+
+    def _compute(self, paths: list[str]) -> None:
+        blobs = {self.state.blob_of(p): p for p in paths}
+        blobs.pop(None, None)
+        want = [b for b in blobs if b is not None and b not in self._by_blob]
+        cached = self.cache.get_many_facts(want) if self.cache else {}
+        fresh = []
+        for blob in want:
+            if blob in cached:
+                self._by_blob[blob] = FileFacts.from_json(cached[blob])
+                continue
+            path = blobs[blob]
+            try:
+                full = self.state.root / path
+                data = full.read_bytes() if full.stat().st_size <= MAX_FILE_BYTES else b""
+            except OSError:
+                continue
+            if b"\0" in data[:8000]:
+                data = b""  # binary: no lines, no words
+            facts = file_facts(data, path)
+            self._by_blob[blob] = facts
+            fresh.append((blob, facts.to_json()))
+        if self.cache:
+            self.cache.put("facts", fresh)
+
+    def of(self, path: str) -> FileFacts | None:
+        blob = self.state.blob_of(path)
+        if blob is None:
+            return None
+        if blob not in self._by_blob:
+            self._compute([path])
+        return self._by_blob.get(blob)
+
+    def index(self) -> CodeIndex:
+        if self._index is not None:
+            return self._index
+        sig = self.state.signature()
+        hit = self.cache.get("tree", "sig", sig) if self.cache else None
+        if hit is not None:
+            self._index = CodeIndex.from_json(hit)
+            return self._index
+        code = [p for p in self.state.blobs if is_code(p)]
+        self._compute(code)
+        py_defs: set[str] = set()
+        py_words: set[str] = set()
+        other: set[str] = set()
+        flags: set[str] = set()
+        modules: dict[str, str] = {}
+        for path in code:
+            blob = self.state.blobs.get(path)
+            facts = self._by_blob.get(blob) if blob else None
+            if facts is None:
+                continue
+            flags |= facts.flags
+            if facts.python:
+                py_defs |= facts.defs
+                py_words |= facts.words
+                name = module_name(path)
+                if name:
+                    modules[name] = path
+            else:
+                other |= facts.words
+        self._index = CodeIndex(
+            frozenset(py_defs),
+            frozenset(d for d in py_defs if "." in d),
+            frozenset(py_words),
+            frozenset(other),
+            frozenset(flags),
+            modules,
+        )
+        if self.cache:
+            self.cache.put("tree", [(sig, self._index.to_json())])
+        return self._index

@@ -1,0 +1,228 @@
+"""Save exclusions (DESIGN.md section 1): what never belongs in `memories/repo/`.
+
+- `git_history`: records of what happened in git (commit ids, merges, reverts, pull
+  requests, commit messages). Git keeps them; a memory would only go stale.
+- `ephemeral_task_state`: the state of one run ("iteration 3 passed at 14:32", "file X
+  modified", "phase 2 is done", "currently working on...").
+- `derivable_from_code`: what reading the code tells anyone (where a symbol is defined,
+  how many lines or methods a file has, what a module imports), stated with no reason,
+  rule or consequence that the code does not carry.
+
+The test reads the fact (a memory's first paragraph, or a candidate's text). It looks for
+statements *about* these things, not words: "Run `pre-commit` before committing" and
+"Feature branches are rebased on `main` before review" are durable rules, not git history;
+"The cache is rebuilt when `config.toml` is modified" is not a record of a modification.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+KINDS = ("git_history", "ephemeral_task_state", "derivable_from_code")
+
+_SHA = r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
+_PAST_GIT = (
+    r"(?:committed|merged|reverted|rebased|pushed|cherry-picked|cherry picked|squashed|"
+    r"force-pushed|landed|amended|tagged)"
+)
+_GIT_HISTORY = [
+    re.compile(rf"\b(?:commit|revision|rev|sha|changeset)\s+`?{_SHA}", re.I),
+    re.compile(
+        rf"`?{_SHA}`?\s+(?:fixed|fixes|broke|breaks|added|adds|removed|introduced|"
+        rf"reverted|reverts|changed|landed|is the|was the)\b",
+        re.I,
+    ),
+    re.compile(rf"\b(?:in|by|since|from|after|before|with)\s+(?:commit\s+)?`?{_SHA}`?", re.I),
+    re.compile(rf"\b(?:was|were|got|has been|have been|had been|just)\s+{_PAST_GIT}\b", re.I),
+    re.compile(
+        rf"(?:`[^`]+`|\b[\w./-]*/[\w./-]+|\b(?:it|this|that))\s+{_PAST_GIT}\s+(?:in|into|onto|to)"
+        rf"\s+`?(?:main|master|develop|trunk|origin|upstream)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:commit|merge)\s+messages?\b(?!\s+(?:must|should|follow|format|style|"
+        r"convention|template|are\s+(?:written|checked|validated)))",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:pull request|PR|merge request|MR)\s*#\d+\s+(?:was|were|got|has|have|"
+        r"fixed|added|removed|merged|landed|introduced|changed|reverted)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:was|were)\s+(?:fixed|added|removed|introduced|changed|reverted)\s+in\s+"
+        r"(?:pull request|PR|merge request|MR|commit)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:the\s+)?(?:last|latest|previous|recent|most recent|first)\s+commits?\b"
+        r"(?!\s+(?:must|should|hook))",
+        re.I,
+    ),
+    re.compile(
+        r"\bgit\s+(?:log|blame|history|reflog)\s+(?:shows|says|showed|lists|listed)\b", re.I
+    ),
+    re.compile(
+        r"\bbranch\s+`?[\w./-]+`?\s+(?:was|were|has been|got)\s+(?:created|deleted|"
+        r"merged|rebased|pushed|renamed)\b",
+        re.I,
+    ),
+]
+
+_EPHEMERAL = [
+    re.compile(
+        r"\b(?:passed|failed|finished|completed|succeeded|ran|started|crashed|broke|"
+        r"stopped|timed out|went green|went red|merged|deployed)\b[^.;]{0,40}?\b(?:at|around)"
+        r"\s+\d{1,2}:\d{2}(?::\d{2})?\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:iteration|attempt|retry|run)\s+#?\d+\s+(?:passed|failed|succeeded|"
+        r"finished|completed|timed out|is done|was done|crashed)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:phase|step|stage|task)\s+#?\d+\s+(?:(?:is|was|has been)\s+)?(?:passed|"
+        r"failed|done|complete|completed|finished|in progress|started|succeeded)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:tests?|build|ci|lint|linter|checks?|suite|pipeline)\s+(?:now\s+)?"
+        r"(?:passed|failed|succeeded|went green|went red|(?:is|are)\s+(?:now\s+)?"
+        r"(?:passing|failing|green|red|broken)\s+(?:now|again|at the moment|currently|"
+        r"after|since))\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:file|files|module)\s+`?[\w./-]+`?\s+(?:was|were|has been|have been|got)\s+"
+        r"(?:modified|edited|changed|updated|created|deleted|touched|rewritten|renamed)\b",
+        re.I,
+    ),
+    re.compile(
+        r"`[^`]+`\s+(?:was|were|has been|have been|got)\s+(?:modified|edited|changed|"
+        r"updated|created|deleted|touched|rewritten)\b",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:i|we)?\s*(?:just\s+)?(?:modified|edited|changed|updated|touched|"
+        r"rewrote|ran|fixed|added|deleted|removed|created)\s+(?:file\s+)?`",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:i|we)\s+(?:just\s+)?(?:modified|edited|changed|updated|touched|rewrote|"
+        r"ran|fixed|added|deleted|removed|created|tried|started|finished)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:right now|just now|so far|at the moment|in progress|"
+        r"work in progress|this session|this run|earlier today|today|yesterday|"
+        r"this morning|this afternoon|tonight|last night)\b",
+        re.I,
+    ),
+    re.compile(r"^\s*(?:wip|todo|next step|next up|status|progress)\s*[:\-]", re.I),
+    re.compile(r"\b\d{1,3}\s*%\s+(?:done|complete|finished)\b", re.I),
+    re.compile(r"\b(?:still|now)\s+(?:failing|passing|broken|works|working|fails|passes)\b", re.I),
+]
+
+_DERIVABLE = [
+    re.compile(
+        r"`[^`]+`(?:\s+\w+){0,2}\s+(?:is|are)\s+(?:defined|declared|implemented|located|"
+        r"found|kept)\s+in\s+(?:the\s+\w+\s+)?`[^`]+`",
+        re.I,
+    ),
+    re.compile(r"`[^`]+`\s+(?:lives|live|sits|resides)\s+in\s+`[^`]+`", re.I),
+    re.compile(
+        r"`[^`]+`\s+(?:has|contains|is)\s+(?:about\s+|exactly\s+|roughly\s+)?\d+\s+"
+        r"(?:lines?|methods?|functions?|classes|arguments?|parameters?|fields?|tests?|"
+        r"files?|modules?|imports?)\b(?:\s+long)?",
+        re.I,
+    ),
+    re.compile(
+        r"`[^`]+`\s+(?:takes|accepts)\s+(?:\d+|one|two|three|four|five)\s+"
+        r"(?:arguments?|parameters?|args?)\b",
+        re.I,
+    ),
+    re.compile(r"`[^`]+`\s+imports\s+`[^`]+`", re.I),
+    re.compile(
+        r"`[^`]+`\s+(?:defines|contains|declares)\s+(?:the\s+)?(?:functions?|classes|"
+        r"class|methods?)\s+`[^`]+`",
+        re.I,
+    ),
+    re.compile(
+        r"`[^`]+`\s+(?:is a|is the)\s+(?:subclass|method|function|class)\s+(?:of|in)\s+"
+        r"`[^`]+`",
+        re.I,
+    ),
+    re.compile(
+        r"\bthere\s+(?:are|is)\s+\d+\s+(?:files?|tests?|functions?|classes|modules?|"
+        r"methods?)\s+in\s+`[^`]+`",
+        re.I,
+    ),
+    re.compile(r"`[^`]+`\s+(?:returns|yields)\s+(?:an?\s+)?`[^`]+`\s*\.?$", re.I),
+]
+# A derivable statement that carries a rule, a reason or a consequence is more than the code.
+_CARRIES_MORE = re.compile(
+    r"\b(?:because|since|so that|must|never|always|should|do not|don't|avoid|to keep|"
+    r"to prevent|to avoid|otherwise|required|careful|note that|important|instead|unless|"
+    r"only|why|breaks|break|slow|fast|safe|unsafe|expensive|cheap|prefer|rather than|"
+    r"deliberately|intentionally|on purpose|workaround|caveat|gotcha)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    kind: str  # one of KINDS
+    evidence: str  # the words that matched
+
+    def reason(self) -> str:
+        what = {
+            "git_history": "git history (git keeps it)",
+            "ephemeral_task_state": "ephemeral task state (true for one run only)",
+            "derivable_from_code": "state derivable from the code (reading the code tells it)",
+        }[self.kind]
+        return f"{what}: {self.evidence!r}"
+
+
+# Words one of a group's patterns needs (plain substring tests on the lower-cased fact, far
+# cheaper than the patterns): a fact without any skips the whole group.
+_GIT_HINTS = (
+    "commit", "merg", "revert", "rebas", "push", "cherry", "squash", "landed", "amend",
+    "tagged", "revision", "rev ", "sha", "changeset", "pr ", "pr#", "pull request", "mr ",
+    "git", "branch",
+)  # fmt: skip
+_EPHEMERAL_HINTS = (
+    ":", "%", "iteration", "attempt", "retry", "run", "phase", "step", "stage", "task", "pass",
+    "fail", "succeed", "green", "red", "broken", "modif", "edit", "chang", "updat", "creat",
+    "delet", "touch", "rewr", "renam", " i ", "we ", "ran", "fix", "add", "remov", "now",
+    "progress", "session", "today", "yesterday", "morning", "afternoon", "night", "wip",
+    "todo", "next", "status", "still", "so far", "moment",
+)  # fmt: skip
+_HEX = re.compile(r"\b[0-9a-f]{7,40}\b")
+
+
+@lru_cache(maxsize=65536)
+def excluded(fact: str) -> Exclusion | None:
+    """The save exclusion `fact` falls under, or None when it may be saved."""
+    text = " ".join(fact.split())
+    if not text:
+        return None
+    low = f" {text.lower()} "
+    if any(h in low for h in _GIT_HINTS) or _HEX.search(low):
+        for rx in _GIT_HISTORY:
+            match = rx.search(text)
+            if match:
+                return Exclusion("git_history", match.group(0).strip())
+    if any(h in low for h in _EPHEMERAL_HINTS):
+        for rx in _EPHEMERAL:
+            match = rx.search(text)
+            if match:
+                return Exclusion("ephemeral_task_state", match.group(0).strip())
+    if "`" in text:
+        for rx in _DERIVABLE:
+            match = rx.search(text)
+            if match and not _CARRIES_MORE.search(text):
+                return Exclusion("derivable_from_code", match.group(0).strip())
+    return None

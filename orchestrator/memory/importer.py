@@ -1,0 +1,207 @@
+"""Import a Claude Code memory folder into `memories/repo/`.
+
+A Claude Code memory folder holds `MEMORY.md` (an index of links, one line each) and topic
+files with `name`, `description` and `type` frontmatter and a markdown body. Each topic file
+becomes a repo memory:
+
+- the name becomes kebab-case (from `name`, else the file stem): "Test Command" ->
+  `test-command`; a name already taken gets `-2`, `-3`...;
+- the subject is taken from the frontmatter if present, else from the name's words;
+- the reason from the frontmatter, else the body's `**Why:**` line;
+- citations from the frontmatter, else the repository files the body names in backticks;
+- every memory goes through the store's validation and Checklist A (`on_duplicate` skip
+  or supersede); what cannot be written is skipped, with the reason.
+
+Files the index links to but that are missing, and topic files that do not parse, are
+reported too. Nothing is half-written: each memory is one atomic write.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import OrchError, UsageError
+from orchestrator.memory.promotion import derived_citations
+from orchestrator.store.layout import INDEX_FILE, Layout
+from orchestrator.store.memfile import (
+    MEMORY_TYPES,
+    Citation,
+    Memory,
+    first_paragraph,
+    load_yaml,
+    split_frontmatter,
+)
+
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+\.md)\)")
+_WHY = re.compile(r"^\s*\*\*Why:\*\*\s*(.+)$", re.M | re.I)
+_TYPE_ALIASES = {"preference": "user", "preferences": "user", "guidance": "feedback"}
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    source: str  # the file, relative to the imported folder
+    action: str  # created | superseded | skipped
+    name: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "action": self.action,
+            "name": self.name,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class ImportReport:
+    folder: str
+    items: list[ImportItem] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out = {"created": 0, "superseded": 0, "skipped": 0}
+        for item in self.items:
+            out[item.action] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "v": 1,
+            "from": "claude-code",
+            "folder": self.folder,
+            **self.counts(),
+            "items": [i.to_dict() for i in self.items],
+        }
+
+    def text(self) -> str:
+        c = self.counts()
+        lines = [
+            f"Imported from {self.folder}: {c['created']} created, {c['superseded']} "
+            f"superseding, {c['skipped']} skipped."
+        ]
+        for item in self.items:
+            if item.action == "skipped":
+                lines.append(f"- skipped {item.source}: {item.reason}")
+            else:
+                lines.append(f"- {item.action} {item.name} from {item.source}")
+        return "\n".join(lines) + "\n"
+
+
+def kebab(text: str) -> str:
+    """ "Test Command" / "test_command" / "TestCommand" -> "test-command"."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", text)
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return "-".join(words)[:80].strip("-")
+
+
+def _subject(name: str) -> str:
+    return " ".join(kebab(name).split("-"))
+
+
+def _read_topic(path: Path) -> tuple[dict[str, Any] | None, str, str | None]:
+    """(frontmatter, body, problem) for one topic file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, "", f"unreadable: {exc}"
+    fm_text, body = split_frontmatter(text)
+    if fm_text is None:
+        return None, body, "no YAML frontmatter (name, description, type)"
+    try:
+        raw = load_yaml(fm_text)
+    except Exception as exc:  # yaml.YAMLError and its kin
+        return None, body, f"broken frontmatter: {' '.join(str(exc).split())[:120]}"
+    if not isinstance(raw, dict):
+        return None, body, "frontmatter is not a mapping"
+    return raw, body, None
+
+
+def _citations(layout: Layout, raw: dict[str, Any], body: str) -> tuple[Citation, ...]:
+    out = []
+    for item in raw.get("citations") or ():
+        if isinstance(item, dict) and isinstance(item.get("path"), str):
+            out.append(Citation.from_dict(item))
+    return tuple(out) or derived_citations(layout, body)
+
+
+def import_claude_code(layout: Layout, folder: Path, *, on_duplicate: str = "skip") -> ImportReport:
+    """Import the Claude Code memory folder `folder` (see the module docstring)."""
+    from orchestrator.store.repo import InvalidMemory, RepoMemoryStore
+
+    if on_duplicate not in ("skip", "supersede"):
+        raise UsageError("on_duplicate must be skip or supersede")
+    folder = folder.expanduser()
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder")
+    topics = sorted(p for p in folder.glob("*.md") if p.name != INDEX_FILE)
+    index = folder / INDEX_FILE
+    if not topics and not index.is_file():
+        raise UsageError(f"{folder} holds no MEMORY.md and no topic files: not a memory folder")
+    report = ImportReport(str(folder))
+    if index.is_file():
+        for link in _LINK.findall(index.read_text(encoding="utf-8", errors="replace")):
+            if "/" not in link and not (folder / link).is_file():
+                report.items.append(
+                    ImportItem(link, "skipped", reason="MEMORY.md links to it but it is missing")
+                )
+    store = RepoMemoryStore(layout)
+    taken = {m.name for m in store.load_all().memories} | {
+        p.stem for p in layout.repo_memories.glob("*.md")
+    }
+    for path in topics:
+        raw, body, problem = _read_topic(path)
+        if raw is None:
+            report.items.append(ImportItem(path.name, "skipped", reason=problem))
+            continue
+        kind = str(raw.get("type") or "").strip().lower()
+        kind = _TYPE_ALIASES.get(kind, kind)
+        if kind not in MEMORY_TYPES:
+            report.items.append(
+                ImportItem(
+                    path.name,
+                    "skipped",
+                    reason=f"type {raw.get('type')!r} is not one of {', '.join(MEMORY_TYPES)}",
+                )
+            )
+            continue
+        base = kebab(str(raw.get("name") or path.stem)) or kebab(path.stem)
+        if not base:
+            report.items.append(ImportItem(path.name, "skipped", reason="no usable name"))
+            continue
+        name, n = base, 2
+        while name in taken:
+            name, n = f"{base}-{n}", n + 1
+        why = _WHY.search(body)
+        description = (
+            " ".join(str(raw.get("description") or "").split()) or first_paragraph(body)[:150]
+        )
+        memory = Memory(
+            name=name,
+            description=description,
+            type=kind,
+            body=body.strip() + "\n" if body.strip() else "",
+            subject=str(raw.get("subject") or _subject(str(raw.get("name") or path.stem))),
+            reason=str(raw.get("reason") or (why.group(1).strip() if why else "")) or None,
+            citations=_citations(layout, raw, body),
+            source={"imported": "claude-code", "file": path.name},
+        )
+        try:
+            result = store.add(memory, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+        except InvalidMemory as exc:
+            report.items.append(ImportItem(path.name, "skipped", reason="; ".join(exc.reasons)))
+            continue
+        except OrchError as exc:
+            report.items.append(ImportItem(path.name, "skipped", reason=exc.message))
+            continue
+        if result.action == "skipped":
+            dups = ", ".join(n for n, _ in result.duplicates)
+            report.items.append(
+                ImportItem(path.name, "skipped", reason=f"near-duplicate of {dups} (Checklist A)")
+            )
+            continue
+        taken.add(result.memory.name)
+        report.items.append(ImportItem(path.name, result.action, result.memory.name))
+    return report

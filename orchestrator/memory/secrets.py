@@ -1,0 +1,273 @@
+"""Secrets in memory files: detect-secrets' detectors, plus what they miss.
+
+detect-secrets (imported only when a line needs it) knows the shapes of many vendors'
+keys and tokens (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, JWTs, npm, PyPI...) and
+`password = "..."` style assignments. Its two entropy detectors are left out: on memory
+text they flag commit ids, blob ids and long identifiers. Added here, because detect-secrets
+misses them on prose: Anthropic keys, a private key block spread over several lines,
+`NAME_KEY=value` environment assignments, and passwords stated in words ("the staging
+password is hunter2").
+
+To stay fast on thousands of files, a line goes to detect-secrets only when it holds a
+token that could be a credential (long and mixed, or after a keyword); results are cached
+by the SHA-1 of the text in `.orch/secrets.sqlite`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PLUGINS = (
+    "ArtifactoryDetector",
+    "AWSKeyDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "JwtTokenDetector",
+    "KeywordDetector",
+    "MailchimpDetector",
+    "NpmDetector",
+    "OpenAIDetector",
+    "PrivateKeyDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SlackDetector",
+    "SoftlayerDetector",
+    "SquareOAuthDetector",
+    "StripeDetector",
+    "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+)
+CACHE_VERSION = 1
+
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"
+)
+_ANTHROPIC = re.compile(r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{20,}")
+_GENERIC_SK = re.compile(r"\bsk-(?:proj-|live_|test_)?[A-Za-z0-9_-]{32,}")
+_ENV_ASSIGN = re.compile(
+    r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?))[ \t]*[=:][ \t]*"
+    r"['\"]?([^\s'\"`]{8,})"
+)
+_SAID_PASSWORD = re.compile(
+    r"\b(?:[a-z0-9]+_)*(?:password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|"
+    r"auth[ _-]?token)(?:[ \t]+for[ \t]+[\w.-]+)?(?:[ \t]+(?:is|was|equals)[ \t]+|[ \t]*[=:][ \t]*)"
+    r"[`'\"]?([^\s`'\",;]{6,})",
+    re.I,
+)
+_GOOGLE = re.compile(r"\bAIza[0-9A-Za-z_-]{35}")
+_LONG = re.compile(r"[A-Za-z0-9+/_=.:-]{16,}")
+_KEYWORD = re.compile(r"\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)")
+_GENERATED = re.compile(
+    r"^(?:verified|created|updated|status|type|name|supersedes|superseded_by):\s"
+)
+_PREFIXES = (
+    "akia",
+    "asia",
+    "ghp_",
+    "gho_",
+    "ghs_",
+    "ghu_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "sk_",
+    "rk_",
+    "pk_",
+    "npm_",
+    "pypi-",
+    "sg.",
+    "eyj",
+    "sq0",
+    "akc",
+)
+_SEPARATORS = re.compile(r"[._:/-]")
+_PLACEHOLDER = re.compile(
+    r"^(?:x+|\*+|\.+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\w+%|your[_-]?\w*|changeme|"
+    r"redacted|example\w*|placeholder|dummy|none|null|true|false|env|secret|password|"
+    r"os\.environ.*|getenv.*)$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class SecretHit:
+    line: int  # 1-based, within the scanned text
+    kind: str  # what was found (detect-secrets' type names, or ours)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "kind": self.kind}
+
+
+def _looks_real(value: str) -> bool:
+    value = value.strip("`'\".,;)")
+    if _PLACEHOLDER.match(value):
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    has_other = any(not c.isalnum() for c in value)
+    return has_alpha and (has_digit or has_other)
+
+
+def _ours(text: str) -> list[SecretHit]:
+    """What detect-secrets misses, searched over the whole text (one pass per pattern, and
+    only when a word the pattern needs is there at all)."""
+    found: dict[int, SecretHit] = {}
+
+    def line_of(pos: int) -> int:
+        return text.count("\n", 0, pos) + 1
+
+    for rx, kind, needs in (
+        (_PRIVATE_KEY, "Private Key", ("PRIVATE KEY", "PuTTY")),
+        (_ANTHROPIC, "Anthropic API Key", ("sk-ant-",)),
+        (_GENERIC_SK, "Secret Key (sk-)", ("sk-",)),
+        (_GOOGLE, "Google API Key", ("AIza",)),
+    ):
+        if any(n in text for n in needs):
+            for match in rx.finditer(text):
+                n = line_of(match.start())
+                found.setdefault(n, SecretHit(n, kind))
+    if any(
+        k in text for k in ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "CREDENTIAL")
+    ):
+        for match in _ENV_ASSIGN.finditer(text):
+            if _looks_real(match.group(2)):
+                n = line_of(match.start())
+                found.setdefault(n, SecretHit(n, f"Credential assignment ({match.group(1)})"))
+    low = text.lower()
+    if any(k in low for k in ("pass", "pwd", "secret", "key", "token")):
+        for match in _SAID_PASSWORD.finditer(text):
+            if _looks_real(match.group(1)):
+                n = line_of(match.start())
+                found.setdefault(n, SecretHit(n, "Password or key stated in text"))
+    return [found[n] for n in sorted(found)]
+
+
+def _detect_secrets(batches: list[list[tuple[int, str]]]) -> list[list[SecretHit]]:
+    """detect-secrets' line plugins over each batch of candidate lines, in one settings
+    context (detect-secrets is imported here: it is slow to import)."""
+    from detect_secrets.core import scan
+    from detect_secrets.settings import default_settings
+
+    out: list[list[SecretHit]] = []
+    with default_settings() as settings:
+        settings.disable_plugins("Base64HighEntropyString", "HexHighEntropyString")
+        settings.disable_plugins("IPPublicDetector")
+        for lines in batches:
+            found = scan._process_line_based_plugins(lines, filename="memory.yaml")
+            out.append([SecretHit(secret.line_number, secret.type) for secret in found])
+    return out
+
+
+def _candidate(line: str) -> bool:
+    """Could detect-secrets find anything on this line? A keyword, a known key prefix, a
+    long token mixing cases and digits, or a very long letters-and-digits token."""
+    if _GENERATED.match(line):
+        return False  # frontmatter orch writes itself: ids, dates, status
+    if "://" in line and "@" in line:
+        return True  # credentials in a URL
+    if _KEYWORD.search(line.lower()):
+        return True  # what the keyword detector looks for
+    for match in _LONG.finditer(line):
+        token = match.group(0)
+        if token.lower().startswith(_PREFIXES):
+            return True  # a vendor's key prefix
+        # keys are long unbroken runs; `Handler161.run_0` is an identifier, not a key
+        for part in _SEPARATORS.split(token):
+            if len(part) < 16:
+                continue
+            digits = any(c.isdigit() for c in part)
+            upper = any(c.isupper() for c in part)
+            lower = any(c.islower() for c in part)
+            if digits and upper and lower:
+                return True
+            if len(part) >= 32 and digits and (upper or lower):
+                return True
+    return False
+
+
+def scan_texts(texts: list[str]) -> list[list[SecretHit]]:
+    """Every secret in each text, one hit per line (the first kind found on it)."""
+    found: list[dict[int, SecretHit]] = []
+    batches: list[list[tuple[int, str]]] = []
+    owners: list[int] = []
+    for i, text in enumerate(texts):
+        lines = text.splitlines()
+        hits = {h.line: h for h in _ours(text)}
+        found.append(hits)
+        candidates = [
+            (n, line) for n, line in enumerate(lines, start=1) if n not in hits and _candidate(line)
+        ]
+        if candidates:
+            batches.append(candidates)
+            owners.append(i)
+    if batches:
+        for owner, batch_hits in zip(owners, _detect_secrets(batches), strict=True):
+            for hit in batch_hits:
+                found[owner].setdefault(hit.line, hit)
+    return [[by_line[n] for n in sorted(by_line)] for by_line in found]
+
+
+def scan_text(text: str) -> list[SecretHit]:
+    return scan_texts([text])[0]
+
+
+class SecretScanner:
+    """`scan_text` with results cached by content digest in `.orch/secrets.sqlite`."""
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        self.conn: sqlite3.Connection | None = None
+        self.fresh: list[tuple[str, str]] = []
+        self.known: dict[str, str] = {}
+        if cache_dir is None or not cache_dir.is_dir():
+            return
+        try:
+            conn = sqlite3.connect(cache_dir / "secrets.sqlite", timeout=10)
+            if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_VERSION:
+                conn.execute("DROP TABLE IF EXISTS scans")
+                conn.execute(f"PRAGMA user_version = {CACHE_VERSION}")
+            conn.execute("CREATE TABLE IF NOT EXISTS scans (digest TEXT PRIMARY KEY, hits TEXT)")
+            conn.commit()
+            self.conn = conn
+            self.known = dict(conn.execute("SELECT digest, hits FROM scans"))
+        except sqlite3.DatabaseError:
+            self.conn = None
+
+    def scan_many(self, texts: list[str]) -> list[list[SecretHit]]:
+        digests = [hashlib.sha1(t.encode("utf-8", "replace")).hexdigest() for t in texts]
+        out: list[list[SecretHit] | None] = []
+        todo: list[int] = []
+        for i, digest in enumerate(digests):
+            if digest in self.known:
+                out.append(
+                    [SecretHit(h["line"], h["kind"]) for h in json.loads(self.known[digest])]
+                )
+            else:
+                out.append(None)
+                todo.append(i)
+        if todo:
+            for i, hits in zip(todo, scan_texts([texts[i] for i in todo]), strict=True):
+                out[i] = hits
+                self.fresh.append((digests[i], json.dumps([h.to_dict() for h in hits])))
+        return [hits or [] for hits in out]
+
+    def close(self) -> None:
+        if self.conn is None:
+            return
+        with contextlib.suppress(sqlite3.DatabaseError), self.conn:
+            self.conn.executemany("INSERT OR REPLACE INTO scans VALUES (?, ?)", self.fresh)
+        self.conn.close()
+        self.conn = None

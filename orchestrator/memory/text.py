@@ -1,0 +1,465 @@
+"""How memory text is read for comparison: tokens, stems, values, clauses, polarity.
+
+Checklist A compares raw word tokens (`dedup.tokens`). The audit needs more: two facts
+worded differently can say the same thing (near-duplicates), and two facts worded alike can
+say opposite things (contradictions). This module splits a fact into what it is about (its
+frame: content words, stemmed) and what it asserts (its values: code spans, numbers,
+quoted strings, paths, URLs, proper names), plus its polarity (negations and antonyms).
+Everything here is pure and cached per string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "always",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "either",
+        "else",
+        "etc",
+        "every",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "may",
+        "me",
+        "might",
+        "more",
+        "most",
+        "much",
+        "my",
+        "myself",
+        "need",
+        "needs",
+        "now",
+        "of",
+        "once",
+        "only",
+        "or",
+        "other",
+        "ought",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "per",
+        "same",
+        "shall",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "thus",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "upon",
+        "us",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "very",
+        "via",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "within",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "one",
+        "ones",
+    ]
+)
+NEGATIONS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "none",
+        "nor",
+        "cannot",
+        "without",
+        "neither",
+        "nothing",
+        "nobody",
+        "nowhere",
+    ]
+)
+# word -> the word it is the opposite of: "disabled" reads as "not enabled".
+ANTONYMS = {
+    "disable": "enable",
+    "disabled": "enabled",
+    "disables": "enables",
+    "false": "true",
+    "optional": "required",
+    "forbidden": "allowed",
+    "forbid": "allow",
+    "forbids": "allows",
+    "disallowed": "allowed",
+    "disallow": "allow",
+    "disallows": "allows",
+    "denied": "allowed",
+    "prohibited": "allowed",
+    "unsupported": "supported",
+    "unsafe": "safe",
+    "insecure": "secure",
+    "async": "sync",
+    "asynchronous": "synchronous",
+    "exclude": "include",
+    "excludes": "includes",
+    "excluded": "included",
+    "invalid": "valid",
+    "hidden": "visible",
+    "immutable": "mutable",
+    "unstable": "stable",
+    "incompatible": "compatible",
+    "unavailable": "available",
+    "off": "on",
+    "absent": "present",
+    "fails": "passes",
+    "failed": "passed",
+    "fail": "pass",
+}
+
+_CODE = re.compile(r"`([^`\n]+)`")
+_URL = re.compile(r"\bhttps?://[^\s)>\]`'\"]+")
+_QUOTED = re.compile(r"\"([^\"\n]{1,80})\"")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
+_SUBJECT_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
+_CLAUSE_SPLIT = re.compile(
+    r"\s*(?:[;:]\s+|,\s+|\.\s+|\s+(?:and|but|while|whereas|because|since|so|which|then)\s+|\s+[-–—]+\s+)",
+    re.IGNORECASE,
+)
+_CONTRACTED = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is"}
+_TOKEN = re.compile(
+    r"(?P<ph>\x00(?P<idx>\d+)\x00)"
+    r"|(?P<path>(?<![\w/])(?:[\w.-]+/)+[\w.-]*)"
+    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:%|[a-z]{1,3}\b)?)"
+    r"|(?P<word>[A-Za-z][A-Za-z0-9_'-]*)"
+)
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> object:
+    import Stemmer  # PyStemmer: the Snowball English stemmer, in C
+
+    return Stemmer.Stemmer("english")
+
+
+# Irregular past forms the stemmer leaves alone ("rebuilt" must meet "rebuild").
+IRREGULAR = {
+    "built": "build",
+    "rebuilt": "rebuild",
+    "ran": "run",
+    "wrote": "write",
+    "written": "write",
+    "rewrote": "rewrite",
+    "rewritten": "rewrite",
+    "kept": "keep",
+    "left": "leave",
+    "made": "make",
+    "found": "find",
+    "held": "hold",
+    "sent": "send",
+    "taken": "take",
+    "took": "take",
+    "given": "give",
+    "gave": "give",
+    "chosen": "choose",
+    "chose": "choose",
+    "began": "begin",
+    "begun": "begin",
+    "broke": "break",
+    "broken": "break",
+    "brought": "bring",
+    "bought": "buy",
+    "caught": "catch",
+    "drew": "draw",
+    "drawn": "draw",
+    "fell": "fall",
+    "fallen": "fall",
+    "got": "get",
+    "gotten": "get",
+    "grew": "grow",
+    "grown": "grow",
+    "hid": "hide",
+    "hidden": "hide",
+    "knew": "know",
+    "known": "know",
+    "led": "lead",
+    "lost": "lose",
+    "meant": "mean",
+    "met": "meet",
+    "paid": "pay",
+    "rose": "rise",
+    "risen": "rise",
+    "said": "say",
+    "saw": "see",
+    "seen": "see",
+    "sold": "sell",
+    "shown": "show",
+    "spent": "spend",
+    "split": "split",
+    "stood": "stand",
+    "thrown": "throw",
+    "threw": "throw",
+    "told": "tell",
+    "thought": "think",
+    "understood": "understand",
+    "went": "go",
+    "gone": "go",
+    "won": "win",
+    "bound": "bind",
+    "fed": "feed",
+    "fled": "flee",
+    "dealt": "deal",
+    "ate": "eat",
+    "eaten": "eat",
+    "forgot": "forget",
+    "forgotten": "forget",
+    "overridden": "override",
+    "overrode": "override",
+}
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The English stem of a lower-case word ("repositories" -> "repositori")."""
+    word = IRREGULAR.get(word, word)
+    if len(word) <= 3:
+        return word
+    result: str = _stemmer().stemWord(word)  # type: ignore[attr-defined]
+    return result
+
+
+def norm_code(span: str) -> str:
+    """A code span as a value: whitespace collapsed, trailing `()` and `/` kept apart."""
+    return "`" + " ".join(span.split()) + "`"
+
+
+@dataclass(frozen=True)
+class Clause:
+    frame: frozenset[str]  # stemmed content words, antonyms read as their base word
+    values: frozenset[str]  # code spans, numbers, quoted strings, URLs, paths, proper names
+    negated: bool  # an odd number of negations/antonyms
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A fact read for comparison (subject words are left to `subject_stems`)."""
+
+    stems: frozenset[str]  # every content stem and value (for similarity)
+    values: frozenset[str]
+    negated: bool
+    clauses: tuple[Clause, ...]
+
+
+def _protect(text: str) -> tuple[str, list[str]]:
+    """Replace code spans, URLs and quoted strings with placeholders (so clause splitting and
+    word reading do not break them) and return them as values."""
+    found: list[str] = []
+
+    def keep(value: str) -> str:
+        found.append(value)
+        return f" \x00{len(found) - 1}\x00 "
+
+    text = _CODE.sub(lambda m: keep(norm_code(m.group(1))), text)
+    text = _URL.sub(lambda m: keep(m.group(0).rstrip(".,;:").lower()), text)
+    text = _QUOTED.sub(lambda m: keep('"' + m.group(1).strip().lower() + '"'), text)
+    return text, found
+
+
+def _read_clause(text: str, protected: list[str], ignore: frozenset[str]) -> Clause:
+    """One pass over a clause: placeholders, paths and numbers are values; words are
+    negations, stopwords, proper names (values) or content stems (the frame)."""
+    values: set[str] = set()
+    frame: set[str] = set()
+    negations = 0
+    first = True
+    words: list[str] = []
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup
+        if kind == "ph":
+            values.add(protected[int(match.group("idx"))])
+            first = False
+            continue
+        if kind == "num":
+            values.add(match.group(0).lower())
+            first = False
+            continue
+        if kind == "path":
+            path = match.group(0)
+            last = path.rsplit("/", 1)[-1]
+            if "." in last or path.endswith("/") or any(c.isdigit() for c in last):
+                values.add(path.lower())
+                first = False
+                continue
+            words = _WORD.findall(path)
+        else:
+            words = [match.group(0)]
+        for word in words:
+            lower = word.lower()
+            if lower.endswith("n't"):
+                negations += 1
+                lower = _CONTRACTED.get(lower, lower[:-3])
+            lower = lower.strip("'")
+            if lower in NEGATIONS:
+                negations += 1  # "never X" reads as "not (always) X"; "always" is a stopword
+                first = False
+                continue
+            if not lower or lower in STOPWORDS:
+                first = False
+                continue
+            proper = not first and (word != word.lower() or "_" in word)
+            first = False
+            if proper and len(word) > 1:
+                values.add(lower)
+                continue
+            base = ANTONYMS.get(lower)
+            if base is not None:
+                negations += 1
+                lower = base
+            if lower in ignore:
+                continue
+            s = stem(lower)
+            if s not in ignore:
+                frame.add(s)
+    values -= ignore
+    return Clause(frozenset(frame), frozenset(values), negations % 2 == 1)
+
+
+@lru_cache(maxsize=65536)
+def read_fact(fact: str, subject: str = "") -> Reading:
+    """Read `fact`; the words of `subject` are left out of the clause frames."""
+    ignore = frozenset(subject_stems(subject)) | frozenset(
+        w.lower() for w in _WORD.findall(subject)
+    )
+    protected_text, protected = _protect(fact)
+    pieces = [p for p in _CLAUSE_SPLIT.split(protected_text.strip().rstrip(".")) if p.strip()]
+    merged: list[Clause] = []
+    negated = False
+    for piece in pieces:
+        clause = _read_clause(piece, protected, ignore)
+        if merged and not clause.frame:
+            # "`ruff` and `mypy`": a piece with no content words continues the one before
+            prev = merged[-1]
+            clause = Clause(prev.frame, prev.values | clause.values, prev.negated != clause.negated)
+            merged[-1] = clause
+        else:
+            merged.append(clause)
+    clauses = tuple(merged) or (Clause(frozenset(), frozenset(), False),)
+    frames: set[str] = set()
+    values: set[str] = set()
+    for clause in clauses:
+        frames |= clause.frame
+        values |= clause.values
+        negated ^= clause.negated
+    return Reading(
+        stems=frozenset(frames | values),
+        values=frozenset(values),
+        negated=negated,
+        clauses=clauses,
+    )
+
+
+@lru_cache(maxsize=65536)
+def subject_stems(subject: str) -> frozenset[str]:
+    """Stemmed content words of a subject: "Running the tests" -> {"run", "test"}."""
+    out = set()
+    for word in _SUBJECT_WORD.findall(subject.lower()):
+        if word not in STOPWORDS:
+            out.add(stem(word))
+    return frozenset(out)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)

@@ -1,0 +1,486 @@
+"""Verification: check each memory's claims against the working tree.
+
+Results:
+- `ok`: every claim holds;
+- `changed`: every claim holds, but a file the memory cites (or names as a path) changed
+  since its recorded verification (`verified.commit` in the memory file), per git blob ids;
+- `stale`: a claim fails; `failures` says which and why.
+
+Checking reads nothing twice: file facts are cached by git blob in `.orch/verify.sqlite`
+(see `codeindex`). Verification itself writes nothing to memory files; `record` writes
+`verified: {commit, at, result}` into the memories whose record would change (what
+`orch memory verify --record` does), keeping every other byte of the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.memory.claims import Claim, claim_paths, memory_claims
+from orchestrator.memory.codeindex import (
+    BUILTINS,
+    SKIP_PREFIXES,
+    Facts,
+    TreeState,
+    VerifyCache,
+)
+from orchestrator.store.layout import Layout
+from orchestrator.store.memfile import Citation, Memory, now_iso
+
+if TYPE_CHECKING:
+    from orchestrator.store.repo import LoadResult
+
+RESULTS = ("ok", "changed", "stale")
+
+
+@dataclass(frozen=True)
+class ClaimFailure:
+    claim: Claim
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "claim": self.claim.text,
+            "kind": self.claim.kind,
+            "reason": self.reason,
+        }
+        out.update({k: v for k, v in self.claim.to_dict().items() if k not in ("text", "kind")})
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ClaimFailure:
+        claim = Claim(
+            raw["kind"],
+            raw["claim"],
+            raw.get("origin", "body"),
+            raw.get("path"),
+            raw.get("line"),
+            raw.get("symbol"),
+        )
+        return cls(claim, raw["reason"])
+
+
+@dataclass(frozen=True)
+class Verification:
+    name: str
+    result: str  # ok | changed | stale
+    claims: int
+    failures: tuple[ClaimFailure, ...] = ()
+    changed: tuple[str, ...] = ()  # paths changed since the recorded verification
+
+    @property
+    def stale(self) -> bool:
+        return self.result == "stale"
+
+    def summary(self) -> str:
+        if self.failures:
+            return "; ".join(f.reason for f in self.failures)
+        if self.changed:
+            return "cited files changed since the last verification: " + ", ".join(self.changed)
+        return f"{self.claims} claims hold"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "result": self.result,
+            "claims": self.claims,
+            "failures": [f.to_dict() for f in self.failures],
+            "changed": list(self.changed),
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Verification:
+        return cls(
+            raw["name"],
+            raw["result"],
+            raw["claims"],
+            tuple(ClaimFailure.from_dict(f) for f in raw["failures"]),
+            tuple(raw["changed"]),
+        )
+
+
+@dataclass
+class Verifier:
+    """Checks memories against one reading of the working tree (read once, then reused)."""
+
+    layout: Layout
+    use_cache: bool = True
+    state: TreeState = field(init=False)
+    facts: Facts = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cache = VerifyCache(self.layout.cache / "verify.sqlite", enabled=self.use_cache)
+        self.state = TreeState.read(self.layout.root, self.cache)
+        self.facts = Facts(self.state, self.cache)
+        self.shape = self.state.shape()
+        self._basenames: set[str] | None = None
+        self._trees: dict[str, dict[str, str] | None] = {}
+        self._folders: set[str] | None = None
+        self._ignore_cache: dict[str, bool] = {}
+        self._claims: dict[tuple[str, str, tuple[Citation, ...]], list[Claim]] = {}
+        self._path_cache: dict[str, bool] = {}
+        self._file_cache: dict[str, bool] = {}
+
+    def close(self) -> None:
+        self.cache.close()
+
+    def __enter__(self) -> Verifier:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # claims ----------------------------------------------------------------------------
+
+    def claims(self, memory: Memory) -> list[Claim]:
+        key = (memory.name, memory.body, memory.citations)
+        found = self._claims.get(key)
+        if found is None:
+            found = self._claims[key] = memory_claims(memory, self.shape)
+        return found
+
+    def _exists(self, path: str) -> bool:
+        hit = self._path_cache.get(path)
+        if hit is None:
+            from orchestrator.errors import PathEscape
+            from orchestrator.store.fs import confine
+
+            try:
+                hit = os.path.exists(confine(self.layout.root, path))
+            except PathEscape:
+                hit = False
+            self._path_cache[path] = hit
+        return hit
+
+    def _ignored(self, path: str) -> bool:
+        """Git ignores the path (`site/`, `dist/`, `.env`): generated or local by design."""
+        hit = self._ignore_cache.get(path)
+        if hit is None:
+            hit = _check_ignore(self.layout.root, path)
+            self._ignore_cache[path] = hit
+        return hit
+
+    def _is_file(self, path: str) -> bool:
+        hit = self._file_cache.get(path)
+        if hit is None:
+            hit = path in self.state.blobs or (
+                self._exists(path) and (self.layout.root / path).is_file()
+            )
+            self._file_cache[path] = hit
+        return hit
+
+    def _basename_exists(self, name: str) -> bool:
+        if self._basenames is None:
+            self._basenames = {p.rsplit("/", 1)[-1] for p in self.state.blobs}
+        return name in self._basenames or self._exists(name)
+
+    def check_claim(self, claim: Claim) -> str | None:
+        """None when the claim holds, else why it does not."""
+        kind = claim.kind
+        if kind == "path":
+            assert claim.path is not None
+            if claim.origin == "body" and "/" not in claim.path:
+                if self._basename_exists(claim.path):
+                    return None
+                return f"no file named {claim.path} in the repository"
+            if self._exists(claim.path):
+                return None
+            if claim.origin == "body" and self._ignored(claim.path):
+                return None  # a build output or a local file, named as such: not a claim
+            return f"{claim.path} does not exist"
+        if kind == "line":
+            assert claim.path is not None and claim.line is not None
+            facts = self.facts.of(claim.path)
+            if facts is None:
+                return f"{claim.path} is not a file (line {claim.line} cited)"
+            if claim.line > facts.lines:
+                return f"line {claim.line} is past the end of {claim.path} ({facts.lines} lines)"
+            return None
+        if kind == "symbol":
+            return self._check_cited_symbol(claim)
+        index = self.facts.index()
+        symbol = claim.symbol or ""
+        if kind == "flag":
+            return None if symbol in index.flags else f"flag {symbol} appears nowhere in the code"
+        if kind == "function":
+            if symbol in index.py_defs or symbol in index.other_words or symbol in BUILTINS:
+                return None
+            return f"{symbol}() is not defined in the code"
+        if kind == "identifier":
+            if symbol in index.py_words or symbol in index.other_words:
+                return None
+            return f"{symbol} appears nowhere in the code"
+        if kind == "class":
+            if symbol in index.py_defs or symbol in index.py_words or symbol in index.other_words:
+                return None
+            return f"{symbol} is neither defined nor used in the code"
+        if kind == "member":
+            return self._check_member(symbol)
+        if kind == "module":
+            return self._check_module(symbol)
+        return None
+
+    def _check_member(self, symbol: str) -> str | None:
+        index = self.facts.index()
+        if symbol in index.py_qualified or any(
+            q.endswith("." + symbol) for q in index.py_qualified if q.count(".") > 1
+        ):
+            return None
+        owner, _, member = symbol.partition(".")
+        if owner in index.py_defs:
+            return f"{owner} has no member {member}"
+        if owner in index.py_words or owner in BUILTINS:
+            return None  # a class from elsewhere: nothing here to check it against
+        parts = symbol.split(".")
+        if all(p in index.other_words for p in parts):
+            return None
+        return f"{owner} is not defined in the code"
+
+    def _check_module(self, symbol: str) -> str | None:
+        index = self.facts.index()
+        parts = symbol.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = ".".join(parts[:cut])
+            path = index.module_files.get(module)
+            if path is None:
+                continue
+            rest = parts[cut:]
+            if not rest:
+                return None
+            facts = self.facts.of(path)
+            if facts is None or not facts.parsed:
+                return None
+            wanted = ".".join(rest[:2])
+            if rest[0] in facts.defs and (len(rest) == 1 or wanted in facts.defs):
+                return None
+            if len(rest) == 1 and self._exists("/".join(parts)):
+                return None  # a package folder without __init__.py
+            return f"{module} does not define {'.'.join(rest)}"
+        return f"no module {symbol} in the repository"
+
+    def _check_cited_symbol(self, claim: Claim) -> str | None:
+        assert claim.path is not None and claim.symbol is not None
+        symbol = claim.symbol.strip().removesuffix("()")
+        if self._exists(claim.path) and not self._is_file(claim.path):
+            paths = [p for p in self.state.blobs if p.startswith(claim.path.rstrip("/") + "/")]
+        else:
+            paths = [claim.path]
+        for path in paths:
+            facts = self.facts.of(path)
+            if facts is None:
+                continue
+            if symbol.startswith("-"):
+                if symbol in facts.flags:
+                    return None
+                continue
+            if facts.python and facts.parsed:
+                if symbol in facts.defs:
+                    return None
+                continue
+            if all(part in facts.words for part in symbol.split(".")):
+                return None
+        if symbol.startswith("-"):
+            return f"flag {symbol} does not appear in {claim.path}"
+        return f"{symbol} is not defined in {claim.path}"
+
+    # memories --------------------------------------------------------------------------
+
+    def _changed_paths(self, memory: Memory, paths: list[str]) -> list[str]:
+        recorded = memory.verified or {}
+        sha = recorded.get("commit") if isinstance(recorded, dict) else None
+        if not isinstance(sha, str) or not sha:
+            return []
+        files = [p for p in paths if self._is_file(p)]
+        if not files:
+            return []
+        if sha not in self._trees:
+            self._trees[sha] = self.cache.tree_at(self.layout.root, sha)
+        then = self._trees[sha]
+        if then is None:
+            return files  # the recorded commit is gone (rebased away): cannot tell
+        return [p for p in files if then.get(p) != self.state.blob_of(p)]
+
+    def cacheable(self, memory: Memory) -> bool:
+        """Whether the result depends only on tracked files (so the tree signature covers
+        it): every path the memory names is tracked, or a folder of tracked files."""
+        for claim in self.claims(memory):
+            path = claim.path
+            if path is None:
+                continue
+            if path.startswith(SKIP_PREFIXES):
+                return False  # memory and task records: outside the tree signature
+            if claim.origin == "body" and "/" not in path:
+                if self._basenames is None:
+                    self._basenames = {p.rsplit("/", 1)[-1] for p in self.state.blobs}
+                if path not in self._basenames:
+                    return False
+            elif path not in self.state.blobs and not self._tracked_folder(path):
+                return False
+        return True
+
+    def _tracked_folder(self, path: str) -> bool:
+        if self._folders is None:
+            self._folders = {
+                p.rsplit("/", k)[0] for p in self.state.blobs for k in range(1, p.count("/") + 1)
+            }
+        return path.rstrip("/") in self._folders
+
+    def check(self, memory: Memory) -> Verification:
+        claims = self.claims(memory)
+        failures = []
+        for claim in claims:
+            reason = self.check_claim(claim)
+            if reason is not None:
+                failures.append(ClaimFailure(claim, reason))
+        if failures:
+            return Verification(memory.name, "stale", len(claims), tuple(failures))
+        changed = self._changed_paths(memory, claim_paths(claims))
+        if changed:
+            return Verification(memory.name, "changed", len(claims), (), tuple(changed))
+        return Verification(memory.name, "ok", len(claims))
+
+    def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
+        return [self.check(m) for m in memories]
+
+
+def _check_ignore(root: Path, path: str) -> bool:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "check-ignore", "-q", "--no-index", path], cwd=root, capture_output=True
+        )
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+def verify_store(
+    layout: Layout, *, use_cache: bool = True
+) -> tuple[list[Verification], dict[str, bool]]:
+    """Verify every loadable memory of the store (see `verify_store_details`)."""
+    results, active, _ = verify_store_details(layout, use_cache=use_cache)
+    return results, active
+
+
+def verify_store_details(
+    layout: Layout, *, use_cache: bool = True, loaded: LoadResult | None = None
+) -> tuple[list[Verification], dict[str, bool], bool]:
+    """Verify every loadable memory of the store: (results in name order, {name: active},
+    whether every result depends on tracked files only).
+
+    Each result is cached in `.orch/verify.sqlite` under the memory file's stat key and the
+    signature of every tracked file's blob. A memory whose file and tree are unchanged is
+    read back, not checked again; when nothing changed, not a single memory or line of
+    code is parsed. Results that depend on untracked paths are never cached. Pass the
+    store's `loaded` memories when you have them, to save loading them again.
+    """
+    from orchestrator.store.cache import file_key
+    from orchestrator.store.repo import RepoMemoryStore
+
+    store = RepoMemoryStore(layout)
+    with Verifier(layout, use_cache=use_cache) as verifier:
+        files = sorted(store.files())
+        state: TreeState = verifier.state
+        sig = state.signature(code_only=False)
+        keys = {path: f"{sig}:{':'.join(map(str, file_key(st)))}" for path, st in files}
+        known = verifier.cache.results() if use_cache else {}
+        hit = {path: row for path, _ in files if (row := known.get(path)) and row[0] == keys[path]}
+        if files and len(hit) == len(files):
+            cached = [
+                Verification.from_dict(json.loads(r[3])) for r in hit.values() if r[3] != "null"
+            ]
+            active = {r[1]: r[2] for r in hit.values() if r[3] != "null"}
+            return sorted(cached, key=lambda v: v.name), active, True
+        loaded = loaded or store.load_all()
+        paths = {Path(p).stem: p for p, _ in files}
+        results = []
+        rows = []
+        complete = True
+        for memory in loaded.memories:
+            path = paths.get(memory.name)
+            row = hit.get(path) if path is not None else None
+            if path is not None and row is not None and row[3] != "null":
+                results.append(Verification.from_dict(json.loads(row[3])))
+                rows.append((path, row[0], memory.name, int(memory.active), row[3]))
+                continue
+            result = verifier.check(memory)
+            results.append(result)
+            if path is None:
+                continue
+            if verifier.cacheable(memory):
+                data = json.dumps(result.to_dict())
+                rows.append((path, keys[path], memory.name, int(memory.active), data))
+            else:
+                complete = False
+        loadable = {m.name for m in loaded.memories}
+        rows += [(p, keys[p], stem, 0, "null") for stem, p in paths.items() if stem not in loadable]
+        verifier.cache.put_results(rows)
+    return results, {m.name: m.active for m in loaded.memories}, complete
+
+
+def verify_memories(
+    layout: Layout, memories: Sequence[Memory], *, use_cache: bool = True
+) -> list[Verification]:
+    """Check `memories` against the working tree of `layout`."""
+    with Verifier(layout, use_cache=use_cache) as verifier:
+        return verifier.check_all(memories)
+
+
+def head_commit(layout: Layout) -> str | None:
+    from orchestrator.memory.codeindex import git
+
+    return git(layout.root, "rev-parse", "--verify", "-q", "HEAD").decode().strip() or None
+
+
+def record(
+    layout: Layout, memories: Sequence[Memory], results: Sequence[Verification]
+) -> list[str]:
+    """Write `verified: {commit, at, result}` into memories whose record would change.
+
+    A memory is rewritten when it has no record, when its recorded result differs, or when
+    it was `changed` (the record moves to HEAD). Only the `verified` line changes; the
+    index does not depend on it and is left alone. Returns the names written.
+    """
+    from orchestrator.errors import InvalidFile
+    from orchestrator.store.fs import atomic_write, file_lock
+    from orchestrator.store.memfile import parse_memory, schema_problems, serialize_memory
+    from orchestrator.store.repo import LOCK_NAME, RepoMemoryStore
+
+    head = head_commit(layout)
+    if head is None:
+        return []
+    by_name = {m.name: m for m in memories}
+    store = RepoMemoryStore(layout)
+    written = []
+    layout.require_initialised()
+    with file_lock(layout.locks, LOCK_NAME, what="the memory store"):
+        for result in results:
+            memory = by_name.get(result.name)
+            if memory is None:
+                continue
+            outcome = "stale" if result.stale else "ok"
+            old = memory.verified if isinstance(memory.verified, dict) else {}
+            if old.get("result") == outcome and result.result != "changed" and old.get("commit"):
+                continue
+            path = store.path_of(memory.name)
+            try:
+                original = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                continue
+            parsed = parse_memory(original, memory.name)
+            if parsed.memory is None:
+                raise InvalidFile(path, parsed.problems[0].detail)
+            new = parsed.memory.with_changes(
+                verified={"commit": head, "at": now_iso(), "result": outcome}
+            )
+            if schema_problems(new.frontmatter()):
+                continue
+            atomic_write(path, serialize_memory(new, original))
+            written.append(memory.name)
+    return written

@@ -1,0 +1,117 @@
+"""Fixtures for memory discipline tests: a real git repository with code and orch's layout."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.store.layout import Layout
+from orchestrator.store.memfile import Citation, Memory, serialize_memory
+from orchestrator.store.repo import RepoMemoryStore
+from orchestrator.store.scaffold import scaffold
+
+APP = '''"""The sample application."""
+
+import argparse
+
+DEFAULT_TIMEOUT = 30
+
+
+class Loader:
+    def __init__(self):
+        self.cache = {}
+
+    def load(self, path):
+        return self.cache.get(path)
+
+
+def parse_config(path):
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dry-run", action="store_true")
+    return parser.parse_args()
+'''
+JS = "function renderCart(items) {\n  return items;\n}\n"
+PYPROJECT = '[project]\nname = "app"\nversion = "0.1"\n\n[project.scripts]\napp = "app.main:main"\n'
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def commit(root: Path, message: str = "change") -> str:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "-m", message)
+    return git(root, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def layout(git_repo: Path) -> Layout:
+    """An initialised repository with a small Python and JavaScript code base, committed."""
+    (git_repo / "app").mkdir()
+    (git_repo / "app" / "__init__.py").write_text("")
+    (git_repo / "app" / "main.py").write_text(APP)
+    (git_repo / "web").mkdir()
+    (git_repo / "web" / "cart.js").write_text(JS)
+    (git_repo / "pyproject.toml").write_text(PYPROJECT)
+    result = Layout(git_repo)
+    scaffold(result)
+    commit(git_repo, "code")
+    return result
+
+
+def make_memory(
+    name: str,
+    fact: str,
+    *,
+    subject: str | None = None,
+    kind: str = "reference",
+    reason: str | None = "later tasks rely on it",
+    citations: tuple[Citation, ...] = (Citation("app/main.py"),),
+    **extra: Any,
+) -> Memory:
+    return Memory(
+        name=name,
+        description=fact.split(". ")[0][:100],
+        type=kind,
+        body=fact + "\n",
+        subject=subject if subject is not None else name.replace("-", " "),
+        reason=reason,
+        citations=citations,
+        created=extra.pop("created", "2026-10-01T10:00:00Z"),
+        updated=extra.pop("updated", "2026-10-01T10:00:00Z"),
+        **extra,
+    )
+
+
+@pytest.fixture
+def put(layout: Layout) -> Callable[..., Memory]:
+    """Write a memory file directly (no Checklist A: for planting pollution), reindexing."""
+
+    def write(name: str, fact: str, **kw: Any) -> Memory:
+        memory = make_memory(name, fact, **kw)
+        (layout.repo_memories / f"{name}.md").write_text(serialize_memory(memory))
+        RepoMemoryStore(layout).regenerate_index()
+        return memory
+
+    return write
+
+
+@pytest.fixture
+def mk() -> Callable[..., Memory]:
+    """`make_memory`: a complete memory record (nothing written)."""
+    return make_memory
+
+
+@pytest.fixture
+def commit_all() -> Callable[..., str]:
+    """`commit(root, message)`: stage everything and commit; returns the new HEAD."""
+    return commit

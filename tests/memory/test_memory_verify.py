@@ -1,0 +1,341 @@
+"""Claims and verification on real files in a real git repository."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from orchestrator.cli import cli
+from orchestrator.memory import codeindex
+from orchestrator.memory.claims import RepoShape, span_claims
+from orchestrator.memory.verify import Verifier, record, verify_memories
+from orchestrator.store.layout import Layout
+from orchestrator.store.memfile import Citation
+from orchestrator.store.repo import RepoMemoryStore
+
+SHAPE = RepoShape(
+    top_level=frozenset({"app", "web", "pyproject.toml"}),
+    modules=frozenset({"app"}),
+    programs=frozenset({"app"}),
+)
+
+
+@pytest.mark.parametrize(
+    ("span", "kind"),
+    [
+        ("app/main.py", "path"),
+        ("web/", "path"),
+        ("pyproject.toml", "path"),
+        ("parse_config()", "function"),
+        ("Loader.load", "member"),
+        ("Loader.load()", "member"),
+        ("app.main.parse_config", "module"),
+        ("--dry-run", "flag"),
+        ("RateLimiter", "class"),
+        ("max_retries", "identifier"),
+    ],
+)
+def test_spans_that_are_claims(span: str, kind: str) -> None:
+    claims = span_claims(span, SHAPE)
+    assert [c.kind for c in claims] == [kind]
+
+
+@pytest.mark.parametrize(
+    "span",
+    [
+        "pytest -q",
+        "os.path.join",
+        "self.store.add()",
+        "git log --oneline",
+        "x = 1",
+        "application/json",
+        "true",
+    ],
+)
+def test_spans_that_are_not_claims(span: str) -> None:
+    assert span_claims(span, SHAPE) == []
+
+
+def test_flags_of_the_repositorys_own_program_are_claims() -> None:
+    assert [c.symbol for c in span_claims("app --dry-run --limit 3", SHAPE)] == [
+        "--dry-run",
+        "--limit",
+    ]
+
+
+def _move_on(root: Path) -> None:
+    """The code changes after the memories were written: a rename, a deletion, a flag."""
+    main = root / "app" / "main.py"
+    text = main.read_text().replace("def parse_config(", "def read_config(")
+    text = text.replace("def load(self, path)", "def fetch(self, path)")
+    text = text.replace('"--dry-run"', '"--preview"')
+    main.write_text(text)
+    (root / "web" / "cart.js").unlink()
+
+
+def test_each_kind_of_claim_goes_stale_when_the_code_moves(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    root = layout.root
+    cases = {
+        "cited-symbol": dict(
+            fact="Config goes through one function.",
+            citations=(Citation("app/main.py", 16, "parse_config"),),
+        ),
+        "body-function": dict(fact="Config is read by `parse_config()`."),
+        "member": dict(fact="`Loader.load` returns None for unknown paths."),
+        "cited-method": dict(
+            fact="The loader caches.", citations=(Citation("app/main.py", None, "Loader.load"),)
+        ),
+        "flag": dict(fact="Pass `--dry-run` to skip writes."),
+        "deleted-file": dict(
+            fact="The cart renders in the browser.",
+            citations=(Citation("web/cart.js", 1, "renderCart"),),
+        ),
+        "body-path": dict(fact="Cart code is in `web/cart.js`."),
+        "line-past-end": dict(
+            fact="The timeout is set near the top.", citations=(Citation("app/main.py", 400),)
+        ),
+        "module-path": dict(fact="Use `app.main.parse_config` from scripts."),
+    }
+    for name, kw in cases.items():
+        put(name, **kw)
+    put(
+        "still-true",
+        "`DEFAULT_TIMEOUT` is 30; `Loader` keeps a cache.",
+        citations=(Citation("app/main.py", 5, "DEFAULT_TIMEOUT"),),
+    )
+    memories = RepoMemoryStore(layout).load_all().memories
+    assert {v.name: v.result for v in verify_memories(layout, memories)} == {
+        **dict.fromkeys(cases, "ok"), "line-past-end": "stale", "still-true": "ok",
+    }  # fmt: skip
+
+    _move_on(root)
+    results = {v.name: v for v in verify_memories(layout, memories)}
+    assert {n for n, v in results.items() if v.stale} == set(cases)
+    assert results["still-true"].result == "ok"
+    reasons = {n: results[n].failures[0].reason for n in cases}
+    assert reasons["cited-symbol"] == "parse_config is not defined in app/main.py"
+    assert reasons["body-function"] == "parse_config() is not defined in the code"
+    assert reasons["member"] == "Loader has no member load"
+    assert reasons["flag"] == "flag --dry-run appears nowhere in the code"
+    assert reasons["deleted-file"] == "web/cart.js does not exist"
+    assert "past the end" in reasons["line-past-end"]
+    assert reasons["module-path"] == "app.main does not define parse_config"
+
+
+def test_missing_paths_git_ignores_are_outputs_not_stale_claims(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    with (layout.root / ".gitignore").open("a") as fh:
+        fh.write("site/\n")
+    put("docs", "`make docs` builds the documentation into `site/`.")
+    put("legacy", "The old importer lives in `legacy/`.")
+    results = {
+        v.name: v.result
+        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
+    }
+    assert results == {"docs": "ok", "legacy": "stale"}
+
+
+def test_a_word_boundary_search_checks_other_languages(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    put(
+        "cart",
+        "The cart is drawn by `renderCart()`.",
+        citations=(Citation("web/cart.js", None, "renderCart"),),
+    )
+    put(
+        "cart-prefix",
+        "Totals are drawn by `renderCartTotals()`.",
+        citations=(Citation("web/cart.js"),),
+    )
+    results = {
+        v.name: v.result
+        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
+    }
+    assert results == {"cart": "ok", "cart-prefix": "stale"}
+
+
+def test_changed_means_the_cited_file_moved_on_but_the_claims_hold(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    put(
+        "timeout",
+        "`DEFAULT_TIMEOUT` is 30.",
+        citations=(Citation("app/main.py", 5, "DEFAULT_TIMEOUT"),),
+    )
+    put("cart", "Carts render in `web/cart.js`.", citations=(Citation("web/cart.js"),))
+    commit_all(layout.root, "memories")
+    memories = RepoMemoryStore(layout).load_all().memories
+    written = record(layout, memories, verify_memories(layout, memories))
+    assert sorted(written) == ["cart", "timeout"]
+    text = (layout.repo_memories / "timeout.md").read_text()
+    assert text.count("verified: {commit: ") == 1 and "result: ok}" in text
+    commit_all(layout.root, "record")
+
+    main = layout.root / "app" / "main.py"
+    main.write_text(main.read_text() + "\n# a comment\n")
+    commit_all(layout.root, "touch")
+    memories = RepoMemoryStore(layout).load_all().memories
+    results = {v.name: v for v in verify_memories(layout, memories)}
+    assert results["timeout"].result == "changed"
+    assert results["timeout"].changed == ("app/main.py",)
+    assert results["cart"].result == "ok"
+
+    assert record(layout, memories, list(results.values())) == ["timeout"]
+    memories = RepoMemoryStore(layout).load_all().memories
+    assert {v.name: v.result for v in verify_memories(layout, memories)} == {
+        "cart": "ok",
+        "timeout": "ok",
+    }
+
+
+def test_record_changes_only_the_verified_line(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    put("timeout", "`DEFAULT_TIMEOUT` is 30.", citations=(Citation("app/main.py", 5),))
+    commit_all(layout.root, "memories")
+    path = layout.repo_memories / "timeout.md"
+    before = path.read_text().splitlines()
+    memories = RepoMemoryStore(layout).load_all().memories
+    record(layout, memories, verify_memories(layout, memories))
+    after = path.read_text().splitlines()
+    added = [line for line in after if line not in before]
+    assert len(after) == len(before) + 1 and len(added) == 1
+    assert added[0].startswith("verified: {commit: ")
+
+
+def test_a_warm_run_over_an_unchanged_tree_parses_nothing(
+    layout: Layout, put: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    put(
+        "cited",
+        "Config goes through `parse_config()`.",
+        citations=(Citation("app/main.py", 16, "parse_config"),),
+    )
+    memories = RepoMemoryStore(layout).load_all().memories
+    cold = verify_memories(layout, memories)
+    assert (layout.cache / "verify.sqlite").is_file()
+
+    def no_parsing(data: bytes, path: str) -> None:
+        raise AssertionError(f"{path} was parsed again")
+
+    monkeypatch.setattr(codeindex, "file_facts", no_parsing)
+    assert verify_memories(layout, memories) == cold
+
+    (layout.root / "app" / "main.py").write_text("def other():\n    pass\n")
+    with pytest.raises(AssertionError, match="parsed again"):
+        verify_memories(layout, memories)
+
+
+def test_uncached_verification_agrees_with_cached(layout: Layout, put: Callable[..., Any]) -> None:
+    put("cited", "Config goes through `parse_config()` and `Loader.load`.")
+    memories = RepoMemoryStore(layout).load_all().memories
+    assert verify_memories(layout, memories, use_cache=False) == verify_memories(layout, memories)
+
+
+def test_cli_verify_reports_and_exits_1_on_stale(layout: Layout, put: Callable[..., Any]) -> None:
+    put("fine", "`DEFAULT_TIMEOUT` is 30.")
+    put("gone", "Use `vanished()`.")
+    result = CliRunner().invoke(cli, ["memory", "verify"])
+    assert result.exit_code == 1
+    assert "STALE    gone: vanished() is not defined in the code" in result.output
+    assert "2 memories: 1 ok, 0 changed, 1 stale." in result.output
+
+    as_json = CliRunner().invoke(cli, ["memory", "verify", "fine", "--json"])
+    assert as_json.exit_code == 0
+    data = json.loads(as_json.output)
+    assert data["ok"] == 1 and data["results"][0]["name"] == "fine"
+
+    unknown = CliRunner().invoke(cli, ["memory", "verify", "nope"])
+    assert unknown.exit_code == 2 and "no memory named 'nope'" in unknown.output
+
+
+def test_cli_verify_record_writes_the_verification(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    put("fine", "`DEFAULT_TIMEOUT` is 30.")
+    commit_all(layout.root, "memories")
+    result = CliRunner().invoke(cli, ["memory", "verify", "--record"])
+    assert result.exit_code == 0, result.output
+    assert "Recorded the verification in 1 memory files." in result.output
+    assert RepoMemoryStore(layout).get("fine").verified["result"] == "ok"  # type: ignore[index]
+
+
+def test_verifier_sees_untracked_files_and_escapes(layout: Layout) -> None:
+    (layout.root / "notes.py").write_text("def fresh():\n    pass\n")
+    with Verifier(layout) as verifier:
+        from orchestrator.memory.claims import Claim
+
+        assert (
+            verifier.check_claim(Claim("symbol", "x", "citation", path="notes.py", symbol="fresh"))
+            is None
+        )
+        assert verifier.check_claim(Claim("path", "x", "citation", path="../outside")) is not None
+
+
+def test_verify_store_reads_results_back_until_a_file_or_the_tree_changes(
+    layout: Layout, put: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.memory import verify as verify_module
+    from orchestrator.store import repo as repo_module
+
+    put("parser", "Config is parsed by `parse_config()`.")
+    put("untracked", "Scratch notes live in `scratch/notes.py`.")
+    (layout.root / "scratch").mkdir()
+    (layout.root / "scratch" / "notes.py").write_text("X = 1\n")
+    first, active = verify_module.verify_store(layout)
+    assert {v.name: v.result for v in first} == {"parser": "ok", "untracked": "ok"}
+    assert active == {"parser": True, "untracked": True}
+
+    (layout.root / "scratch" / "notes.py").unlink()  # untracked: its result was not cached
+    second, _ = verify_module.verify_store(layout)
+    assert {v.name: v.result for v in second} == {"parser": "ok", "untracked": "stale"}
+
+    (layout.repo_memories / "untracked.md").unlink()
+    warm_input, _ = verify_module.verify_store(layout)  # fills the cache for this state
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed on a warm run")
+
+    monkeypatch.setattr(repo_module.RepoMemoryStore, "load_all", fail)
+    monkeypatch.setattr(codeindex, "file_facts", fail)
+    warm, _ = verify_module.verify_store(layout)
+    assert warm == warm_input
+
+    main = layout.root / "app" / "main.py"
+    main.write_text(main.read_text().replace("parse_config", "read_config"))
+    with pytest.raises(AssertionError, match="parsed on a warm run"):
+        verify_module.verify_store(layout)
+    monkeypatch.undo()
+    (stale,) = verify_module.verify_store(layout)[0]
+    assert stale.stale and stale.failures[0].reason == "parse_config() is not defined in the code"
+
+
+def test_only_changed_memories_are_checked_again(
+    layout: Layout, put: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.memory import verify as verify_module
+
+    put("one", "`DEFAULT_TIMEOUT` is 30.")
+    put("two", "Config is parsed by `parse_config()`.")
+    verify_module.verify_store(layout)
+    checked: list[str] = []
+    original = verify_module.Verifier.check
+
+    def counting(self: Any, memory: Any) -> Any:
+        checked.append(memory.name)
+        return original(self, memory)
+
+    monkeypatch.setattr(verify_module.Verifier, "check", counting)
+    put("two", "Config is parsed by `vanished()`.")
+    results, _ = verify_module.verify_store(layout)
+    assert checked == ["two"]
+    assert {v.name: v.result for v in results} == {"one": "ok", "two": "stale"}
