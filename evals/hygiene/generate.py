@@ -452,7 +452,7 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
     for i, (a, b, aspect) in enumerate(templates):
         thing, other = things[2 * i], things[2 * i + 1]
         m = modules[i % len(modules)]
-        values = {
+        values: dict[str, Any] = {
             "n": rng.randrange(5, 90),
             "const": m.constant,
             "path": m.path,
@@ -499,7 +499,7 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
     for i, (a, b, aspect) in enumerate(contradicting):
         thing = things[i]
         n = rng.randrange(10, 60)
-        vals = {
+        vals: dict[str, Any] = {
             "n": n,
             "m": n + rng.randrange(5, 30),
             "c1": f"make deploy-{thing}",
@@ -778,9 +778,9 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
             "No merges to main during the release freeze week.",
         ),
     }
-    for name, (kind, desc, body) in minimal.items():
-        s.raw_files[name] = f"---\nname: {name}\ndescription: {desc}\ntype: {kind}\n---\n{body}\n"
-        s.label("missing_field", memory=name)
+    for stem, (kind, desc, body) in minimal.items():
+        s.raw_files[stem] = f"---\nname: {stem}\ndescription: {desc}\ntype: {kind}\n---\n{body}\n"
+        s.label("missing_field", memory=stem)
 
     layout.repo_memories.mkdir(parents=True, exist_ok=True)
     _write_memory_files(layout, s)
@@ -790,9 +790,9 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
     commit(root, "memories")
 
     # the code moves on: renames, a deleted file, a removed flag, a shorter script
-    for path, old, new in renames:
+    for path, old_name, new_name in renames:
         p = root / path
-        p.write_text(p.read_text().replace(f"def {old}(", f"def {new}("))
+        p.write_text(p.read_text().replace(f"def {old_name}(", f"def {new_name}("))
     (root / "docs" / "old-guide.md").unlink()
     cli = root / "shop" / "cli.py"
     cli.write_text(cli.read_text().replace(f'    parser.add_argument("--{removed_flag}")\n', ""))
