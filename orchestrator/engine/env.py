@@ -73,11 +73,12 @@ class Env:
                 return result
         raise KeyError(phase_id)
 
-    def memory_context(self) -> str:
-        """Verified memory for prompts, unless the task asks for a fresh context."""
-        if self.parts.wants_fresh_context(self.state.task.get("text", "")):
-            return ""
-        return self.parts.memory_prompt(self.layout, self.journal.as_log())
+    def memory_context(self, phase: int | None = None) -> str:
+        """Verified memory for prompts. The newest user turn (the task, or an approval's note)
+        decides: one that asks for a fresh context gets no memory tier."""
+        return self.parts.memory_prompt(
+            self.layout, self.journal.as_log(), self.state.user_turn, phase
+        )
 
     def plan_of_iteration(self, iteration: int) -> dict[str, Any] | None:
         for event in reversed(self.journal.events):

@@ -115,7 +115,7 @@ class ExecutorSetup:
         if context is not None:
             compact = CompactTool(tools, context.compact_tool_spec())
             tools = compact
-        memory_text = env.memory_context()
+        memory_text = env.memory_context(pid)
         related = env.parts.related(
             env.layout, env.slug, f"{env.state.task['text']} {env.plan_phase(pid)['title']}"
         )

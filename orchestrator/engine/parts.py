@@ -31,12 +31,8 @@ def _no_context(task: TaskFolder, model: Model, log: EventLog, rules: str, phase
     return None
 
 
-def _no_memory(layout: Layout, log: EventLog) -> str:
+def _no_memory(layout: Layout, log: EventLog, user_turn: str, phase: int | None) -> str:
     return ""
-
-
-def _never_fresh(text: str) -> bool:
-    return False
 
 
 def _nothing_related(layout: Layout, slug: str, text: str) -> list[str]:
@@ -52,10 +48,9 @@ class Parts:
     context: Callable[[TaskFolder, Model, EventLog, str, str], Any] = _no_context
     # context: the system prompt within a budget (assemble_system), with `context`
     assemble_system: Callable[[Any, int], list[SystemPart]] | None = None
-    # memory discipline: the verified memory text for prompts (memories_for_prompt)
-    memory_prompt: Callable[[Layout, EventLog], str] = _no_memory
-    # memory discipline: "ignore memory" / "fresh context" in the task text
-    wants_fresh_context: Callable[[str], bool] = _never_fresh
+    # memory discipline: the verified memory text for one prompt (memories_for_prompt),
+    # given the newest user turn: "ignore memory" / "fresh context" there means none
+    memory_prompt: Callable[[Layout, EventLog, str, int | None], str] = _no_memory
     # model layer: the memory tool handler (MemoryToolHandler), or None: no memory tool
     memory_tool: Callable[[Layout, EventLog], MemoryHandler] | None = None
     # memory discipline: Checklist C (promote) at phase boundaries and at completion
@@ -100,6 +95,17 @@ def default_parts(config: Config | None = None) -> Parts:
 
         index_written(layout, path)
 
+    def memory_prompt(layout: Layout, log: EventLog, user_turn: str, phase: int | None) -> str:
+        from orchestrator.memory import memories_for_prompt
+
+        found = memories_for_prompt(layout, config.memory, log, user_turn=user_turn, phase=phase)
+        return found.index_text
+
+    def promote(layout: Layout, task: TaskFolder, log: EventLog, phase: int | None) -> Any:
+        from orchestrator.memory import promote as checklist_c
+
+        return checklist_c(layout, task, log, phase=phase, config=config.memory)
+
     def context(task: TaskFolder, model: Model, log: EventLog, rules: str, card: str) -> Any:
         from orchestrator.context import ContextManager
 
@@ -115,6 +121,8 @@ def default_parts(config: Config | None = None) -> Parts:
         context=context,
         assemble_system=assemble,
         memory_tool=memory_tool,
+        memory_prompt=memory_prompt,
+        promote=promote,
         related=related,
         index_file=index_file,
     )

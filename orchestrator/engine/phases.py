@@ -435,7 +435,7 @@ class Phases:
             env.model("reviewer", pid),
             env.read_tools(),
             env.config.max_tokens,
-            env.memory_context(),
+            env.memory_context(pid),
         )
         first = load_prompt("reviewer").render(
             "phase",

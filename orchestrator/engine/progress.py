@@ -97,6 +97,14 @@ def describe(event: Event) -> tuple[str, str] | None:
         if p.get("tokens_before") is not None and p.get("tokens_after") is not None:
             tokens = f", {p['tokens_before']} -> {p['tokens_after']} tokens"
         return f"  compaction ({p.get('kind')}): {p.get('outcome')}{tokens}", "dim"
+    if kind == "memory_verification" and p.get("purpose") == "prompt":
+        if p.get("fresh_context"):
+            return "  memory: none for this turn (the user asked for a fresh context)", "dim"
+        if not p.get("checked"):
+            return None  # no repo memory yet: nothing worth a line
+        withheld = len(p.get("withheld") or [])
+        line = f"  memory verified: {p['checked']} checked, {p['ok']} ok, {p['changed']} changed, {p['stale']} stale"
+        return line + (f" ({withheld} withheld)" if withheld else ""), "dim"
     if kind in ("memory_promotion", "memory_verification"):
         from orchestrator.commands.log import summarise
 

@@ -21,6 +21,7 @@ from orchestrator.engine.agent import Checkpoint
 from orchestrator.engine.env import Env
 from orchestrator.engine.state import TaskState
 from orchestrator.events.log import Event, read_events
+from orchestrator.store.fs import sweep_temps
 from orchestrator.store.tasks import TaskFolder
 
 
@@ -51,6 +52,9 @@ def reconcile(env: Env) -> list[str]:
     if not s.task or not s.trace_id:
         return done
     env.repo.wait_for_index_lock()
+    for folder in (env.layout.root, env.layout.repo_memories, env.task.path):
+        for temp in sweep_temps(folder):  # a write cut by the crash: its target is intact
+            done.append(f"removed {temp.relative_to(env.layout.root)}, left by a cut write")
     for pid, ph in sorted(s.phases.items()):
         if ph.status in ("acting", "reviewing") and not ph.commit:
             checkpoint = Checkpoint(

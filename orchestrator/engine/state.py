@@ -97,6 +97,7 @@ class TaskState:
     events: int = 0
     last_ts: str = ""
     last_reason: str = ""
+    user_turn: str = ""  # the newest thing a person said: the task, or an approval's note
 
     # queries -----------------------------------------------------------------------------
     @property
@@ -137,6 +138,7 @@ class TaskState:
         if step == "task_created":
             self.task = dict(p["task"])
             self.tier = self.task.get("tier")
+            self.user_turn = str(self.task.get("text", ""))
         elif step == "branch_created":
             self.branch_ready = True
         elif step == "plan_approved":
@@ -158,6 +160,7 @@ class TaskState:
             if approval["kind"] == "plan" and self.replan is not None:
                 self.replan.stage = "approve"
         elif step in ("approval_given", "approval_denied"):
+            self.user_turn = str(approval.get("note") or "")
             self._answer(approval.get("kind", ""), step == "approval_given", ph, p)
         elif step == "blocked":
             self.blocked = {"reason": p["reason"], "from": p["from"], "phase": phase_id}

@@ -127,6 +127,13 @@ class PromotionReport:
             "decisions": [d.payload() for d in self.decisions],
         }
 
+    def summary(self) -> str:
+        """One line: how many candidates ended how."""
+        counts = ", ".join(f"{n} {d.replace('_', ' ')}" for d, n in self.counts().items() if n)
+        return f"Checklist C: {counts or 'no new candidates'}" + (
+            f" ({self.already_decided} decided before)" if self.already_decided else ""
+        )
+
     def text(self) -> str:
         lines = [f"Checklist C for {self.task}: {len(self.decisions)} decisions"]
         if self.already_decided:

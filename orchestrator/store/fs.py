@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from filelock import BaseFileLock
 
 DEFAULT_LOCK_TIMEOUT = 30.0
+TEMP_SUFFIX = ".tmp"
+_TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
 
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
@@ -36,7 +39,7 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         with contextlib.suppress(OSError):
             keep = os.stat(path).st_mode & 0o7777
     mode = keep if keep is not None else (0o644 if mode is None else mode)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -51,6 +54,39 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def sweep_temps(folder: Path) -> list[Path]:
+    """Remove the temp files that atomic writes of processes now dead left in `folder`.
+
+    A process killed between creating its temp file and renaming it leaves the temp behind
+    (the target itself is intact). Temps of a live process are left alone.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMP_NAME.match(entry.name)
+        if match is None or not entry.is_file(follow_symlinks=False):
+            continue
+        if _alive(int(match.group("pid"))):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
 
 
 def fsync_dir(folder: Path) -> None:
