@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from functools import cache
-from importlib import resources
 
 from orchestrator.messages import Message, TextBlock, ToolCall, ToolResult
 
@@ -13,10 +11,11 @@ RESULT_CHARS = 1500  # how much of one tool result the summariser sees
 TEXT_CHARS = 4000  # how much of one text block
 
 
-@cache
 def prompt(name: str) -> str:
-    """The text of `orchestrator/prompts/<name>.md`."""
-    return resources.files("orchestrator").joinpath(f"prompts/{name}.md").read_text("utf-8")
+    """The text of `orchestrator/prompts/<name>.md`, its shared rules included."""
+    from orchestrator.prompts import prompt_text
+
+    return prompt_text(name)
 
 
 def _cut(text: str, limit: int) -> str:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from string import Template
+
+from orchestrator.prompts import prompt_text
 
 _MARK = re.compile(r"^<!-- template: ([a-z_]+) -->\n", re.MULTILINE)
 
@@ -31,7 +32,7 @@ class Prompt:
 
 @cache
 def load_prompt(role: str) -> Prompt:
-    text = resources.files("orchestrator").joinpath("prompts", f"{role}.md").read_text("utf-8")
+    text = prompt_text(role)
     parts = _MARK.split(text)
     system = parts[0].strip()
     templates = {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}

@@ -305,12 +305,11 @@ def _write_skill_proposal(
 
 def _propose(model: Model, candidates: list[Candidate], phase: int | None) -> list[Candidate]:
     """Let the model fill in fields (subject, type, reason, scope, kind, name)."""
-    from importlib import resources
-
     from orchestrator.errors import ModelError
     from orchestrator.messages import Message, Request, SystemPart
+    from orchestrator.prompts import prompt_text
 
-    prompt = resources.files("orchestrator").joinpath("prompts", "extractor.md").read_text("utf-8")
+    prompt = prompt_text("extractor")
     request = Request(
         system=[SystemPart(prompt, cache=True, label="extractor")],
         messages=[Message.user(json.dumps([c.to_dict() for c in candidates], indent=1))],

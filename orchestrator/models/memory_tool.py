@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +75,9 @@ class ToolInputError(ModelError):
 
 @cache
 def description() -> str:
-    text = resources.files("orchestrator").joinpath("prompts/memory_tool.md").read_text("utf-8")
-    return text.strip()
+    from orchestrator.prompts import prompt_text
+
+    return prompt_text("memory_tool").strip()
 
 
 INPUT_SCHEMA: dict[str, Any] = {
