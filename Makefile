@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format typecheck bench docs docs-check clean
+.PHONY: demo test lint format typecheck bench evals docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,10 +13,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# `orch demo` once the workflow exists; until then a walk through the store and the log
+# the whole workflow on the bundled sample repository, with the scripted model
 demo: $(STAMP)
-	@if $(BIN)/orch demo --help >/dev/null 2>&1; then $(BIN)/orch demo; \
-	else $(BIN)/python -m evals.demo_store; fi
+	$(BIN)/orch demo
 
 # PYTEST_ARGS narrows a run, e.g. `make test PYTEST_ARGS=tests/foundation`; a run that
 # collects no test exits 5, which fails `make test` and so CI
@@ -34,8 +33,21 @@ format: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# speed benchmarks (medians; run them on a quiet machine) and the evaluation suites
 bench: $(STAMP)
 	$(BIN)/python -m evals.bench_store
+	$(BIN)/python -m evals.bench_memory
+	$(BIN)/python -m evals.bench_retrieval
+	$(BIN)/orch eval context
+
+evals: $(STAMP)
+	$(BIN)/orch eval prompts
+	$(BIN)/orch eval hygiene
+	$(BIN)/orch eval context
+	$(BIN)/orch eval resume
+	@if [ -f ../shared/data/locomo/locomo-dev.json ]; then \
+		$(BIN)/orch eval locomo --data ../shared/data/locomo/locomo-dev.json; \
+	else echo "orch eval locomo: no LoCoMo file at ../shared/data/locomo/ (pass --data PATH)"; fi
 
 docs: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --write
