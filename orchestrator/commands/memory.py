@@ -184,9 +184,12 @@ def _duplicate_options(func: Callable[..., None]) -> Callable[..., None]:
     return func
 
 
-def _first_sentence(text: str) -> str:
+def _first_sentence(text: str, limit: int = 120) -> str:
+    """The fact's first sentence, cut at a word boundary to fit one index line."""
     first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
-    return first[:150]
+    if len(first) <= limit:
+        return first
+    return first[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "..."
 
 
 def _print_write(result: WriteResult, as_json: bool) -> None:
