@@ -70,8 +70,26 @@ def demo(where: Path | None, as_json: bool) -> None:
             click.echo(f"    {line}")
         if result.memories:
             click.echo(f"  repo memories:     {', '.join(result.memories)}")
+        orch = _orch_on_path()
         click.echo(
-            f"Look around: cd {result.repo} && orch status {result.slug} && orch log {result.slug}"
+            f"Look around: cd {result.repo} && {orch} status {result.slug} && {orch} log {result.slug}"
         )
     if info.get("state") != "COMPLETE":
         raise SystemExit(1)
+
+
+def _orch_on_path() -> str:
+    """`orch` if that is the one running, else its full path (e.g. .venv/bin/orch)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    here = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    found = shutil.which("orch")
+    if (
+        here is not None
+        and here.name == "orch"
+        and (found is None or Path(found).resolve() != here)
+    ):
+        return str(here)
+    return "orch"
