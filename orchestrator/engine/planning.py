@@ -85,21 +85,32 @@ class Planning:
         if iteration > 1:
             records.add_revision(env, iteration, self._revision_text(iteration, plan))
         records.set_objective(env, plan)
-        env.journal.record(
-            "execution_report",
-            {
-                "kind": "plan",
-                "iteration": iteration,
-                "plan_sha256": plan_sha(plan),
-                "tier": plan["complexity_tier"],
-                "phases": len(plan["phases"]),
-                "schema_attempts": attempts,
-                "summary": plan["summary"],
-                "plan": plan,
-                "scope": "plan",
-            },
-            agent="Planner",
-        )
+        self._record_plan(plan, iteration, attempts, scope="plan")
+
+    def _record_plan(
+        self,
+        plan: dict[str, Any],
+        iteration: int,
+        attempts: int,
+        *,
+        scope: str,
+        phase: int | None = None,
+    ) -> None:
+        """The whole plan of an iteration goes to the log, the task's source of truth."""
+        payload: dict[str, Any] = {
+            "kind": "plan",
+            "iteration": iteration,
+            "plan_sha256": plan_sha(plan),
+            "tier": plan["complexity_tier"],
+            "phases": len(plan["phases"]),
+            "schema_attempts": attempts,
+            "summary": plan["summary"],
+            "plan": plan,
+            "scope": scope,
+        }
+        if phase is not None:
+            payload["phase"] = phase
+        self.env.journal.record("execution_report", payload, agent="Planner")
 
     def _ask_plan(self, first: str, iteration: int) -> tuple[dict[str, Any], int]:
         env, s = self.env, self.env.state
@@ -500,22 +511,7 @@ class Planning:
             f"Targeted replan from phase {pid}: {s.replan.diagnosis}\n\nPhases now: "
             + ", ".join(f"{p['phase_id']}. {p['title']}" for p in plan["phases"]),
         )
-        env.journal.record(
-            "execution_report",
-            {
-                "kind": "plan",
-                "iteration": iteration,
-                "plan_sha256": plan_sha(plan),
-                "tier": plan["complexity_tier"],
-                "phases": len(plan["phases"]),
-                "schema_attempts": attempts,
-                "summary": plan["summary"],
-                "plan": plan,
-                "scope": "replan",
-                "phase": pid,
-            },
-            agent="Planner",
-        )
+        self._record_plan(plan, iteration, attempts, scope="replan", phase=pid)
 
     def restart_phase(self) -> None:
         env, s = self.env, self.env.state
