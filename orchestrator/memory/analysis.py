@@ -20,7 +20,7 @@ from orchestrator.memory.exclusions import Exclusion, excluded
 from orchestrator.memory.text import Clause, Reading
 from orchestrator.store.memfile import Memory
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def _digest(memory: Memory) -> str:

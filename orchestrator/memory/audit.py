@@ -73,13 +73,19 @@ TITLES = {
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 PARALLEL_FROM = 2000  # memories from which the claim and secret checks run in a child
 AUDIT_CACHE = "audit.json"
-AUDIT_CACHE_VERSION = 1
+AUDIT_CACHE_VERSION = 2
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
     r"wip)\s*[.!]?\s*$|\b\d{1,3}\s*%|\b(?:phase|iteration|step|attempt)\s+#?\d+\b|"
+    r"\b\d+\s*(?:/|of|out of)\s*\d+\b[^.;]{0,30}?\b(?:done|complete|completed|finished|"
+    r"passed|passing|green)\b|\btests?\s+(?:are\s+|were\s+)?(?:passing|green|failing|red)\b|"
+    # a line that opens with a past-tense account of work done
     r"^\s*[-*]\s+(?:done|completed|finished|fixed|added|migrated|implemented|removed|"
-    r"refactored|merged|deployed|wip|in progress)\b",
+    r"refactored|merged|deployed|wip|in progress|modified|updated|changed|edited|committed|"
+    r"pushed|wrote|rewrote|created|deleted|renamed|moved|extracted|ported|wired|re-?ran|ran|"
+    r"tested|resolved|closed|shipped|released|converted|replaced|upgraded|bumped|switched|"
+    r"landed|started|began|opened|reverted|cleaned up|integrated)\b",
     re.I,
 )
 
