@@ -73,7 +73,7 @@ TITLES = {
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 PARALLEL_FROM = 2000  # memories from which the claim and secret checks run in a child
 AUDIT_CACHE = "audit.json"
-AUDIT_CACHE_VERSION = 2
+AUDIT_CACHE_VERSION = 3
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
