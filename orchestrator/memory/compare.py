@@ -1,19 +1,26 @@
 """Comparing two memories: do they say the same thing, or opposite things?
 
 - `conflict(a, b)`: two facts on the same normalised subject disagree when some clause of
-  one and some clause of the other are about the same thing (equal frames: the same content
-  words once subject words and values are set aside) and either both assert values and
-  each asserts one the other does not (`pytest -q` vs `make test`, 30 vs 60 seconds), or
-  one negates what the other affirms ("enabled" vs "disabled", "is" vs "is not"). Two
-  facts about different aspects of one subject ("the database is PostgreSQL 15" and
-  "database migrations live in `migrations/`") have different frames and do not conflict;
-  a fact that adds a value to another (`ruff` vs `ruff` and `mypy`) does not conflict.
+  one and some clause of the other (see `text.read_fact`):
+  - give different numbers for one unit and say the rest alike ("8 threads" vs "16
+    threads"; not "staging runs 2 replicas" vs "production runs 6 replicas");
+  - are about the same aspect (`_aligned`: frames sharing half their words, or one inside
+    the other when they name the same thing) and each asserts a value of one kind the
+    other does not (`pytest -q` vs `make test`, Snowflake vs BigQuery); or
+  - one denies what the other states: the negated clause's words, the subject's
+    included, all stand in the affirmative one ("releases are never cut from main" vs
+    "releases are cut from the main branch").
+  Facts about other aspects of one subject ("the database is PostgreSQL 15" and "database
+  migrations live in `migrations/`") do not conflict, nor does a fact that only adds a
+  value to another (`ruff` vs `ruff` and `mypy`).
 - `duplicate(a, b)`: the subjects are compatible (the more specific subject's words all
-  appear in the other memory), the facts have the same polarity and assert compatible values (equal, or
-  one a subset of the other sharing at least half of the union), and either the Checklist
-  A test holds (token Jaccard of `subject | fact` >= 0.85) or, for facts worded
-  differently, the stemmed-content Jaccard reaches `REWORDED` (`ANCHORED` when both name
-  the same code spans, paths or URLs). A conflicting pair is never a duplicate.
+  appear in the other memory), the facts have the same polarity and no clause of one
+  denies a clause of the other, their values are nested (one adds to the other), and
+  either the Checklist A test holds (token Jaccard of `subject | fact` >= 0.85), or the
+  stemmed-content Jaccard reaches `REWORDED` (`ANCHORED` when both name the same code
+  spans, paths or URLs), or they share a code span, path or URL and the smaller one's
+  content is `CONTAINED` in the larger (a general memory under a specific one). A
+  conflicting pair is never a duplicate.
 """
 
 from __future__ import annotations
