@@ -43,9 +43,7 @@ def _encode(reading: Reading, exclusion: Exclusion | None) -> str:
 def _decode(text: str) -> tuple[Reading, Exclusion | None]:
     clauses_raw, exclusion_raw = json.loads(text)
     clauses = tuple(
-        Clause(
-            frozenset(f), frozenset(v), bool(n), frozenset(w), frozenset(tuple(p) for p in nums)
-        )
+        Clause(frozenset(f), frozenset(v), bool(n), frozenset(w), frozenset(tuple(p) for p in nums))
         for f, v, n, w, nums in clauses_raw
     )
     frames: set[str] = set()
