@@ -1,9 +1,12 @@
 """`orch eval hygiene`: precision and recall of the memory audit on planted pollution.
 
-By default it builds two labelled sets with the generator in `evals/hygiene/generate.py`
-(a development seed and a held-out seed: the detectors were tuned on the first only),
-audits every repository of each, and prints precision and recall per finding kind.
-`--repo DIR` scores repositories that already hold a `labels.json` (sets made elsewhere).
+By default it builds the labelled sets and prints precision and recall per finding kind for
+each: the generated set of `evals/hygiene/generate.py` (a development seed and a held-out
+seed: the detectors were tuned on the first only), and the blind set of
+`evals/hygiene_blind/` (three repositories a team would keep, in Python, TypeScript, SQL and
+Go, labelled from the documented rules, plus small repositories varying MEMORY.md and
+NOTES.md; its second seed rewords the facts). `--set` picks one of them. `--repo DIR`
+scores repositories that already hold a `labels.json` (sets made elsewhere).
 
 Units of scoring: a (kind, memory) for memory findings; an unordered pair for
 `near_duplicate` (decay candidate and keeper) and `contradiction`; the repository for
@@ -12,6 +15,7 @@ Units of scoring: a (kind, memory) for memory findings; an unordered pair for
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import re
@@ -27,24 +31,34 @@ from orchestrator.commands._common import emit_json
 
 DEV_SEED = 1
 HELD_OUT_SEED = 20261121
+BLIND_SEED = 1
+BLIND_HELD_OUT_SEED = 2
+SETS = ("all", "generated", "blind")
 TARGET_PRECISION = 0.95
 TARGET_RECALL = 0.9
 
 
-def _generator() -> Any:
-    """The generator module from the source checkout (it is not part of the package)."""
+def _generator(name: str = "hygiene") -> Any:
+    """The generator module `evals/<name>/generate.py` from the source checkout (it is not
+    part of the package). A generator in a package (`evals/<name>/__init__.py`) is imported
+    as `evals.<name>.generate`, with the checkout on the import path."""
     here = Path(__file__).resolve()
     for base in (Path.cwd(), *here.parents):
-        candidate = base / "evals" / "hygiene" / "generate.py"
-        if candidate.is_file():
-            spec = importlib.util.spec_from_file_location("orch_hygiene_generate", candidate)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module
-            spec.loader.exec_module(module)
-            return module
+        candidate = base / "evals" / name / "generate.py"
+        if not candidate.is_file():
+            continue
+        if (candidate.parent / "__init__.py").is_file():
+            if str(base) not in sys.path:
+                sys.path.insert(0, str(base))
+            return importlib.import_module(f"evals.{name}.generate")
+        spec = importlib.util.spec_from_file_location(f"orch_{name}_generate", candidate)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
     raise click.ClickException(
-        "evals/hygiene/generate.py not found: run from a source checkout, or pass --repo"
+        f"evals/{name}/generate.py not found: run from a source checkout, or pass --repo"
     )
 
 
@@ -94,8 +108,8 @@ def score(expected: set[tuple[Any, ...]], found: set[tuple[Any, ...]]) -> dict[s
             "true_positives": tp,
             "precision": round(tp / len(got), 3) if got else (1.0 if not exp else 0.0),
             "recall": round(tp / len(exp), 3) if exp else 1.0,
-            "missed": sorted(f"{u[0]}:{u[2]}" for u in exp - got)[:10],
-            "false": sorted(f"{u[0]}:{u[2]}" for u in got - exp)[:10],
+            "missed": sorted(f"{u[0]}:{u[2]}" for u in exp - got),
+            "false": sorted(f"{u[0]}:{u[2]}" for u in got - exp),
         }
     return table
 
@@ -128,9 +142,23 @@ def _table(title: str, table: dict[str, Any]) -> str:
 
 
 @click.command("hygiene")
+@click.option(
+    "--set",
+    "which",
+    type=click.Choice(SETS),
+    default="all",
+    show_default=True,
+    help="generated: evals/hygiene; blind: evals/hygiene_blind; all: both.",
+)
 @click.option("--seed", type=int, default=DEV_SEED, show_default=True, help="Development seed.")
 @click.option(
     "--held-out-seed", type=int, default=HELD_OUT_SEED, show_default=True, help="Held-out seed."
+)
+@click.option(
+    "--blind-seed",
+    type=int,
+    multiple=True,
+    help=f"Seeds of the blind set (repeatable; default {BLIND_SEED} and {BLIND_HELD_OUT_SEED}).",
 )
 @click.option(
     "--repo",
@@ -142,13 +170,20 @@ def _table(title: str, table: dict[str, Any]) -> str:
 @click.option("--show-errors", is_flag=True, help="List missed and false units per kind.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 def hygiene(
-    seed: int, held_out_seed: int, repos: tuple[Path, ...], show_errors: bool, as_json: bool
+    which: str,
+    seed: int,
+    held_out_seed: int,
+    blind_seed: tuple[int, ...],
+    repos: tuple[Path, ...],
+    show_errors: bool,
+    as_json: bool,
 ) -> None:
     """Precision and recall of `orch memory audit` per finding kind, on labelled sets.
 
     \b
     Examples:
       orch eval hygiene
+      orch eval hygiene --set blind --show-errors
       orch eval hygiene --json
       orch eval hygiene --repo /tmp/set/main --repo /tmp/set/repo-0
     """
@@ -159,10 +194,16 @@ def hygiene(
                 raise click.ClickException(f"{repo}: no labels.json")
         results["given"] = evaluate(list(repos))
     else:
-        generator = _generator()
+        runs: list[tuple[str, str, int]] = []
+        if which in ("all", "generated"):
+            runs += [("development", "hygiene", seed), ("held_out", "hygiene", held_out_seed)]
+        if which in ("all", "blind"):
+            seeds = blind_seed or (BLIND_SEED, BLIND_HELD_OUT_SEED)
+            names = ["blind"] + [f"blind_{n}" for n in range(2, len(seeds) + 1)]
+            runs += [(n, "hygiene_blind", s) for n, s in zip(names, seeds, strict=True)]
         with tempfile.TemporaryDirectory(prefix="orch-hygiene-") as tmp:
-            for name, s in (("development", seed), ("held_out", held_out_seed)):
-                built = generator.build(Path(tmp) / name, s)
+            for name, generator, s in runs:
+                built = _generator(generator).build(Path(tmp) / name, s)
                 results[name] = evaluate(built)
                 results[name + "_seed"] = s
     if as_json:

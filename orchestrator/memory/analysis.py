@@ -20,7 +20,7 @@ from orchestrator.memory.exclusions import Exclusion, excluded
 from orchestrator.memory.text import Clause, Reading
 from orchestrator.store.memfile import Memory
 
-CACHE_VERSION = 1
+CACHE_VERSION = 3
 
 
 def _digest(memory: Memory) -> str:
@@ -31,7 +31,10 @@ def _digest(memory: Memory) -> str:
 def _encode(reading: Reading, exclusion: Exclusion | None) -> str:
     return json.dumps(
         [
-            [[sorted(c.frame), sorted(c.values), c.negated] for c in reading.clauses],
+            [
+                [sorted(c.frame), sorted(c.values), c.negated, sorted(c.words), sorted(c.numbers)]
+                for c in reading.clauses
+            ],
             [exclusion.kind, exclusion.evidence] if exclusion else None,
         ]
     )
@@ -39,7 +42,10 @@ def _encode(reading: Reading, exclusion: Exclusion | None) -> str:
 
 def _decode(text: str) -> tuple[Reading, Exclusion | None]:
     clauses_raw, exclusion_raw = json.loads(text)
-    clauses = tuple(Clause(frozenset(f), frozenset(v), bool(n)) for f, v, n in clauses_raw)
+    clauses = tuple(
+        Clause(frozenset(f), frozenset(v), bool(n), frozenset(w), frozenset(tuple(p) for p in nums))
+        for f, v, n, w, nums in clauses_raw
+    )
     frames: set[str] = set()
     values: set[str] = set()
     negated = False

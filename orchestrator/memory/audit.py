@@ -28,14 +28,23 @@ MEMORY.md, NOTES.md or tracked file changed.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.memory import compare
-from orchestrator.memory.dedup import THRESHOLD, dedup_key, normalise_subject, similar_pairs
+from orchestrator.memory.dedup import (
+    THRESHOLD,
+    contained_pairs,
+    cross_pairs,
+    dedup_key,
+    normalise_subject,
+    similar_pairs,
+)
 from orchestrator.memory.exclusions import excluded
 from orchestrator.store.index import MAX_INDEX_LINES, render_index
 from orchestrator.store.layout import Layout
@@ -73,13 +82,19 @@ TITLES = {
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 PARALLEL_FROM = 2000  # memories from which the claim and secret checks run in a child
 AUDIT_CACHE = "audit.json"
-AUDIT_CACHE_VERSION = 1
+AUDIT_CACHE_VERSION = 4
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
     r"wip)\s*[.!]?\s*$|\b\d{1,3}\s*%|\b(?:phase|iteration|step|attempt)\s+#?\d+\b|"
+    r"\b\d+\s*(?:/|of|out of)\s*\d+\b[^.;]{0,30}?\b(?:done|complete|completed|finished|"
+    r"passed|passing|green)\b|\btests?\s+(?:are\s+|were\s+)?(?:passing|green|failing|red)\b|"
+    # a line that opens with a past-tense account of work done
     r"^\s*[-*]\s+(?:done|completed|finished|fixed|added|migrated|implemented|removed|"
-    r"refactored|merged|deployed|wip|in progress)\b",
+    r"refactored|merged|deployed|wip|in progress|modified|updated|changed|edited|committed|"
+    r"pushed|wrote|rewrote|created|deleted|renamed|moved|extracted|ported|wired|re-?ran|ran|"
+    r"tested|resolved|closed|shipped|released|converted|replaced|upgraded|bumped|switched|"
+    r"landed|started|began|opened|reverted|cleaned up|integrated)\b",
     re.I,
 )
 
@@ -192,33 +207,83 @@ def _linked(a: Memory, b: Memory) -> bool:
 def duplicate_candidates(active: list[Memory]) -> set[tuple[str, str]]:
     """Pairs that might be near-duplicates: a superset of `compare.duplicate`'s pairs.
 
-    A near-duplicate pair reaches Checklist A's token Jaccard 0.85, or stemmed-content
-    Jaccard `compare.REWORDED`, or asserts the very same anchored values (code spans,
-    paths, URLs) with stemmed-content Jaccard `compare.ANCHORED`. The first two come from
-    exact prefix-filter joins (`dedup.similar_pairs`), the third from buckets of equal
-    value sets (a bucket larger than `SMALL_BUCKET` is joined at ANCHORED, not paired).
+    `compare.duplicate` holds only for memories whose asserted values are nested (one set
+    holds the other) when both assert any, so two such memories share every value of the
+    smaller set; the joins run within each value's bucket, never across the store:
+
+    - Checklist A's token Jaccard 0.85 and stemmed-content Jaccard `compare.REWORDED`:
+      exact prefix-filter joins (`dedup.similar_pairs`) within each bucket;
+    - the very same anchored values (code spans, paths, URLs) with stemmed-content Jaccard
+      `compare.ANCHORED`: buckets of equal anchored sets (a bucket larger than
+      `SMALL_BUCKET` is joined at ANCHORED, not paired);
+    - one holding `compare.CONTAINED` of the other's content, sharing an anchored value: an
+      exact containment join (`dedup.contained_pairs`) within each anchored value's bucket.
+
+    A memory asserting no values pairs with any other only through Checklist A's test or
+    `compare.REWORDED` (the latter for one subject): exact cross joins (`dedup.cross_pairs`)
+    of those memories against the store.
     """
     names = [m.name for m in active]
     raw = [(i, dedup_key(m)) for i, m in enumerate(active)]
     stems = [(i, compare.content_stems(m)) for i, m in enumerate(active)]
-    pairs = {(a, b) for a, b, _ in similar_pairs(raw, THRESHOLD)}
-    pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.REWORDED)}
-    buckets: dict[frozenset[str], list[int]] = defaultdict(list)
-    for i, m in enumerate(active):
-        values = compare.reading(m).values
-        if compare.anchored(values):
-            buckets[values].append(i)
-    for members in buckets.values():
+    values = [compare.reading(m).values for m in active]
+    anchors = [compare.anchored(v) for v in values]
+    pairs: set[tuple[int, int]] = set()
+
+    by_value: dict[str, list[int]] = defaultdict(list)
+    for i, found in enumerate(values):
+        for value in found:
+            by_value[value].append(i)
+    for value, members in by_value.items():
+        if len(members) < 2:
+            continue
+        pairs |= {(a, b) for a, b, _ in similar_pairs([raw[i] for i in members], THRESHOLD)}
+        sub = [stems[i] for i in members]
+        pairs |= {(a, b) for a, b, _ in similar_pairs(sub, compare.REWORDED)}
+        if value in anchors[members[0]]:
+            pairs |= {
+                (a, b) for a, b, _ in contained_pairs(sub, compare.CONTAINED, compare.CONTAINED_MIN)
+            }
+
+    by_anchors: dict[frozenset[str], list[int]] = defaultdict(list)
+    for i, found in enumerate(anchors):
+        if found:
+            by_anchors[found].append(i)
+    for members in by_anchors.values():
         if len(members) <= SMALL_BUCKET:
             pairs |= {(a, b) for k, a in enumerate(members) for b in members[k + 1 :]}
         else:
             sub = [stems[i] for i in members]
             pairs |= {(a, b) for a, b, _ in similar_pairs(sub, compare.ANCHORED)}
-    return {(min(names[a], names[b]), max(names[a], names[b])) for a, b in pairs}
+
+    bare = [i for i, found in enumerate(values) if not found]
+    if bare:
+        pairs |= {(a, b) for a, b, _ in cross_pairs([raw[i] for i in bare], raw, THRESHOLD)}
+        left = [stems[i] for i in bare]
+        pairs |= {(a, b) for a, b, _ in cross_pairs(left, stems, compare.REWORDED)}
+    return {(min(names[a], names[b]), max(names[a], names[b])) for a, b in pairs if a != b}
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Comparing a large store creates many small objects and no cycles: Python's cyclic
+    collector would rescan the growing heap over and over (a superlinear cost), so it waits."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Memory]]]:
     """(keeper, decay candidates) for every near-duplicate group of active memories."""
+    with _gc_paused():
+        return _near_duplicate_groups(memories)
+
+
+def _near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Memory]]]:
     active = [m for m in memories if m.active]
     by_name = {m.name: m for m in active}
     candidates = duplicate_candidates(active)
@@ -496,7 +561,8 @@ def audit(
         finally:
             _SIDE_INPUT = None
     try:
-        report = _compare_memories(layout, memories, active)
+        with _gc_paused():
+            report = _compare_memories(layout, memories, active)
         side = pending.get() if pending is not None else _side_checks(layout, loaded, verify)
     finally:
         if pool is not None:

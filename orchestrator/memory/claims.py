@@ -9,11 +9,14 @@ symbol is defined there) plus what its body names in backticks:
 - a function: `name()`, `Class.method()`, `package.module.func()`;
 - a class member: `Class.method` (the first part starts upper-case);
 - a module path: `package.module.attr` (the first part is a top-level module of the repo);
-- a class: a bare CamelCase name such as `RateLimiter` (defined or referenced in the code);
+- a class: a bare CamelCase name such as `RateLimiter` (defined or referenced in the code),
+  or a single capitalised word such as `Spinner` (a type: it, or the word in any case,
+  appears in the code);
 - an identifier: a bare snake_case name such as `parse_config` or `max_retries` (defined or
   used anywhere in the code);
 - a command-line flag: `--dry-run` alone, or a `--flag` inside a command whose program is
-  the repository's own (a console script it declares, a script file it tracks, or
+  the repository's own (a console script it declares, a script file it tracks, a Go
+  `cmd/<name>/` command, a `bin` of its package.json, a binary of its Cargo.toml, or
   `python -m` one of its modules). Flags of other programs (`git log --oneline`) are not
   claims: nothing in this repository could confirm them.
 
@@ -34,6 +37,7 @@ _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _CALL = re.compile(rf"^({_IDENT}(?:\.{_IDENT})*)\(.*\)$")
 _DOTTED = re.compile(rf"^{_IDENT}(?:\.{_IDENT})+$")
 _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
+_TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
 FILE_EXTENSIONS = frozenset(
@@ -140,7 +144,7 @@ BARE_FILES = frozenset(
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement. `kind`: path, line, symbol, function, member, module,
-    class, flag. `path` is set for claims about one file (citations, body paths)."""
+    class, type (a single capitalised word), identifier, flag. `path` is set for claims about one file (citations, body paths)."""
 
     kind: str
     text: str  # as the memory wrote it
@@ -223,6 +227,8 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
         return _dotted(span, span, shape)
     if _CAMEL.match(span):
         return [Claim("class", span, "body", symbol=span)]
+    if _TYPE_WORD.match(span) and span not in BARE_FILES:
+        return [Claim("type", span, "body", symbol=span)]
     if _SNAKE.match(span):
         return [Claim("identifier", span, "body", symbol=span)]
     return []

@@ -26,12 +26,20 @@ from typing import Any
 
 from orchestrator.memory.claims import RepoShape
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
 MAX_FILE_BYTES = 2_000_000
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLAGS = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9_-]*")
+# Go's flag and pflag (cobra) packages name a flag without its dashes:
+# flag.Int("jobs", ...), fs.StringVar(&dir, "dir", ...), cmd.Flags().BoolP("verbose", "v", ...)
+_GO_FLAG = re.compile(
+    r"\.(?:Bool|Int|Int64|Uint|Uint64|String|Float64|Duration|Func|BoolFunc|Var|TextVar|"
+    r"StringSlice|StringArray|IntSlice|Count)(?:Var)?P?\(\s*(?:&?[\w.\[\]]+\s*,\s*)?"
+    r"\"([A-Za-z][A-Za-z0-9_-]*)\""
+)
+_GO_COMMAND = re.compile(r"(?:^|/)cmd/([A-Za-z0-9_.-]+)/main\.go$")
 BUILTINS = frozenset(dir(builtins))
 
 
@@ -140,6 +148,8 @@ def file_facts(data: bytes, path: str) -> FileFacts:
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     words = frozenset(_WORDS.findall(text))
     flags = frozenset(_FLAGS.findall(text))
+    if path.endswith(".go"):
+        flags |= frozenset("--" + name for name in _GO_FLAG.findall(text))
     if path.endswith((".py", ".pyi")):
         try:
             tree = ast.parse(data, filename=path)
@@ -284,6 +294,8 @@ class TreeState:
                 modules.add(name.split(".", 1)[0])
         programs = {p for p in self.blobs if p.endswith((".sh", ".py", ".bash"))}
         programs |= _console_scripts(self.root)
+        programs |= {m.group(1) for m in map(_GO_COMMAND.search, self.blobs) if m}
+        programs |= _package_bins(self.root)
         return RepoShape(frozenset(top), frozenset(modules), frozenset(programs))
 
 
@@ -298,6 +310,34 @@ def _console_scripts(root: Path) -> set[str]:
     names = set(project.get("scripts", {}) or {}) | set(project.get("gui-scripts", {}) or {})
     poetry = data.get("tool", {}).get("poetry", {}).get("scripts", {}) or {}
     return names | set(poetry)
+
+
+def _package_bins(root: Path) -> set[str]:
+    """Programs a package.json (`bin`) or a Cargo.toml (`[[bin]]`, the package) installs."""
+    import tomllib
+
+    names: set[str] = set()
+    try:
+        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        package = None
+    if isinstance(package, dict):
+        bins = package.get("bin")
+        if isinstance(bins, dict):
+            names |= {str(k) for k in bins}
+        elif isinstance(bins, str) and isinstance(package.get("name"), str):
+            names.add(package["name"].rsplit("/", 1)[-1])
+    try:
+        cargo = tomllib.loads((root / "Cargo.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        cargo = {}
+    for entry in cargo.get("bin", []) or []:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            names.add(entry["name"])
+    name = (cargo.get("package") or {}).get("name")
+    if isinstance(name, str) and (root / "src" / "main.rs").is_file():
+        names.add(name)
+    return names
 
 
 class VerifyCache:

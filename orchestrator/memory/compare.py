@@ -1,19 +1,26 @@
 """Comparing two memories: do they say the same thing, or opposite things?
 
 - `conflict(a, b)`: two facts on the same normalised subject disagree when some clause of
-  one and some clause of the other are about the same thing (equal frames: the same content
-  words once subject words and values are set aside) and either both assert values and
-  each asserts one the other does not (`pytest -q` vs `make test`, 30 vs 60 seconds), or
-  one negates what the other affirms ("enabled" vs "disabled", "is" vs "is not"). Two
-  facts about different aspects of one subject ("the database is PostgreSQL 15" and
-  "database migrations live in `migrations/`") have different frames and do not conflict;
-  a fact that adds a value to another (`ruff` vs `ruff` and `mypy`) does not conflict.
+  one and some clause of the other (see `text.read_fact`):
+  - give different numbers for one unit and say the rest alike ("8 threads" vs "16
+    threads"; not "staging runs 2 replicas" vs "production runs 6 replicas");
+  - are about the same aspect (`_aligned`: frames sharing half their words, or one inside
+    the other when they name the same thing) and each asserts a value of one kind the
+    other does not (`pytest -q` vs `make test`, Snowflake vs BigQuery); or
+  - one denies what the other states: the negated clause's words, the subject's
+    included, all stand in the affirmative one ("releases are never cut from main" vs
+    "releases are cut from the main branch").
+  Facts about other aspects of one subject ("the database is PostgreSQL 15" and "database
+  migrations live in `migrations/`") do not conflict, nor does a fact that only adds a
+  value to another (`ruff` vs `ruff` and `mypy`).
 - `duplicate(a, b)`: the subjects are compatible (the more specific subject's words all
-  appear in the other memory), the facts have the same polarity and assert compatible values (equal, or
-  one a subset of the other sharing at least half of the union), and either the Checklist
-  A test holds (token Jaccard of `subject | fact` >= 0.85) or, for facts worded
-  differently, the stemmed-content Jaccard reaches `REWORDED` (`ANCHORED` when both name
-  the same code spans, paths or URLs). A conflicting pair is never a duplicate.
+  appear in the other memory), the facts have the same polarity and no clause of one
+  denies a clause of the other, their values are nested (one adds to the other), and
+  either the Checklist A test holds (token Jaccard of `subject | fact` >= 0.85), or the
+  stemmed-content Jaccard reaches `REWORDED` (`ANCHORED` when both name the same code
+  spans, paths or URLs), or they share a code span, path or URL and the smaller one's
+  content is `CONTAINED` in the larger (a general memory under a specific one). A
+  conflicting pair is never a duplicate.
 """
 
 from __future__ import annotations
@@ -27,7 +34,11 @@ from orchestrator.store.memfile import Memory, first_paragraph
 
 REWORDED = 0.6
 ANCHORED = 0.4  # the same code spans, paths or URLs: rewording may go further
+CONTAINED = 0.8  # the smaller memory's content the larger one holds
+CONTAINED_MIN = 4  # ...when the smaller one says enough to tell
 FRAME_EQUAL = 0.75
+FRAME_NESTED = 0.5
+MAX_BARE_FRAME = 2
 MAX_CLAUSES = 4
 
 
@@ -75,12 +86,89 @@ def _frames_equal(a: Clause, b: Clause) -> bool:
     return jaccard(a.frame, b.frame) >= FRAME_EQUAL
 
 
+def _aligned(a: Clause, b: Clause) -> bool:
+    """Two clauses about the same aspect: frames sharing at least half their words, or one
+    frame inside the other when the clauses also name the same thing. A clause with
+    no content words of its own ("the warehouse is BigQuery") states the subject's value:
+    it meets a short clause, or one naming the same thing."""
+    if _frames_equal(a, b) or (a.frame and b.frame and jaccard(a.frame, b.frame) >= FRAME_NESTED):
+        return True
+    small, big = (a, b) if len(a.frame) <= len(b.frame) else (b, a)
+    if not small.frame <= big.frame:
+        return False
+    shared = bool(a.values & b.values)
+    if not small.frame:
+        return shared or len(big.frame) <= MAX_BARE_FRAME
+    return shared
+
+
+def _kind(value: str) -> str:
+    if value[:1].isdigit():
+        return "number"
+    if value.startswith("`"):
+        return "code"
+    if value.startswith(("http://", "https://")):
+        return "url"
+    if "/" in value:
+        return "path"
+    return "quoted" if value.startswith('"') else "name"
+
+
+def _kinds(values: frozenset[str]) -> set[str]:
+    """Which kinds the values are: numbers, code spans, URLs, paths, quoted text, names."""
+    return {_kind(v) for v in values}
+
+
+def _values_clash(a: Clause, b: Clause) -> bool:
+    """Each clause asserts a value of one kind that the other does not (a number against a
+    number, a name against a name: not a database's name against a migrations folder)."""
+    only_a, only_b = a.values - b.values, b.values - a.values
+    return bool(only_a and only_b and _kinds(only_a) & _kinds(only_b))
+
+
+def _numbers_clash(a: Clause, b: Clause) -> bool:
+    """The clauses give different numbers for one unit ("30 seconds" and "10 seconds",
+    "Python 3.11" and "Python 3.12"), agree on none for it, and say the rest alike: one
+    frame inside the other, half their words shared, or one of a single word ("staging runs
+    2 replicas" and "production runs 6 replicas" count different things)."""
+    for unit in {u for _, u in a.numbers} & {u for _, u in b.numbers}:
+        na = {n for n, u in a.numbers if u == unit}
+        nb = {n for n, u in b.numbers if u == unit}
+        if na & nb:
+            continue
+        fa, fb = a.frame - {unit}, b.frame - {unit}
+        if fa <= fb or fb <= fa or min(len(fa), len(fb)) <= 1 or jaccard(fa, fb) >= FRAME_NESTED:
+            return True
+    return False
+
+
+def _denies(neg: Clause, pos: Clause) -> bool:
+    """A negated clause denies what an affirmative one states: its words (the subject's
+    included) are all in the other ("releases are never cut from main" against "releases
+    are cut from the main branch"), and so are its values, unless the other names none (an
+    example added to a denial: "never upper case (SELECT)" against "lower case"). A clause
+    of values only ("without `--offline`") is a condition, not a denial."""
+    content = neg.words - neg.values
+    if not content or not content <= pos.words:
+        return False
+    return neg.values <= pos.words or not pos.values
+
+
+def _polarity_clash(a: Clause, b: Clause, *, either_way: bool = False) -> bool:
+    if a.negated == b.negated:
+        return False
+    if _frames_equal(a, b) and (a.frame or a.values) and a.values == b.values:
+        return True
+    neg, pos = (a, b) if a.negated else (b, a)
+    return _denies(neg, pos) or (either_way and _denies(pos, neg))
+
+
 def clause_conflict(a: Clause, b: Clause) -> str | None:
-    if not _frames_equal(a, b):
-        return None
-    if a.values and b.values and (a.values - b.values) and (b.values - a.values):
+    if _numbers_clash(a, b):
         return "values"
-    if a.negated != b.negated and (a.frame or a.values) and a.values == b.values:
+    if _aligned(a, b) and _values_clash(a, b):
+        return "values"
+    if _polarity_clash(a, b):
         return "polarity"
     return None
 
@@ -121,15 +209,32 @@ def _subjects_compatible(a: Memory, b: Memory) -> bool:
 
 
 def _values_compatible(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Equal, or one adds a code span or name to the other (`ruff` vs `ruff` and `mypy`)."""
-    extra = a ^ b
-    if any(v[:1].isdigit() for v in extra):
-        return False  # another number is another assertion
-    return (a <= b or b <= a) and jaccard(a, b) >= 0.5
+    """Equal, or one adds values to the other (`ruff` vs `ruff` and `mypy`; "in chunks" vs
+    "in chunks of 50000 rows"); a value each asserts that the other does not (30 vs 60
+    seconds, `pytest -q` vs `make test`) makes them two assertions."""
+    return a <= b or b <= a
 
 
-def anchored(values: frozenset[str]) -> bool:
-    return any(v.startswith(("`", "http")) or "/" in v for v in values)
+def anchored(values: frozenset[str]) -> frozenset[str]:
+    """The values that name something in the repository or on the web: code spans, paths,
+    URLs (empty when there are none)."""
+    return frozenset(v for v in values if v.startswith(("`", "http://", "https://")) or "/" in v)
+
+
+def _opposed(ra: Reading, rb: Reading) -> bool:
+    """Some clause of one says the opposite of a clause of the other."""
+    return any(
+        _polarity_clash(ca, cb, either_way=True)
+        for ca in ra.clauses[:MAX_CLAUSES]
+        for cb in rb.clauses[:MAX_CLAUSES]
+    )
+
+
+def containment(a: frozenset[str], b: frozenset[str]) -> float:
+    """How much of the smaller set the larger holds."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
 
 
 def duplicate(a: Memory, b: Memory) -> float | None:
@@ -139,8 +244,8 @@ def duplicate(a: Memory, b: Memory) -> float | None:
     if not _subjects_compatible(a, b):
         return None
     ra, rb = reading(a), reading(b)
-    if ra.negated != rb.negated:
-        return None
+    if ra.negated != rb.negated or _opposed(ra, rb):
+        return None  # one denies something the other does not, or what the other states
     if ra.values and rb.values and not _values_compatible(ra.values, rb.values):
         return None
     raw = jaccard(dedup_key(a), dedup_key(b))
@@ -148,9 +253,16 @@ def duplicate(a: Memory, b: Memory) -> float | None:
         return raw
     if bool(ra.values) != bool(rb.values) and not same_subject(a, b):
         return None
-    score = jaccard(content_stems(a), content_stems(b))
-    needed = ANCHORED if ra.values == rb.values and anchored(ra.values) else REWORDED
-    return score if score >= needed else None
+    sa, sb = content_stems(a), content_stems(b)
+    score = jaccard(sa, sb)
+    if score >= REWORDED:
+        return score
+    aa, ab = anchored(ra.values), anchored(rb.values)
+    if aa and aa == ab and score >= ANCHORED:
+        return score  # naming the very same things, worded apart
+    if aa & ab and min(len(sa), len(sb)) >= CONTAINED_MIN and containment(sa, sb) >= CONTAINED:
+        return score  # one says no more than the other, about the same things
+    return None
 
 
 def specificity(memory: Memory) -> tuple[int, int]:

@@ -180,3 +180,87 @@ def similar_pairs(
                 if score >= t:
                     pairs.append((sets[y][0], sets[x][0], score))
     return pairs
+
+
+def contained_pairs(
+    sets: Sequence[tuple[K, frozenset[str]]],
+    threshold: float,
+    min_size: int = 1,
+) -> list[tuple[K, K, float]]:
+    """Every pair whose smaller set (of at least `min_size`) has at least `threshold` of its
+    tokens in the other, without comparing all pairs.
+
+    The prefix filter for overlap: if `|x & y| >= a = ceil(t|x|)`, then the `|x| - a + 1`
+    rarest tokens of `x` meet `y`. Every set's tokens are indexed; each set probes with its
+    prefix for sets at least as large. Survivors are verified exactly, so the result equals
+    the all-pairs answer.
+    """
+    freq: Counter[str] = Counter()
+    for _, s in sets:
+        freq.update(s)
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, (_, s) in enumerate(sets):
+        for token in s:
+            index[token].append(i)
+    pairs: list[tuple[K, K, float]] = []
+    for x, (kx, sx) in enumerate(sets):
+        nx = len(sx)
+        if nx < min_size:
+            continue
+        needed = _overlap_needed(nx, threshold)
+        prefix = sorted(sx, key=lambda tok: (freq[tok], tok))[: nx - needed + 1]
+        seen: set[int] = set()
+        for token in prefix:
+            for y in index[token]:
+                if y in seen or y == x:
+                    continue
+                seen.add(y)
+                sy = sets[y][1]
+                if len(sy) < nx or (len(sy) == nx and y < x):
+                    continue  # the pair is probed from the smaller set (or the first of two)
+                common = len(sx & sy)
+                if common >= needed:
+                    pairs.append((kx, sets[y][0], common / nx))
+    return pairs
+
+
+def cross_pairs(
+    left: Sequence[tuple[K, frozenset[str]]],
+    right: Sequence[tuple[K, frozenset[str]]],
+    threshold: float,
+) -> list[tuple[K, K, float]]:
+    """Every (x from `left`, y from `right`) with Jaccard >= `threshold` (x and y not the same
+    key), without comparing all pairs: `right` is indexed by its prefixes, `left` probes with
+    its own (tokens ordered rarest first over both sides; a pair reaching the threshold shares
+    a token of both prefixes), candidates pass the length filter and are verified exactly."""
+    freq: Counter[str] = Counter()
+    for _, s in (*left, *right):
+        freq.update(s)
+
+    def prefix(s: frozenset[str]) -> list[str]:
+        ordered = sorted(s, key=lambda tok: (freq[tok], tok))
+        return ordered[: len(s) - _overlap_needed(len(s), threshold) + 1]
+
+    index: dict[str, list[int]] = defaultdict(list)
+    for j, (_, s) in enumerate(right):
+        if s:
+            for token in prefix(s):
+                index[token].append(j)
+    pairs: list[tuple[K, K, float]] = []
+    for kx, sx in left:
+        if not sx:
+            continue
+        low, high = threshold * len(sx), len(sx) / threshold
+        seen: set[int] = set()
+        for token in prefix(sx):
+            for j in index.get(token, ()):
+                if j in seen:
+                    continue
+                seen.add(j)
+                ky, sy = right[j]
+                if ky == kx or not low <= len(sy) <= high:
+                    continue
+                score = jaccard(sx, sy)
+                if score >= threshold:
+                    pairs.append((kx, ky, score))
+    return pairs

@@ -1,7 +1,8 @@
 """Save exclusions (DESIGN.md section 1): what never belongs in `memories/repo/`.
 
 - `git_history`: records of what happened in git (commit ids, merges, reverts, pull
-  requests, commit messages). Git keeps them; a memory would only go stale.
+  requests, commit messages). Git keeps them; a memory would only go stale. A dependency
+  pinned to a revision ("pinned to revision 9c1e5f7") is configuration, not history.
 - `ephemeral_task_state`: the state of one run ("iteration 3 passed at 14:32", "file X
   modified", "phase 2 is done", "currently working on...").
 - `derivable_from_code`: what reading the code tells anyone (where a symbol is defined,
@@ -48,8 +49,21 @@ _GIT_HISTORY = [
     ),
     re.compile(
         r"\b(?:pull request|PR|merge request|MR)\s*#\d+\s+(?:was|were|got|has|have|"
-        r"fixed|added|removed|merged|landed|introduced|changed|reverted)\b",
+        r"[a-z]+ed)\b",
         re.I,
+    ),
+    re.compile(
+        r"\b(?:in|by|via|from|with|after|since)\s+(?:pull request|PR|merge request|MR)\s*#\d+",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:merged|opened|closed|reverted|landed|approved|reviewed)\s+(?:the\s+)?"
+        r"(?:pull request|PR|merge request|MR)\s*#?\d+",
+        re.I,
+    ),
+    re.compile(r"\b(?:closed|fixed|resolved)\s+(?:issue\s+)?#\d+", re.I),
+    re.compile(
+        rf"\b(?:reverted|reverting|cherry-picked|cherry picked)\s+(?:commit\s+)?`?{_SHA}", re.I
     ),
     re.compile(
         r"\b(?:was|were)\s+(?:fixed|added|removed|introduced|changed|reverted)\s+in\s+"
@@ -71,10 +85,17 @@ _GIT_HISTORY = [
     ),
 ]
 
+# A fact that pins a dependency to a revision states configuration, not history.
+_PIN = re.compile(
+    rf"\b(?:pinned|pins?|locked|vendored|frozen)\s+(?:\w+\s+){{0,3}}?(?:to|at)\s+"
+    rf"(?:the\s+)?(?:revision|rev|commit|sha|hash)?\s*`?{_SHA}",
+    re.I,
+)
+
 _EPHEMERAL = [
     re.compile(
         r"\b(?:passed|failed|finished|completed|succeeded|ran|started|crashed|broke|"
-        r"stopped|timed out|went green|went red|merged|deployed)\b[^.;]{0,40}?\b(?:at|around)"
+        r"stopped|timed out|went green|went red|merged|deployed|done)\b[^.;]{0,40}?\b(?:at|around)"
         r"\s+\d{1,2}:\d{2}(?::\d{2})?\b",
         re.I,
     ),
@@ -83,6 +104,15 @@ _EPHEMERAL = [
         r"finished|completed|timed out|is done|was done|crashed)\b",
         re.I,
     ),
+    # "Iteration 4: tests passed", "In iteration 4 the build failed"
+    re.compile(r"^\s*(?:iteration|attempt)\s+#?\d+\s*[:\-–—]", re.I),
+    re.compile(
+        r"(?:^|\bin\s+|[,;]\s*)(?:iteration|attempt)\s+#?\d+\b(?:`[^`]*`|[^.;`]){0,60}?\b"
+        r"(?:passed|failed|succeeded|finished|completed|crashed|is done|was done|left|remaining)\b",
+        re.I,
+    ),
+    # a status stamped with the moment it was true
+    re.compile(r"\bas of\s+(?:\d{4}-\d{2}-\d{2}[ T,]+)?\d{1,2}:\d{2}\b", re.I),
     re.compile(
         r"\b(?:phase|step|stage|task)\s+#?\d+\s+(?:(?:is|was|has been)\s+)?(?:passed|"
         r"failed|done|complete|completed|finished|in progress|started|succeeded)\b",
@@ -118,11 +148,15 @@ _EPHEMERAL = [
     re.compile(
         r"\b(?:right now|just now|so far|at the moment|in progress|"
         r"work in progress|this session|this run|earlier today|today|yesterday|"
-        r"this morning|this afternoon|tonight|last night)\b",
+        r"this morning|this afternoon|tonight|last night)\b(?!['’]s)",
         re.I,
     ),
     re.compile(r"^\s*(?:wip|todo|next step|next up|status|progress)\s*[:\-]", re.I),
-    re.compile(r"\b\d{1,3}\s*%\s+(?:done|complete|finished)\b", re.I),
+    re.compile(
+        r"\b\d{1,3}\s*%\s+(?:of\s+[^.;]{1,40}?\s+)?(?:(?:is|was|are|were)\s+)?(?:done|"
+        r"complete|completed|finished|migrated|processed|through)\b",
+        re.I,
+    ),
     re.compile(r"\b(?:still|now)\s+(?:failing|passing|broken|works|working|fails|passes)\b", re.I),
 ]
 
@@ -146,8 +180,8 @@ _DERIVABLE = [
     ),
     re.compile(r"`[^`]+`\s+imports\s+`[^`]+`", re.I),
     re.compile(
-        r"`[^`]+`\s+(?:defines|contains|declares)\s+(?:the\s+)?(?:functions?|classes|"
-        r"class|methods?)\s+`[^`]+`",
+        r"`[^`]+`\s+(?:defines|contains|declares|exports)\s+(?:(?:the\s+)?(?:functions?|"
+        r"classes|class|methods?|types?|constants?)\s+)?`[^`]+`",
         re.I,
     ),
     re.compile(
@@ -191,14 +225,14 @@ class Exclusion:
 _GIT_HINTS = (
     "commit", "merg", "revert", "rebas", "push", "cherry", "squash", "landed", "amend",
     "tagged", "revision", "rev ", "sha", "changeset", "pr ", "pr#", "pull request", "mr ",
-    "git", "branch",
+    "git", "branch", "#",
 )  # fmt: skip
 _EPHEMERAL_HINTS = (
     ":", "%", "iteration", "attempt", "retry", "run", "phase", "step", "stage", "task", "pass",
     "fail", "succeed", "green", "red", "broken", "modif", "edit", "chang", "updat", "creat",
     "delet", "touch", "rewr", "renam", " i ", "we ", "ran", "fix", "add", "remov", "now",
     "progress", "session", "today", "yesterday", "morning", "afternoon", "night", "wip",
-    "todo", "next", "status", "still", "so far", "moment",
+    "todo", "next", "status", "still", "so far", "moment", "as of", "done", "complete",
 )  # fmt: skip
 _HEX = re.compile(r"\b[0-9a-f]{7,40}\b")
 
@@ -211,10 +245,12 @@ def excluded(fact: str) -> Exclusion | None:
         return None
     low = f" {text.lower()} "
     if any(h in low for h in _GIT_HINTS) or _HEX.search(low):
+        pins = {m.group(0).rsplit(None, 1)[-1].strip("`") for m in _PIN.finditer(text)}
         for rx in _GIT_HISTORY:
-            match = rx.search(text)
-            if match:
-                return Exclusion("git_history", match.group(0).strip())
+            for found in rx.finditer(text):
+                if pins and any(pin in found.group(0) for pin in pins):
+                    continue  # "pinned to revision 9c1e5f7": configuration
+                return Exclusion("git_history", found.group(0).strip())
     if any(h in low for h in _EPHEMERAL_HINTS):
         for rx in _EPHEMERAL:
             match = rx.search(text)

@@ -4,9 +4,14 @@ detect-secrets (imported only when a line needs it) knows the shapes of many ven
 keys and tokens (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, JWTs, npm, PyPI...) and
 `password = "..."` style assignments. Its two entropy detectors are left out: on memory
 text they flag commit ids, blob ids and long identifiers. Added here, because detect-secrets
-misses them on prose: Anthropic keys, a private key block spread over several lines,
-`NAME_KEY=value` environment assignments, and passwords stated in words ("the staging
-password is hunter2").
+misses them on prose: Anthropic keys, npm access tokens (`npm_...`; detect-secrets knows
+only `.npmrc` lines), a private key block spread over several lines, `NAME_KEY=value`
+environment assignments, and passwords stated in words ("the staging password is
+hunter2", "the password for the partner drop is ...", "log in with password ...").
+
+A value that is a placeholder is no secret, whoever found it: AWS's documented example
+keys (`...EXAMPLE`), `sk_live_XXXXXXXX`, `<your-token>`, `${VAR}`, `USER:PASSWORD`,
+`changeme` (detect-secrets' own filters already drop templates, UUIDs and sequences).
 
 To stay fast on thousands of files, a line goes to detect-secrets only when it holds a
 token that could be a credential (long and mixed, or after a keyword); results are cached
@@ -50,21 +55,30 @@ PLUGINS = (
     "TelegramBotTokenDetector",
     "TwilioKeyDetector",
 )
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"
 )
 _ANTHROPIC = re.compile(r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{20,}")
 _GENERIC_SK = re.compile(r"\bsk-(?:proj-|live_|test_)?[A-Za-z0-9_-]{32,}")
+_NPM = re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")
 _ENV_ASSIGN = re.compile(
     r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?))[ \t]*[=:][ \t]*"
     r"['\"]?([^\s'\"`]{8,})"
 )
 _SAID_PASSWORD = re.compile(
     r"\b(?:[a-z0-9]+_)*(?:password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|"
-    r"auth[ _-]?token)(?:[ \t]+for[ \t]+[\w.-]+)?(?:[ \t]+(?:is|was|equals)[ \t]+|[ \t]*[=:][ \t]*)"
+    r"auth[ _-]?token)(?:[ \t]+(?:for|of|on)(?:[ \t]+[\w.@-]+){1,4}?)?"
+    r"(?:[ \t]+(?:is|was|equals)[ \t]+|[ \t]*[=:][ \t]*)"
     r"[`'\"]?([^\s`'\",;]{6,})",
+    re.I,
+)
+# "with password X", "the passphrase X": the value follows the word itself
+_BARE_PASSWORD = re.compile(
+    r"\b(?:password|passphrase|passwd)[ \t]+(?!(?:is|was|are|for|of|and|or|to|from|in|on|at|"
+    r"with|that|the|a|an|policy|policies|manager|hash|hashes|hashing|reset|field|prompt|"
+    r"rotation|protected|length|rules?)\b)[`'\"]?([^\s`'\",;]{6,})",
     re.I,
 )
 _GOOGLE = re.compile(r"\bAIza[0-9A-Za-z_-]{35}")
@@ -101,6 +115,26 @@ _PLACEHOLDER = re.compile(
     r"os\.environ.*|getenv.*)$",
     re.I,
 )
+# words that mark a whole value as an example, wherever they stand in it
+_PLACEHOLDER_PART = re.compile(
+    r"example|placeholder|changeme|change[_-]me|redacted|dummy|your[_-]|<[^>]*>|\$\{|\{\{|"
+    r"xxxx|\*\*\*\*|\.\.\.",
+    re.I,
+)
+_VENDOR_PREFIX = re.compile(r"^(?:[A-Za-z]{2,8}[_-]){1,2}")
+
+
+def is_placeholder(value: str) -> bool:
+    """A value that stands for a secret without being one: `AKIA...EXAMPLE`,
+    `sk_live_XXXXXXXX`, `<your-token>`, `${STRIPE_KEY}`, `PASSWORD`, `changeme`."""
+    value = value.strip("`'\".,;:()[]")
+    if not value or _PLACEHOLDER.match(value) or _PLACEHOLDER_PART.search(value):
+        return True
+    core = _VENDOR_PREFIX.sub("", value)
+    if len(core) >= 8 and len(set(core.lower())) <= 2:
+        return True  # XXXXXXXXXXXX, 000000000000, abababab
+    # USER:PASSWORD, ACCOUNT: words in capitals name what goes there
+    return bool(re.fullmatch(r"[A-Z][A-Z_]{2,}", value))
 
 
 @dataclass(frozen=True)
@@ -114,7 +148,7 @@ class SecretHit:
 
 def _looks_real(value: str) -> bool:
     value = value.strip("`'\".,;)")
-    if _PLACEHOLDER.match(value):
+    if is_placeholder(value):
         return False
     has_digit = any(c.isdigit() for c in value)
     has_alpha = any(c.isalpha() for c in value)
@@ -135,9 +169,12 @@ def _ours(text: str) -> list[SecretHit]:
         (_ANTHROPIC, "Anthropic API Key", ("sk-ant-",)),
         (_GENERIC_SK, "Secret Key (sk-)", ("sk-",)),
         (_GOOGLE, "Google API Key", ("AIza",)),
+        (_NPM, "npm Access Token", ("npm_",)),
     ):
         if any(n in text for n in needs):
             for match in rx.finditer(text):
+                if kind != "Private Key" and is_placeholder(match.group(0)):
+                    continue
                 n = line_of(match.start())
                 found.setdefault(n, SecretHit(n, kind))
     if any(
@@ -149,10 +186,11 @@ def _ours(text: str) -> list[SecretHit]:
                 found.setdefault(n, SecretHit(n, f"Credential assignment ({match.group(1)})"))
     low = text.lower()
     if any(k in low for k in ("pass", "pwd", "secret", "key", "token")):
-        for match in _SAID_PASSWORD.finditer(text):
-            if _looks_real(match.group(1)):
-                n = line_of(match.start())
-                found.setdefault(n, SecretHit(n, "Password or key stated in text"))
+        for rx in (_SAID_PASSWORD, _BARE_PASSWORD):
+            for match in rx.finditer(text):
+                if _looks_real(match.group(1)):
+                    n = line_of(match.start())
+                    found.setdefault(n, SecretHit(n, "Password or key stated in text"))
     return [found[n] for n in sorted(found)]
 
 
@@ -167,9 +205,25 @@ def _detect_secrets(batches: list[list[tuple[int, str]]]) -> list[list[SecretHit
         settings.disable_plugins("Base64HighEntropyString", "HexHighEntropyString")
         settings.disable_plugins("IPPublicDetector")
         for lines in batches:
+            text = dict(lines)
             found = scan._process_line_based_plugins(lines, filename="memory.yaml")
-            out.append([SecretHit(secret.line_number, secret.type) for secret in found])
+            out.append(
+                [
+                    SecretHit(secret.line_number, secret.type)
+                    for secret in found
+                    if not _placeholder_hit(secret.secret_value or "", text[secret.line_number])
+                ]
+            )
     return out
+
+
+def _placeholder_hit(value: str, line: str) -> bool:
+    """Whether a detect-secrets hit is a placeholder. Some plugins report only part of the
+    token (the GitHub one: its prefix), so the whole token around it is judged too."""
+    if is_placeholder(value):
+        return True
+    tokens = [t for t in re.split(r"[\s`'\"]+", line) if value and value in t]
+    return bool(tokens) and all(is_placeholder(t) for t in tokens)
 
 
 def _candidate(line: str) -> bool:

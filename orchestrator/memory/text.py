@@ -155,6 +155,10 @@ STOPWORDS = frozenset(
         "yours",
         "one",
         "ones",
+        "instead",
+        "rather",
+        "on",
+        "onto",
     ]
 )
 NEGATIONS = frozenset(
@@ -186,6 +190,9 @@ ANTONYMS = {
     "disallow": "allow",
     "disallows": "allows",
     "denied": "allowed",
+    "deny": "allow",
+    "denies": "allows",
+    "blocked": "allowed",
     "prohibited": "allowed",
     "unsupported": "supported",
     "unsafe": "safe",
@@ -206,6 +213,127 @@ ANTONYMS = {
     "fails": "passes",
     "failed": "passed",
     "fail": "pass",
+    "reject": "accept",
+    "rejects": "accepts",
+    "rejected": "accepted",
+    "upper": "lower",
+    "uppercase": "lowercase",
+    "descending": "ascending",
+    "private": "public",
+    "remote": "local",
+    "manual": "automatic",
+    "manually": "automatically",
+    "skip": "include",
+    "skips": "includes",
+    "skipped": "included",
+    "omit": "include",
+    "omits": "includes",
+    "omitted": "included",
+}
+# Participles that, standing before a noun, say which things are meant ("failed jobs are
+# retried", "hidden files are skipped") rather than deny anything: read as plain words there.
+ATTRIBUTIVE = frozenset(w for w in ANTONYMS if w.endswith(("ed", "en")))
+# "off" denies only as a state: "the flag is off", "turned off"; not "cut off", "back off".
+_STATE_VERBS = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "stays",
+        "stay",
+        "remains",
+        "remain",
+        "turned",
+        "turn",
+        "turns",
+        "switched",
+        "switch",
+        "switches",
+        "set",
+        "sets",
+        "toggled",
+        "toggle",
+        "left",
+    ]
+)
+# Words technical notes use interchangeably, read as one (before stemming).
+SYNONYMS = {
+    **dict.fromkeys(
+        [
+            "store",
+            "stores",
+            "stored",
+            "storing",
+            "keep",
+            "keeps",
+            "kept",
+            "keeping",
+            "save",
+            "saves",
+            "saved",
+            "saving",
+            "persist",
+            "persists",
+            "persisted",
+            "hold",
+            "holds",
+            "held",
+        ],
+        "store",
+    ),
+    **dict.fromkeys(["execute", "executes", "executed", "executing"], "run"),
+    **dict.fromkeys(["compile", "compiles", "compiled", "compiling"], "build"),
+    **dict.fromkeys(
+        [
+            "delete",
+            "deletes",
+            "deleted",
+            "deleting",
+            "remove",
+            "removes",
+            "removed",
+            "removing",
+            "drop",
+            "drops",
+            "dropped",
+            "dropping",
+            "purge",
+            "purges",
+            "purged",
+            "erase",
+            "erases",
+            "erased",
+        ],
+        "delete",
+    ),
+    **dict.fromkeys(
+        [
+            "print",
+            "prints",
+            "printed",
+            "printing",
+            "show",
+            "shows",
+            "showed",
+            "shown",
+            "display",
+            "displays",
+            "displayed",
+        ],
+        "print",
+    ),
+    **dict.fromkeys(
+        ["begin", "begins", "began", "begun", "launch", "launches", "launched", "start", "starts"],
+        "start",
+    ),
+    **dict.fromkeys(["latest", "newest", "recent"], "last"),
+    **dict.fromkeys(
+        ["retrieve", "retrieves", "retrieved", "obtain", "obtains", "obtained"], "fetch"
+    ),
 }
 
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -214,14 +342,16 @@ _QUOTED = re.compile(r"\"([^\"\n]{1,80})\"")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
 _SUBJECT_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
 _CLAUSE_SPLIT = re.compile(
-    r"\s*(?:[;:]\s+|,\s+|\.\s+|\s+(?:and|but|while|whereas|because|since|so|which|then)\s+|\s+[-–—]+\s+)",
+    r"\s*(?:[;:]\s+|,\s+|\.\s+|\s+(?:and|but|while|whereas|because|since|so|which|then)\s+|\s+[-–—]+\s+"
+    r"|\s+(?=(?:instead of|rather than)\s))",
     re.IGNORECASE,
 )
 _CONTRACTED = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is"}
 _TOKEN = re.compile(
     r"(?P<ph>\x00(?P<idx>\d+)\x00)"
     r"|(?P<path>(?<![\w/])(?:[\w.-]+/)+[\w.-]*)"
-    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:%|[a-z]{1,3}\b)?)"
+    r"|(?P<time>(?<![\w:.])\d{1,2}:\d{2}(?::\d{2})?(?![\w:]))"
+    r"|(?P<num>(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,])|(?<![\w.])\d+(?:\.\d+)*(?:%|[a-z]{1,3}\b)?)"
     r"|(?P<word>[A-Za-z][A-Za-z0-9_'-]*)"
 )
 
@@ -329,6 +459,8 @@ class Clause:
     frame: frozenset[str]  # stemmed content words, antonyms read as their base word
     values: frozenset[str]  # code spans, numbers, quoted strings, URLs, paths, proper names
     negated: bool  # an odd number of negations/antonyms
+    words: frozenset[str] = frozenset()  # frame and values with the subject's words kept
+    numbers: frozenset[tuple[str, str]] = frozenset()  # (number, unit): "30 seconds", "Python 3.12"
 
 
 @dataclass(frozen=True)
@@ -356,63 +488,121 @@ def _protect(text: str) -> tuple[str, list[str]]:
     return text, found
 
 
+def _word_stems(lower: str) -> list[str]:
+    """Stems of one lower-case word: synonyms read as one, a hyphenated word as its parts
+    ("slow-marked" -> "slow", "mark"; "e-mail" -> "mail")."""
+    out = []
+    for part in lower.split("-") if "-" in lower else (lower,):
+        part = part.strip("'")
+        if len(part) < 2 or part in STOPWORDS:
+            continue
+        out.append(stem(SYNONYMS.get(part, part)))
+    return out
+
+
 def _read_clause(text: str, protected: list[str], ignore: frozenset[str]) -> Clause:
     """One pass over a clause: placeholders, paths and numbers are values; words are
-    negations, stopwords, proper names (values) or content stems (the frame)."""
-    values: set[str] = set()
-    frame: set[str] = set()
-    negations = 0
-    first = True
-    words: list[str] = []
+    negations, stopwords, proper names (values) or content stems (the frame). `words` keeps
+    the subject's words too; each number is paired with its unit (the content word right
+    after it, else right before it)."""
+    tokens: list[tuple[str, str]] = []  # (kind, text) with kind ph | path | time | num | word
     for match in _TOKEN.finditer(text):
-        kind = match.lastgroup
+        kind = match.lastgroup or "word"
         if kind == "ph":
-            values.add(protected[int(match.group("idx"))])
-            first = False
-            continue
-        if kind == "num":
-            values.add(match.group(0).lower())
-            first = False
-            continue
-        if kind == "path":
+            tokens.append(("value", protected[int(match.group("idx"))]))
+        elif kind == "path":
             path = match.group(0)
             last = path.rsplit("/", 1)[-1]
             if "." in last or path.endswith("/") or any(c.isdigit() for c in last):
-                values.add(path.lower())
-                first = False
-                continue
-            words = _WORD.findall(path)
+                tokens.append(("value", path.lower()))
+            else:
+                tokens += [("word", w) for w in _WORD.findall(path)]
+        elif kind in ("time", "num"):
+            tokens.append(("num", match.group(0).lower().replace(",", "")))
         else:
-            words = [match.group(0)]
-        for word in words:
-            lower = word.lower()
-            if lower.endswith("n't"):
-                negations += 1
-                lower = _CONTRACTED.get(lower, lower[:-3])
-            lower = lower.strip("'")
-            if lower in NEGATIONS:
-                negations += 1  # "never X" reads as "not (always) X"; "always" is a stopword
-                first = False
-                continue
-            if not lower or lower in STOPWORDS:
-                first = False
-                continue
-            proper = not first and (word != word.lower() or "_" in word)
+            tokens.append(("word", match.group(0)))
+
+    values: set[str] = set()
+    frame: set[str] = set()
+    words: set[str] = set()
+    numbers: set[tuple[str, str]] = set()
+    unit_at: dict[int, str] = {}  # token index -> the unit stem a neighbouring number takes
+    negations = 0
+    first = True
+    for i, (kind, token) in enumerate(tokens):
+        if kind in ("value", "num"):
+            values.add(token)
+            words.add(token)
             first = False
-            if proper and len(word) > 1:
-                values.add(lower)
-                continue
-            base = ANTONYMS.get(lower)
-            if base is not None:
-                negations += 1
-                lower = base
-            if lower in ignore:
-                continue
-            s = stem(lower)
-            if s not in ignore:
+            continue
+        lower = token.lower()
+        if lower.endswith("n't"):
+            negations += 1
+            lower = _CONTRACTED.get(lower, lower[:-3])
+        lower = lower.strip("'")
+        if lower.endswith("'s"):
+            lower = lower[:-2]  # "the Dockerfile's base image"
+        if lower in NEGATIONS or (
+            lower in ("instead", "rather")
+            and i + 1 < len(tokens)
+            and tokens[i + 1][1].lower() in ("of", "than")
+        ):
+            negations += 1  # "never X" reads as "not (always) X"; "always" is a stopword;
+            first = False  # "instead of X" and "rather than X" deny X (a clause of their own)
+            continue
+        if lower == "out" and i and tokens[i - 1][1].lower() in ("leave", "leaves", "left"):
+            negations += 1  # "leaves out X": omits X, like "skips X"
+            first = False
+            continue
+        if not lower or lower in STOPWORDS:
+            first = False
+            continue
+        proper = not first and (token != token.lower() or "_" in token)
+        first = False
+        if proper and len(token) > 1:
+            values.add(lower)
+            words.add(lower)
+            unit_at[i] = lower
+            continue
+        base = ANTONYMS.get(lower)
+        if base is not None:
+            prev = tokens[i - 1][1].lower() if i else ""
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            if lower == "off" and prev not in _STATE_VERBS:
+                base = None  # "cut off", "back off": no denial
+            elif (
+                lower in ATTRIBUTIVE
+                and prev not in _STATE_VERBS
+                and nxt is not None
+                and nxt[0] == "word"
+                and nxt[1].lower() not in STOPWORDS
+                and nxt[1].lower() not in NEGATIONS
+            ):
+                base = None  # "failed jobs": which jobs, not a denial
+        if base is not None:
+            negations += 1
+            lower = base
+        stems = _word_stems(lower)
+        if stems:
+            unit_at[i] = stems[-1]
+        for s in stems:
+            words.add(s)
+            if lower not in ignore and s not in ignore:
                 frame.add(s)
+    for i, (kind, token) in enumerate(tokens):
+        if kind != "num":
+            continue
+        unit = unit_at.get(i + 1) or unit_at.get(i - 1)
+        if unit is not None:
+            numbers.add((token, unit))
     values -= ignore
-    return Clause(frozenset(frame), frozenset(values), negations % 2 == 1)
+    return Clause(
+        frozenset(frame),
+        frozenset(values),
+        negations % 2 == 1,
+        frozenset(words),
+        frozenset(numbers),
+    )
 
 
 @lru_cache(maxsize=65536)
@@ -427,10 +617,16 @@ def read_fact(fact: str, subject: str = "") -> Reading:
     negated = False
     for piece in pieces:
         clause = _read_clause(piece, protected, ignore)
-        if merged and not clause.frame:
-            # "`ruff` and `mypy`": a piece with no content words continues the one before
+        if merged and not clause.words - clause.values:
+            # "`ruff` and `mypy`": a piece with no words of its own continues the one before
             prev = merged[-1]
-            clause = Clause(prev.frame, prev.values | clause.values, prev.negated != clause.negated)
+            clause = Clause(
+                prev.frame,
+                prev.values | clause.values,
+                prev.negated != clause.negated,
+                prev.words | clause.words,
+                prev.numbers | clause.numbers,
+            )
             merged[-1] = clause
         else:
             merged.append(clause)

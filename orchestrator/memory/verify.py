@@ -125,6 +125,7 @@ class Verifier:
         self._claims: dict[tuple[str, str, tuple[Citation, ...]], list[Claim]] = {}
         self._path_cache: dict[str, bool] = {}
         self._file_cache: dict[str, bool] = {}
+        self._lower_words: frozenset[str] | None = None
 
     def close(self) -> None:
         self.cache.close()
@@ -219,11 +220,23 @@ class Verifier:
             if symbol in index.py_defs or symbol in index.py_words or symbol in index.other_words:
                 return None
             return f"{symbol} is neither defined nor used in the code"
+        if kind == "type":
+            # `Spinner`, `Redis`: a type of this code, or a tool it names in any case
+            if symbol in index.py_defs or symbol in BUILTINS or symbol.lower() in self._lower():
+                return None
+            return f"{symbol} is neither defined nor named in the code"
         if kind == "member":
             return self._check_member(symbol)
         if kind == "module":
             return self._check_module(symbol)
         return None
+
+    def _lower(self) -> frozenset[str]:
+        """Every word of the code, lower-cased (for single-word type names)."""
+        if self._lower_words is None:
+            index = self.facts.index()
+            self._lower_words = frozenset(w.lower() for w in index.py_words | index.other_words)
+        return self._lower_words
 
     def _check_member(self, symbol: str) -> str | None:
         index = self.facts.index()

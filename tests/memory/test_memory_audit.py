@@ -233,7 +233,7 @@ def test_excluded_content_findings(layout: Layout, put: Put) -> None:
 
 
 SECRETS = [
-    "The staging deploy uses the AWS key AKIAIOSFODNN7EXAMPLE.",
+    "The staging deploy uses the AWS key AKIAZ7Q4V3HLM2XKPD5N.",
     "CI pushes with ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8.",
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----",
     "The staging database password is hunter42!.",
@@ -252,6 +252,10 @@ NOT_SECRETS = [
     "The password is `os.environ['DB_PASSWORD']`.",
     "The secret is rotated every 90 days.",
     "`Handler161.run_0` and `worker_engine_161_5()` handle retries.",
+    # AWS's documented example key (git-secrets allows it too) and other placeholders
+    "Localstack accepts AWS's example key AKIAIOSFODNN7EXAMPLE.",
+    "Live keys look like sk_live_XXXXXXXXXXXXXXXXXXXXXXXX and are never committed.",
+    "Connection URLs look like postgres://USER:PASSWORD@HOST/app.",
 ]
 
 

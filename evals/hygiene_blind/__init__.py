@@ -1,0 +1,1 @@
+"""The blind labelled set for the memory audit: see generate.py."""
