@@ -5,10 +5,11 @@ memories). It builds a git repository with 200 Python modules and a store of N m
 (citations with lines and symbols, backticked functions and members, a reworded
 near-duplicate every 100 memories, a stale claim every 50), then times, as separate processes through the CLI:
 
-- `orch memory verify` cold (no `.orch/verify.sqlite`) and warm (unchanged tree);
-- `orch memory audit` cold (none of its caches; the store's parse cache warm, as after
-  any `orch memory list`), after one memory file changed, after one code file changed,
-  and with nothing changed.
+- `orch memory verify` on a fresh clone (no `.orch/` caches at all), cold (no
+  `.orch/verify.sqlite`) and warm (unchanged tree);
+- `orch memory audit` on a fresh clone, cold (none of its caches; the store's parse cache
+  warm, as after any `orch memory list`), after one memory file changed, after one code
+  file changed, and with nothing changed.
 - near-duplicate detection alone (`audit.near_duplicate_groups`) at 1k, 10k and 50k
   memories, with the growth ratio (10x the memories should cost ~10x, not ~100x), twice:
   with code that grows with the store (one function for every four memories), and with a
@@ -259,8 +260,10 @@ def main() -> None:
         caches = ("verify.sqlite", "secrets.sqlite", "analysis.sqlite", "audit.json")
         verify, audit = [*orch, "memory", "verify"], [*orch, "memory", "audit", "--json"]
         rows = [
+            ("verify, fresh clone (no caches at all)", median(verify, root, args.runs, drop("cache.sqlite", "verify.sqlite"))),
             ("verify, cold (no verify cache)", median(verify, root, args.runs, drop("verify.sqlite"))),
             ("verify, warm (unchanged tree)", median(verify, root, args.runs)),
+            ("audit, fresh clone (no caches at all)", median(audit, root, args.runs, drop("cache.sqlite", *caches))),
             ("audit, cold (no cache of its own)", median(audit, root, args.runs, drop(*caches))),
             ("audit, after one memory file changed", median(audit, root, args.runs, edit_memory)),
             ("audit, after one code file changed", median(audit, root, args.runs, edit_code)),
