@@ -7,13 +7,13 @@ writes must take the fast path, or the reader is dead weight.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_foundation_properties import ATOMS, KEYS, memories
+from test_foundation_properties import ATOMS, KEYS, canon, memories
+from test_foundation_properties import SETTINGS as BASE_SETTINGS
 
 from orchestrator.store import quickyaml
 from orchestrator.store.memfile import (
@@ -24,12 +24,7 @@ from orchestrator.store.memfile import (
     split_frontmatter,
 )
 
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def canon(value: Any) -> str:
-    """Equality that tells True from 1 and 1.0 from 1."""
-    return json.dumps(value, sort_keys=True, default=repr)
+SETTINGS = settings(BASE_SETTINGS, max_examples=400)
 
 
 def agrees(text: str) -> dict[str, Any] | None:
