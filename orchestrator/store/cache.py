@@ -44,7 +44,10 @@ def parse_all(paths: list[str], parse: Callable[[str], dict[str, Any]]) -> list[
         return [parse(path) for path in paths]
     import multiprocessing  # only here: start-up stays light
 
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if (
+        "fork" not in multiprocessing.get_all_start_methods()
+        or multiprocessing.current_process().daemon  # a pool's worker may not have children
+    ):
         return [parse(path) for path in paths]
     half = len(paths) // 2
     try:

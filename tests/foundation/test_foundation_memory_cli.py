@@ -340,3 +340,26 @@ def _with_pid(path: str) -> dict[str, Any]:
     from orchestrator.store.repo import _parse_file
 
     return {**_parse_file(path), "pid": os.getpid()}
+
+
+def _parse_all_in_a_worker(paths: list[str]) -> list[dict[str, Any]]:
+    from orchestrator.store import cache as cache_module
+    from orchestrator.store.repo import _parse_file
+
+    cache_module.PARALLEL_FROM = 2
+    return cache_module.parse_all(paths, _parse_file)
+
+
+def test_a_pools_worker_parses_everything_itself(cited: Layout) -> None:
+    import multiprocessing
+
+    from orchestrator.store.repo import _parse_file
+
+    paths = []
+    for i in range(4):
+        path = cited.repo_memories / f"w-{i}.md"
+        path.write_text(f"---\nname: w-{i}\ndescription: d{i}\ntype: user\n---\nf\n")
+        paths.append(str(path))
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # its worker is a daemon
+        got = pool.apply(_parse_all_in_a_worker, (paths,))
+    assert got == [_parse_file(p) for p in paths]
