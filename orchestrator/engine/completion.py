@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.engine import faults, policy, records, verified
+from orchestrator.engine import faults, records, verified
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, NeedsApproval
 from orchestrator.engine.gates import GateContext, run_gates, validate_blocking
 from orchestrator.engine.phases import describe_outcome
 from orchestrator.engine.prompts import load_prompt
-from orchestrator.engine.roles import AnswerInvalid, JsonRole, fixer, schema_check
+from orchestrator.engine.roles import AnswerInvalid, JsonRole
 from orchestrator.engine.vcs import EMPTY_TREE
 from orchestrator.errors import ModelError
 from orchestrator.store.fs import atomic_write
@@ -76,13 +76,7 @@ class Completion:
             success="\n".join(f"- {c}" for c in plan["success_criteria"]),
         )
         try:
-            review, _ = role.ask(
-                first,
-                phase=None,
-                check=schema_check("review_verdict"),
-                fix=fixer("reviewer", "schema_errors"),
-                attempts=policy.ANSWER_SCHEMA_ATTEMPTS,
-            )
+            review = role.verdict(first, "review_verdict", phase=None)
         except AnswerInvalid as exc:
             review = {
                 "verdict": "FAIL",

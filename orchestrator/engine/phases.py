@@ -27,7 +27,7 @@ from orchestrator.engine.gates import (
     validate_blocking,
 )
 from orchestrator.engine.prompts import load_prompt
-from orchestrator.engine.roles import AnswerInvalid, JsonRole, fixer, schema_check
+from orchestrator.engine.roles import AnswerInvalid, JsonRole
 from orchestrator.errors import InvalidFile, ModelError, OrchError
 from orchestrator.messages import Message, TextBlock
 from orchestrator.store.plans import plan_problems
@@ -456,13 +456,7 @@ class Phases:
             skeptic_status="ABSTAIN",
         )
         try:
-            review, _ = role.ask(
-                first,
-                phase=pid,
-                check=schema_check("review_verdict"),
-                fix=fixer("reviewer", "schema_errors"),
-                attempts=policy.ANSWER_SCHEMA_ATTEMPTS,
-            )
+            review = role.verdict(first, "review_verdict", phase=pid)
         except AnswerInvalid as exc:
             env.journal.gate(
                 **common,

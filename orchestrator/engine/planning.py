@@ -15,7 +15,7 @@ from orchestrator.engine import faults, policy, records, verified
 from orchestrator.engine.env import Env, plan_sha
 from orchestrator.engine.exceptions import Blocked, NeedsApproval, StepAgain
 from orchestrator.engine.prompts import load_prompt
-from orchestrator.engine.roles import AnswerInvalid, JsonRole, fixer, plan_check, schema_check
+from orchestrator.engine.roles import AnswerInvalid, JsonRole, fixer, plan_check
 from orchestrator.errors import ModelError
 from orchestrator.store.plans import topological_order
 
@@ -334,13 +334,7 @@ class Planning:
             verified=f"\nChecks verified so far (re-check each):{listed}\n" if listed else "",
         )
         try:
-            verdict, _ = role.ask(
-                first,
-                phase=None,
-                check=schema_check("audit_verdict"),
-                fix=fixer("auditor", "schema_errors"),
-                attempts=policy.ANSWER_SCHEMA_ATTEMPTS,
-            )
+            verdict = role.verdict(first, "audit_verdict", phase=None)
         except AnswerInvalid as exc:
             env.journal.record(
                 "error", {"kind": "verdict_invalid", "detail": str(exc), "role": "auditor"}

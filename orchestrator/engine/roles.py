@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.engine import policy
 from orchestrator.engine.agent import AgentLoop
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.tools import ReadOnlyTools
@@ -96,6 +97,18 @@ class JsonRole:
                 return data, attempt
             messages = [*loop.messages, Message.user(fix(problems))]
         raise AnswerInvalid(self.role, problems, attempts)
+
+    def verdict(self, first: str, schema: str, *, phase: int | None) -> dict[str, Any]:
+        """An answer that `schema` accepts, mended with the role's schema_errors prompt, in
+        at most `policy.ANSWER_SCHEMA_ATTEMPTS` tries (then AnswerInvalid)."""
+        data, _ = self.ask(
+            first,
+            phase=phase,
+            check=schema_check(schema),
+            fix=fixer(self.role, "schema_errors"),
+            attempts=policy.ANSWER_SCHEMA_ATTEMPTS,
+        )
+        return data
 
 
 def schema_check(name: str) -> Callable[[Any], list[str]]:
