@@ -18,7 +18,7 @@
   holding progress lines, or tidy.
 
 Each repository holds `labels.json`: `{"v": 1, "expected": [{"kind", "memory"?, "pair"?,
-"line"?}]}`; the scorer in `orchestrator/evals/hygiene.py` compares it with the audit.
+"line"?}]}`; the scorer in `evals/hygiene/suite.py` compares it with the audit.
 
 Run: `python -m evals.hygiene.generate --seed 7 --out /tmp/hygiene`.
 """

@@ -1,7 +1,7 @@
 """Build the blind labelled set for `orch memory audit`.
 
 Run: `python -m evals.hygiene_blind.generate DEST [--seed N]` (from the repository root),
-or `orch eval hygiene --set blind`. It writes real git repositories under DEST, each with a
+or `python -m evals.hygiene --set blind`. It writes real git repositories under DEST, each with a
 `labels.json` (git-ignored through `.git/info/exclude`):
 
 - three domain repositories (`shopfront`: a Python web service with a TypeScript client;

@@ -1,4 +1,4 @@
-"""`orch eval hygiene`: precision and recall of the memory audit on planted pollution.
+"""Precision and recall of the memory audit on planted pollution: `python -m evals.hygiene`.
 
 By default it builds the labelled sets and prints precision and recall per finding kind for
 each: the generated set of `evals/hygiene/generate.py` (a development seed and a held-out
@@ -15,19 +15,20 @@ Units of scoring: a (kind, memory) for memory findings; an unordered pair for
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import re
-import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from orchestrator.commands._common import emit_json
+from evals.hygiene import generate as generated_set
+from evals.hygiene_blind import generate as blind_set
+from evals.suite import emit_json, suite
+from orchestrator.memory.audit import KINDS, audit
+from orchestrator.store.layout import Layout
 
 DEV_SEED = 1
 HELD_OUT_SEED = 20261121
@@ -37,29 +38,7 @@ SETS = ("all", "generated", "blind")
 TARGET_PRECISION = 0.95
 TARGET_RECALL = 0.9
 
-
-def _generator(name: str = "hygiene") -> Any:
-    """The generator module `evals/<name>/generate.py` from the source checkout (it is not
-    part of the package). A generator in a package (`evals/<name>/__init__.py`) is imported
-    as `evals.<name>.generate`, with the checkout on the import path."""
-    here = Path(__file__).resolve()
-    for base in (Path.cwd(), *here.parents):
-        candidate = base / "evals" / name / "generate.py"
-        if not candidate.is_file():
-            continue
-        if (candidate.parent / "__init__.py").is_file():
-            if str(base) not in sys.path:
-                sys.path.insert(0, str(base))
-            return importlib.import_module(f"evals.{name}.generate")
-        spec = importlib.util.spec_from_file_location(f"orch_{name}_generate", candidate)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        return module
-    raise click.ClickException(
-        f"evals/{name}/generate.py not found: run from a source checkout, or pass --repo"
-    )
+Builder = Callable[[Path, int], list[Path]]  # (destination, seed) -> the repositories
 
 
 def units_expected(repo: str, labels: Iterable[dict[str, Any]]) -> set[tuple[Any, ...]]:
@@ -95,8 +74,6 @@ def units_found(repo: str, report: dict[str, Any]) -> set[tuple[Any, ...]]:
 
 
 def score(expected: set[tuple[Any, ...]], found: set[tuple[Any, ...]]) -> dict[str, Any]:
-    from orchestrator.memory.audit import KINDS
-
     table: dict[str, Any] = {}
     for kind in KINDS:
         exp = {u for u in expected if u[1] == kind}
@@ -115,9 +92,6 @@ def score(expected: set[tuple[Any, ...]], found: set[tuple[Any, ...]]) -> dict[s
 
 
 def evaluate(repos: list[Path]) -> dict[str, Any]:
-    from orchestrator.memory.audit import audit
-    from orchestrator.store.layout import Layout
-
     expected: set[tuple[Any, ...]] = set()
     found: set[tuple[Any, ...]] = set()
     for repo in repos:
@@ -141,7 +115,7 @@ def _table(title: str, table: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@click.command("hygiene")
+@suite("hygiene")
 @click.option(
     "--set",
     "which",
@@ -182,10 +156,10 @@ def hygiene(
 
     \b
     Examples:
-      orch eval hygiene
-      orch eval hygiene --set blind --show-errors
-      orch eval hygiene --json
-      orch eval hygiene --repo /tmp/set/main --repo /tmp/set/repo-0
+      python -m evals.hygiene
+      python -m evals.hygiene --set blind --show-errors
+      python -m evals.hygiene --json
+      python -m evals.hygiene --repo /tmp/set/main --repo /tmp/set/repo-0
     """
     results: dict[str, Any] = {}
     if repos:
@@ -194,16 +168,19 @@ def hygiene(
                 raise click.ClickException(f"{repo}: no labels.json")
         results["given"] = evaluate(list(repos))
     else:
-        runs: list[tuple[str, str, int]] = []
+        runs: list[tuple[str, Builder, int]] = []
         if which in ("all", "generated"):
-            runs += [("development", "hygiene", seed), ("held_out", "hygiene", held_out_seed)]
+            runs += [
+                ("development", generated_set.build, seed),
+                ("held_out", generated_set.build, held_out_seed),
+            ]
         if which in ("all", "blind"):
             seeds = blind_seed or (BLIND_SEED, BLIND_HELD_OUT_SEED)
             names = ["blind"] + [f"blind_{n}" for n in range(2, len(seeds) + 1)]
-            runs += [(n, "hygiene_blind", s) for n, s in zip(names, seeds, strict=True)]
+            runs += [(n, blind_set.build, s) for n, s in zip(names, seeds, strict=True)]
         with tempfile.TemporaryDirectory(prefix="orch-hygiene-") as tmp:
-            for name, generator, s in runs:
-                built = _generator(generator).build(Path(tmp) / name, s)
+            for name, build, s in runs:
+                built = build(Path(tmp) / name, s)
                 results[name] = evaluate(built)
                 results[name + "_seed"] = s
     if as_json:

@@ -1,4 +1,4 @@
-"""`orch eval locomo`: LoCoMo evidence recall@k of the search index.
+"""LoCoMo evidence recall@k of the search index: `python -m evals.locomo --data FILE [--json]`.
 
 Each conversation's raw turns (speaker, text, session date, image caption: nothing else
 from the file) go into a fresh index as transcripts of past sessions, turn `D3:7` as
@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from orchestrator.commands._common import emit_json, json_option
+from evals.suite import emit_json, json_option, suite
 from orchestrator.errors import UsageError
 from orchestrator.retrieval import Doc, Ranking, SearchIndex
 from orchestrator.retrieval.text import TOKENIZER
@@ -252,7 +252,7 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
-@click.command("locomo")
+@suite("locomo")
 @click.option(
     "--data",
     "data",
@@ -276,7 +276,7 @@ def locomo(data: str, only: tuple[str, ...], as_json: bool) -> None:
 
     \b
     Example:
-      orch eval locomo --data ../shared/data/locomo/locomo-dev.json --json
+      python -m evals.locomo --data ../shared/data/locomo/locomo-dev.json --json
     """
     conversations = load(Path(data))
     if only:
@@ -289,3 +289,7 @@ def locomo(data: str, only: tuple[str, ...], as_json: bool) -> None:
         emit_json(report.to_dict())
     else:
         click.echo(render(report))
+
+
+if __name__ == "__main__":
+    locomo()

@@ -1,4 +1,4 @@
-"""`orch eval context`: prompt tokens over a long, tool-heavy scripted session.
+"""Prompt tokens over a long, tool-heavy scripted session: `python -m evals.context`.
 
 A 500-turn phase (by default) is driven through `ContextManager` the way the executor
 drives it: every turn the system prompt is assembled within its budget (`assemble`), the
@@ -25,7 +25,17 @@ from typing import Any
 
 import click
 
-from orchestrator.commands._common import emit_json, json_option
+from evals.suite import emit_json, json_option, suite
+from orchestrator.config import ContextConfig
+from orchestrator.context import ContextManager, assemble
+from orchestrator.context.transcripts import iter_lines
+from orchestrator.messages import Message, Request, TextBlock, ToolCall, ToolResult, ToolSpec
+from orchestrator.models.scripted import ScriptedModel
+from orchestrator.retrieval import SearchIndex
+from orchestrator.store.layout import Layout
+from orchestrator.store.scaffold import scaffold
+from orchestrator.store.tasks import TaskFolder
+from orchestrator.tokens import estimate_message, estimate_request
 
 TURNS = 500
 SYSTEM_SHARE = 4  # the system prompt's budget is a quarter of the whole prompt budget
@@ -154,9 +164,7 @@ TOOLS = (
 )
 
 
-def _tool_specs() -> list[Any]:
-    from orchestrator.messages import ToolSpec
-
+def _tool_specs() -> list[ToolSpec]:
     specs = [
         ToolSpec(
             name,
@@ -241,16 +249,6 @@ def run_benchmark(
     workdir: Path | None = None,
 ) -> dict[str, Any]:
     """Drive the session and return the figures (see the module docstring)."""
-    from orchestrator.config import ContextConfig
-    from orchestrator.context import ContextManager, assemble
-    from orchestrator.context.transcripts import iter_lines
-    from orchestrator.messages import Message, Request, TextBlock, ToolCall, ToolResult
-    from orchestrator.models.scripted import ScriptedModel
-    from orchestrator.store.layout import Layout
-    from orchestrator.store.scaffold import scaffold
-    from orchestrator.store.tasks import TaskFolder
-    from orchestrator.tokens import estimate_message, estimate_request
-
     config = ContextConfig(
         compact_threshold_tokens=threshold,
         prompt_budget_tokens=budget,
@@ -353,17 +351,15 @@ def run_benchmark(
         return figures
 
 
-def _search(layout: Any, facts: tuple[Fact, ...], k: int = 5) -> int:
+def _search(layout: Layout, facts: tuple[Fact, ...], k: int = 5) -> int:
     """How many facts the search index finds in its top `k` for their questions."""
-    from orchestrator.retrieval import SearchIndex
-
     with SearchIndex(layout) as index:
         return sum(
             1 for f in facts if any(f.token in hit.text for hit in index.search(f.query, k=k))
         )
 
 
-@click.command()
+@suite("context")
 @json_option
 @click.option(
     "--turns",
@@ -396,8 +392,8 @@ def context(as_json: bool, turns: int, folding: str, threshold: int, budget: int
 
     \b
     Examples:
-      orch eval context
-      orch eval context --folding cascading --json
+      python -m evals.context
+      python -m evals.context --folding cascading --json
     """
     figures = run_benchmark(turns=turns, folding=folding, threshold=threshold, budget=budget)
     if as_json:
@@ -427,3 +423,7 @@ def context(as_json: bool, turns: int, folding: str, threshold: int, budget: int
     facts = figures["facts"]
     if not figures["under_budget"] or facts["found_by_search"] < facts["planted"]:
         raise click.exceptions.Exit(1)
+
+
+if __name__ == "__main__":
+    context()

@@ -1,4 +1,4 @@
-"""`orch eval resume`: crash `orch run` anywhere, resume it, and check nothing was lost.
+"""Crash `orch run` anywhere, resume it, and check nothing was lost: `python -m evals.resume`.
 
 The scenario is the demo's (the bundled sample project and its scripted model, run with
 `--yes`). One uninterrupted run is the reference. Then, for every kill point, a fresh copy
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -25,6 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from evals.suite import json_option, suite
+from orchestrator.engine.api import statuses
+from orchestrator.engine.demo import TASK, orch_command, prepare_repo, sample_paths
+from orchestrator.engine.vcs import TRAILER_PHASE, ProjectRepo
+from orchestrator.events.log import read_events
+from orchestrator.store.layout import Layout
 
 # Named kill points: (fault rule, what the crash interrupts). Spread over planning, tool
 # calls, gate runs, commits, log writes and completion.
@@ -105,8 +113,6 @@ def clean_env() -> dict[str, str]:
 
 
 def _orch(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    from orchestrator.engine.demo import orch_command
-
     return subprocess.run(
         orch_command(*args),
         cwd=repo,
@@ -125,11 +131,6 @@ def _git(repo: Path, *args: str) -> str:
 
 def observe(repo: Path, started: float, *, killed: bool, resumes: int) -> Outcome:
     """What the repository and the task's log look like now."""
-    from orchestrator.engine.api import statuses
-    from orchestrator.engine.vcs import TRAILER_PHASE, ProjectRepo
-    from orchestrator.events.log import read_events
-    from orchestrator.store.layout import Layout
-
     layout = Layout(repo)
     rows = statuses(layout)
     state = rows[0]["state"] if rows else "NO TASK"
@@ -173,8 +174,6 @@ def run_scenario(
     env: dict[str, str] | None = None,
 ) -> Outcome:
     """`orch run` on a prepared sample `repo` (crashed as asked), then resume until it stops."""
-    from orchestrator.engine.demo import TASK, orch_command, sample_paths
-
     env = dict(env or clean_env())
     started = time.monotonic()
     with sample_paths() as (_sample, script):
@@ -249,8 +248,6 @@ def compare(reference: Outcome, outcome: Outcome) -> list[str]:
 
 
 def fresh_repo(base: Path, name: str) -> Path:
-    from orchestrator.engine.demo import prepare_repo, sample_paths
-
     with sample_paths() as (sample, _script):
         return prepare_repo(base / name / "wordstats", sample)
 
@@ -304,8 +301,8 @@ def run_matrix(
     return reference, results
 
 
-@click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@suite("resume")
+@json_option
 @click.option(
     "--external", default=3, show_default=True, help="Kills from outside at random times."
 )
@@ -333,8 +330,6 @@ def resume(as_json: bool, external: int, seed: int, keep: bool) -> None:
         reference, results = run_matrix(work, external=external, seed=seed, progress=show)
     finally:
         if not keep:
-            import shutil
-
             shutil.rmtree(work, ignore_errors=True)
     identical = sum(1 for r in results if r.identical)
     summary: dict[str, Any] = {
@@ -358,3 +353,7 @@ def resume(as_json: bool, external: int, seed: int, keep: bool) -> None:
             click.echo(f"repositories kept in {work}")
     if identical != len(results):
         raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    resume()

@@ -1,4 +1,4 @@
-"""`orch eval prompts`: every prompt carries the rules its role must follow.
+"""Every prompt carries the rules its role must follow: `python -m evals.prompts`.
 
 The rules that several roles share (verify before use, ignore memory on request, save
 exclusions, what a memory holds, supersede instead of overwrite) have one wording each, in
@@ -21,6 +21,7 @@ a model by default, so no run sends it anything.
 from __future__ import annotations
 
 import re
+import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
@@ -29,9 +30,18 @@ from typing import Any
 
 import click
 
-from orchestrator.commands._common import emit_json, json_option
-from orchestrator.messages import Reply, Request
+from evals.suite import emit_json, json_option, suite
+from orchestrator.config import ContextConfig
+from orchestrator.context import ContextManager
+from orchestrator.engine.api import Options, start
+from orchestrator.engine.demo import TASK, prepare_repo, sample_paths
+from orchestrator.engine.parts import default_parts
+from orchestrator.messages import Message, Reply, Request
+from orchestrator.models.scripted import ScriptedModel
 from orchestrator.prompts import CONTRACT, RULES, prompt_text, rule_text
+from orchestrator.store.layout import Layout
+from orchestrator.store.scaffold import scaffold
+from orchestrator.store.tasks import TaskFolder
 
 MEMORY_TOOL = "memory"
 
@@ -150,11 +160,6 @@ class Recorder:
 
 def record_demo_requests(work: Path) -> tuple[list[Request], str]:
     """Run the demo task in-process on a fresh copy of the sample; the requests and its end state."""
-    from orchestrator.engine.api import Options, start
-    from orchestrator.engine.demo import TASK, prepare_repo, sample_paths
-    from orchestrator.engine.parts import default_parts
-    from orchestrator.store.layout import Layout
-
     seen: list[Request] = []
     parts = default_parts()
     wrap = parts.wrap_model
@@ -187,16 +192,6 @@ SUMMARY = "\n\n".join(
 
 def record_compaction_request(work: Path) -> list[Request]:
     """One manual compaction of a short conversation, through the real ContextManager."""
-    import subprocess
-
-    from orchestrator.config import ContextConfig
-    from orchestrator.context import ContextManager
-    from orchestrator.messages import Message
-    from orchestrator.models.scripted import ScriptedModel
-    from orchestrator.store.layout import Layout
-    from orchestrator.store.scaffold import scaffold
-    from orchestrator.store.tasks import TaskFolder
-
     root = work / "compaction"
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
@@ -264,7 +259,7 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
-@click.command("prompts")
+@suite("prompts")
 @json_option
 def prompts(as_json: bool) -> None:
     """Check that every prompt carries the rules its role must follow (exit 1 if not)."""
@@ -275,3 +270,7 @@ def prompts(as_json: bool) -> None:
         click.echo(render(report))
     if not report.ok:
         raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    prompts()
