@@ -44,6 +44,8 @@ from orchestrator.store.scaffold import scaffold
 from orchestrator.store.tasks import TaskFolder
 
 MEMORY_TOOL = "memory"
+# the roles whose requests the scripted run must send (the extractor is checked in its file)
+SENT = ("planner", "auditor", "executor", "reviewer", "compactor", "folding", "memory_tool")
 
 
 @dataclass
@@ -224,15 +226,7 @@ def evaluate(work: Path | None = None) -> Report:
         report.findings.append(Finding("request", "engine", [], f"the scripted demo ended {state}"))
     for request in requests:
         check_request(request, report)
-    for role in (
-        "planner",
-        "auditor",
-        "executor",
-        "reviewer",
-        "compactor",
-        "folding",
-        "memory_tool",
-    ):
+    for role in SENT:
         if not report.requests.get(role):
             report.findings.append(
                 Finding("request", role, [], "the scripted run sent no request of this role")
