@@ -26,7 +26,7 @@ import click
 
 from evals.hygiene import generate as generated_set
 from evals.hygiene_blind import generate as blind_set
-from evals.suite import emit_json, suite
+from evals.suite import emit_json, json_option, suite
 from orchestrator.memory.audit import KINDS, audit
 from orchestrator.store.layout import Layout
 
@@ -142,7 +142,7 @@ def _table(title: str, table: dict[str, Any]) -> str:
     help="Score these labelled repositories instead of generating sets (repeatable).",
 )
 @click.option("--show-errors", is_flag=True, help="List missed and false units per kind.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@json_option
 def hygiene(
     which: str,
     seed: int,
