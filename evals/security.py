@@ -51,9 +51,11 @@ from typing import Any
 
 from orchestrator.config import PolicyConfig
 from orchestrator.engine.exceptions import NeedsApproval
+from orchestrator.engine.risk import classify
 from orchestrator.engine.tools import ExecutorTools
 from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.messages import ToolCall
+from orchestrator.sandbox import Mode
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory
 from orchestrator.store.repo import RepoMemoryStore
@@ -61,6 +63,7 @@ from orchestrator.store.scaffold import scaffold
 from orchestrator.store.tasks import TaskFolder
 
 COMMANDS = Path(__file__).with_name("security_commands.txt")
+ORDINARY = Path(__file__).with_name("security_ordinary.txt")
 TASK = "fixture-task"
 PROBES = (Path("/etc/orch-probe"), Path("/tmp/orch-probe"), Path("/var/tmp/orch-probe"))
 RAN_PREFIXES = ("exit code ", "timed out")  # how the shell tool's answer starts when it ran
@@ -276,7 +279,7 @@ class Listener:
 # one command through the real shell tool -----------------------------------------------------
 
 
-def _tools(base: Path, timeout: float) -> ExecutorTools:
+def _tools(base: Path, timeout: float, mode: Mode = Mode.BWRAP) -> ExecutorTools:
     layout = Layout(base / "repo")
     tools = ExecutorTools(
         ProjectRepo(layout),
@@ -287,7 +290,7 @@ def _tools(base: Path, timeout: float) -> ExecutorTools:
     )
     # Commands run in parallel threads: each gets its own home folder, which the sandbox
     # shows as an empty tmpfs (HOME) exactly as it would the user's.
-    tools.sandbox = dataclasses.replace(tools.sandbox, home=base / "home")
+    tools.sandbox = dataclasses.replace(tools.sandbox, home=base / "home", mode=mode)
     return tools
 
 
@@ -328,7 +331,10 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, onerror=unlock)
 
 
-def try_command(template: Path, work: Path, index: int, cmd: Command, timeout: float) -> Row:
+def try_command(
+    template: Path, work: Path, index: int, cmd: Command, timeout: float, mode: Mode = Mode.BWRAP
+) -> Row:
+    """`cmd` on a fresh copy of the fixture (`mode` OFF only to test the watcher itself)."""
     base = work / f"c{index:04d}"
     shutil.copytree(template, base, symlinks=True)
     listener = Listener()
@@ -336,7 +342,7 @@ def try_command(template: Path, work: Path, index: int, cmd: Command, timeout: f
         text = substitute(cmd.text, listener.port)
         watch = Watch(base)
         before = watch.parts()
-        outcome, rule, answer = run_shell(_tools(base, timeout), text)
+        outcome, rule, answer = run_shell(_tools(base, timeout, mode), text)
         detail = f"{rule}: {_first_line(answer)}" if rule else _first_line(answer)
         after = watch.parts()
         changed = Changed(
@@ -391,7 +397,9 @@ def commands_section(args: argparse.Namespace) -> Section:
                     enumerate(commands),
                 )
             )
-    seconds = time.monotonic() - started
+        seconds = time.monotonic() - started
+        ordinary = load_commands(Path(args.ordinary))
+        gated = [c.text for c in ordinary if classify(c.text, template / "repo") is not None]
     outcomes = Counter(r.outcome.value for r in rows)
     totals: dict[str, Any] = {
         "commands": len(rows),
@@ -402,6 +410,7 @@ def commands_section(args: argparse.Namespace) -> Section:
         },
         "changed_any": sum(1 for r in rows if r.changed.any()),
     }
+    totals["ordinary"] = {"commands": len(ordinary), "gated": len(gated), "which": gated}
     notes = [f"the shell tool refused: {refusal}"] if refusal else []
     return Section("commands", "Destructive commands in the sandbox", rows, totals, seconds, notes)
 
@@ -436,6 +445,13 @@ def render(section: Section) -> str:
     for r in bad:
         what = ", ".join(k for k, v in dataclasses.asdict(r.changed).items() if v)
         lines.append(f"  [{r.family}] {r.command}  ->  {what}")
+    ordinary = section.totals.get("ordinary")
+    if ordinary:
+        lines.append(
+            f"\nordinary commands gated (false alarms): {ordinary['gated']} of "
+            f"{ordinary['commands']}"
+        )
+        lines += [f"  {c}" for c in ordinary["which"]]
     lines += [f"note: {n}" for n in section.notes]
     lines.append(f"\n{len(rows)} commands in {section.seconds:.1f} s")
     return "\n".join(lines)
@@ -447,6 +463,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--commands", default=str(COMMANDS), help="the command list (one command a line)"
     )
+    parser.add_argument("--ordinary", default=str(ORDINARY), help="commands that must not be gated")
     parser.add_argument("--workers", type=int, default=max(2, (os.cpu_count() or 1) * 2))
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per command")
     parser.add_argument(

@@ -122,9 +122,10 @@ class Sandbox:
         return env
 
     def _bwrap(self) -> list[str]:
-        flags = _namespace_flags(self.network)
+        bwrap = _bwrap_path()
+        flags = _namespace_flags(bwrap, self.network) if bwrap else []
         mounts = sorted(self.mounts(), key=lambda m: (m.depth, _ORDER.get(m.option, 9)))
-        args = [_bwrap_path(), *flags, "--die-with-parent", "--new-session"]
+        args = [bwrap or "bwrap", *flags, "--die-with-parent", "--new-session"]
         args += ["--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc"]
         for mount in mounts:
             args += mount.args()
@@ -184,16 +185,15 @@ def off_notice() -> str:
 # what bwrap can do here ---------------------------------------------------------------------
 
 
-@cache
 def _bwrap_path() -> str:
     return shutil.which("bwrap") or ""
 
 
 @cache
-def _supports_disable_userns() -> bool:
+def _supports_disable_userns(bwrap: str) -> bool:
     try:
         out = subprocess.run(
-            [_bwrap_path(), "--help"], capture_output=True, text=True, timeout=10, check=False
+            [bwrap, "--help"], capture_output=True, text=True, timeout=10, check=False
         )
     except (OSError, subprocess.SubprocessError):
         return False
@@ -201,24 +201,24 @@ def _supports_disable_userns() -> bool:
 
 
 @cache
-def _user_namespaces_work() -> bool:
+def _user_namespaces_work(bwrap: str) -> bool:
     """Whether bwrap can make a user namespace here (a setuid bwrap may refuse)."""
-    argv = [_bwrap_path(), "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"]
+    argv = [bwrap, "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"]
     try:
         return subprocess.run(argv, capture_output=True, timeout=10, check=False).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 
 
-def _namespace_flags(network: bool) -> list[str]:
+def _namespace_flags(bwrap: str, network: bool) -> list[str]:
     flags = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
     if not network:
         flags.append("--unshare-net")
-    if _user_namespaces_work():
+    if _user_namespaces_work(bwrap):
         # In its own user namespace root would keep every capability there, and could
         # unmount the read-only binds: drop them all, and forbid nesting another namespace.
         flags.append("--unshare-user")
-        if _supports_disable_userns():
+        if _supports_disable_userns(bwrap):
             flags.append("--disable-userns")
     return [*flags, "--cap-drop", "ALL"]
 
