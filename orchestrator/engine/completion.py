@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.engine import faults, records, verified
+from orchestrator.engine import faults, records, shell, verified
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, NeedsApproval
 from orchestrator.engine.gates import GateContext, run_gates, validate_blocking
@@ -157,6 +157,7 @@ class Completion:
             changed=[],
             diff="",
             phase=s.phase(s.order[-1]) if s.order else s.phase(1),
+            sandbox=shell.sandbox_for(env.layout, env.config.policy),
         )
         for result in run_gates(list(FINAL_GATES), ctx):
             lines.append(f"- final {result.gate}: {result.status} ({result.summary})")

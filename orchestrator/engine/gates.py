@@ -27,6 +27,7 @@ from typing import Any
 
 from orchestrator.engine import faults, shell
 from orchestrator.engine.state import PhaseState
+from orchestrator.sandbox import Sandbox, SandboxUnavailable
 
 GATES = ("tests_pass", "lint_clean", "schema_valid", "safety_clear", "human_approved_if_required")
 HINT_CHARS = 3000
@@ -84,6 +85,7 @@ class GateContext:
     changed: list[tuple[str, str]]  # (status letter, path) of the phase's change
     diff: str
     phase: PhaseState
+    sandbox: Sandbox  # the test and lint commands run in the agent's sandbox
     validate_files: list[Callable[[], list[str]]] = field(default_factory=list)
 
 
@@ -105,7 +107,14 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
     if not command:
         return GateResult(gate, "NOT_RUN", f"no {setting} configured; the gate did not run")
     faults.point("gate.before_command")
-    result = shell.run_command(command, ctx.root, timeout=ctx.timeout, output_cap=ctx.output_cap)
+    try:
+        result = shell.run_command(
+            command, ctx.root, timeout=ctx.timeout, output_cap=ctx.output_cap, sandbox=ctx.sandbox
+        )
+    except SandboxUnavailable as exc:
+        return GateResult(
+            gate, "FAIL", exc.line(), command=command, failure_class="escalate", blocked=True
+        )
     faults.point("gate.after_command")
     tail = result.output[-HINT_CHARS:]
     base: dict[str, Any] = dict(

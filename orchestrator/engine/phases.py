@@ -14,7 +14,7 @@ import shlex
 import shutil
 from typing import Any
 
-from orchestrator.engine import faults, policy, records, verified
+from orchestrator.engine import faults, policy, records, shell, verified
 from orchestrator.engine.agent import Checkpoint
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, LimitsExceeded, NeedsApproval
@@ -302,6 +302,7 @@ class Phases:
             changed=changed,
             diff=diff,
             phase=ph,
+            sandbox=shell.sandbox_for(env.layout, env.config.policy),
             validate_files=[self._validate_own_files],
         )
         results = run_gates(list(phase["quality_gates"]), ctx)
@@ -571,6 +572,7 @@ class Phases:
 
     def close(self, pid: int) -> None:
         env, s = self.env, self.env.state
+        shell.kill_leftovers(env.layout)  # nothing a command started outlives its phase
         ph = s.phase(pid)
         phase = env.plan_phase(pid)
         parent = f"{ph.commit}^" if ph.commit else "HEAD"

@@ -250,6 +250,7 @@ class ExecutorTools(ReadOnlyTools):
         self.tasklist_path = tasklist_path
         self.memory = memory
         self.record_gate = record_gate  # Journal.gate: a high-risk command that goes ahead
+        self.sandbox = shell.sandbox_for(repo.layout, policy)
 
     def specs(self) -> list[ToolSpec]:
         specs = [*READ_SPECS, *WRITE_SPECS]
@@ -323,6 +324,7 @@ class ExecutorTools(ReadOnlyTools):
             self.root,
             timeout=timeout,
             output_cap=self.policy.shell_output_cap,
+            sandbox=self.sandbox,
             on_start=lambda: faults.point("shell.running"),
         )
         head = "timed out" if result.timed_out else f"exit code {result.exit_code}"
