@@ -244,7 +244,8 @@ class ChunkAccumulator:
             pending.id = pending.id or call_id
             function = getattr(part, "function", None)
             if function is not None:
-                pending.name += str(getattr(function, "name", None) or "")
+                # the name comes whole, once (a server that repeats it is not doubled)
+                pending.name = pending.name or str(getattr(function, "name", None) or "")
                 pending.arguments.append(str(getattr(function, "arguments", None) or ""))
 
 

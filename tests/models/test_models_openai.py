@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -275,12 +276,14 @@ def test_calls_numbered_alike_with_distinct_ids_stay_apart(
             "tool_calls": [{"index": 0, "id": call_id, "type": "function", "function": function}]
         }
 
+    again = {"name": "read_file", "arguments": '"a.py"}'}  # and repeat the name
+
     openai_env.on_chat(
         Chunks(
             [
                 _chunk({"role": "assistant"}),
                 _chunk(opening("call_1", '{"path": ')),
-                _chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"a.py"}'}}]}),
+                _chunk({"tool_calls": [{"index": 0, "function": again}]}),
                 _chunk(opening("call_2", '{"path": "b.py"}')),
                 _chunk({}, "stop"),  # and they finish tool calls with "stop"
             ]
@@ -288,9 +291,9 @@ def test_calls_numbered_alike_with_distinct_ids_stay_apart(
     )
     reply = make_openai().complete(request())
     assert reply.stop_reason == "tool_use"
-    assert [(c.id, c.input) for c in reply.tool_calls] == [
-        ("call_1", {"path": "a.py"}),
-        ("call_2", {"path": "b.py"}),
+    assert [(c.id, c.name, c.input) for c in reply.tool_calls] == [
+        ("call_1", "read_file", {"path": "a.py"}),
+        ("call_2", "read_file", {"path": "b.py"}),
     ]
 
 
@@ -509,3 +512,33 @@ def test_get_model_wraps_it_and_falls_back_to_another_openai_model(
     assert model.last_call.fallback_from == "openai:gpt-gone"
     assert model.name == "openai:gpt-test-small"
     assert [r.body["model"] for r in openai_env.chat_requests] == ["gpt-gone", "gpt-test-small"]
+
+
+def _server_examples() -> list[str]:
+    text = (Path(__file__).parents[2] / "docs" / "models.md").read_text(encoding="utf-8")
+    section = text.split("## OpenAI-compatible servers", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```toml\n(.*?)```", section, re.DOTALL)
+
+
+def test_every_server_example_in_the_docs_builds_its_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    examples = _server_examples()
+    assert len(examples) == 5  # OpenAI, Ollama, vLLM, LM Studio, llama.cpp
+    urls = []
+    for n, example in enumerate(examples):
+        root = tmp_path / f"example{n}"
+        root.mkdir()
+        (root / "orch.toml").write_text(example, encoding="utf-8")
+        config = load_config(root)
+        monkeypatch.setenv(config.models.openai.api_key_env, "unused")
+        model = build_model(config.model, config)
+        assert isinstance(model, OpenAIModel)
+        urls.append(model.base_url)
+    assert urls == [
+        "https://api.openai.com/v1",
+        "http://localhost:11434/v1",
+        "http://localhost:8000/v1",
+        "http://localhost:1234/v1",
+        "http://localhost:8080/v1",
+    ]

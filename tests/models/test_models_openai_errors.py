@@ -374,3 +374,11 @@ def test_a_stream_of_events_that_are_not_chunks_is_not_a_reply(openai_env: ChatS
     err = failure(model)
     assert (err.failure_class, err.attempts) == ("escalate", 1)
     assert "2 events, none of them a chat.completion.chunk" in err.message
+
+
+def test_the_default_anthropic_fallback_without_its_key_says_so(openai_env: ChatServer) -> None:
+    openai_env.on_chat(Error(404, "The model `gpt-test-1` does not exist", code="model_not_found"))
+    model, _ = resilient(openai_env, fallback="anthropic:claude-haiku-4-5")
+    err = failure(model)
+    assert err.failure_class == "escalate"
+    assert "the fallback model cannot be used either: ANTHROPIC_API_KEY is not set" in err.message
