@@ -1,8 +1,9 @@
 """Configuration: defaults < `[tool.orch]` in pyproject.toml < `orch.toml` < ORCH_* env < flags.
 
-Keys are flat at the top level (model, test_command...) with three tables for the larger
-parts: `[tool.orch.context]` (compaction and prompt budget), `[tool.orch.memory]` and
-`[tool.orch.policy]` (shell commands). Unknown keys are an error naming the key, so a typo
+Keys are flat at the top level (model, test_command...) with tables for the larger parts:
+`[tool.orch.context]` (compaction and prompt budget), `[tool.orch.memory]`,
+`[tool.orch.policy]` (shell commands) and `[tool.orch.models.openai]` (where `openai:`
+models are served). Unknown keys are an error naming the key, so a typo
 never silently falls back to a default.
 """
 
@@ -49,6 +50,20 @@ class PolicyConfig:
 
 
 @dataclass(frozen=True)
+class OpenAIConfig:
+    """`[models.openai]`: where `openai:<model>` models are served (docs/models.md)."""
+
+    base_url: str | None = None  # None: $OPENAI_BASE_URL, else the OpenAI API
+    api_key_env: str = "OPENAI_API_KEY"  # the environment variable that holds the key
+    max_tokens_field: str = "max_completion_tokens"  # or max_tokens, for older servers
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
+    openai: OpenAIConfig = field(default_factory=OpenAIConfig)
+
+
+@dataclass(frozen=True)
 class Config:
     model: str = "anthropic:claude-sonnet-4-6"
     fallback_model: str | None = "anthropic:claude-haiku-4-5"
@@ -68,6 +83,7 @@ class Config:
     context: ContextConfig = field(default_factory=ContextConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    models: ModelsConfig = field(default_factory=ModelsConfig)
 
     def model_for(self, role: str) -> str:
         chosen = getattr(self, f"{role}_model", None)
