@@ -322,22 +322,29 @@ def read_source(mirrors: Path, data: RepoData, path: str) -> str:
     return text
 
 
-def rebuild(mirrors: Path, data: RepoData) -> list[Fact]:
-    """Every fact's text and subject, read from the mirror and checked against its hash."""
-    texts = {path: read_source(mirrors, data, path) for path in data.sources}
+@dataclass(frozen=True)
+class Rebuilt:
+    """A repository's memory files (path -> text) and its facts, read from the mirror."""
+
+    sources: dict[str, str]
+    facts: tuple[Fact, ...]
+
+
+def facts_of(data: RepoData, sources: dict[str, str]) -> tuple[Fact, ...]:
+    """Every fact's text and subject from its source text, checked against its hash."""
     out: list[Fact] = []
     for ref in data.facts:
-        source = texts[ref.path]
+        source = sources[ref.path]
         raw = source[ref.start : ref.end]
         if fact_reading.sha256(raw) != ref.sha256:
             raise DataError(
                 f"{data.repo}: {ref.id} ({ref.path}:{ref.line}) does not match its hash"
             )
-        out.append(
-            Fact(
-                ref,
-                fact_reading.fact_text(raw),
-                fact_reading.subject_at(source, ref.path, ref.start),
-            )
-        )
-    return out
+        subject = fact_reading.subject_at(source, ref.path, ref.start)
+        out.append(Fact(ref, fact_reading.fact_text(raw), subject))
+    return tuple(out)
+
+
+def rebuild(mirrors: Path, data: RepoData) -> Rebuilt:
+    sources = {path: read_source(mirrors, data, path) for path in data.sources}
+    return Rebuilt(sources, facts_of(data, sources))

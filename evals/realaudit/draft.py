@@ -141,7 +141,7 @@ def _tree_has(git_dir: Path, commit: str, sources: set[str]) -> Callable[[str], 
 def _show(args: argparse.Namespace) -> int:
     data = dataset.load(dataset.DATA_DIR / f"{args.repo.replace('/', '+')}.yaml")
     mirrors = Path(args.mirrors)
-    rebuilt = dataset.rebuild(mirrors, data)
+    rebuilt = dataset.rebuild(mirrors, data).facts
     has = None
     if args.names:
         has = _tree_has(dataset.mirror_dir(mirrors, data.repo), data.commit, set(data.sources))
