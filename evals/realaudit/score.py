@@ -7,15 +7,15 @@ Units, all tagged with the repository:
   labelled, recall the share of labelled units raised.
 - `contradiction`: an unordered pair of memories (a finding's memory and the first of its
   `related`). A pair counts whatever slot the audit names; both slots are shown.
-- `near_duplicate`: unordered pairs again, but labelled as groups. Every two members of a
-  labelled group are an expected pair (a fact may sit in two groups when it covers two
-  facts that differ; those two are not a pair). A raised pair is the finding's memory and
-  its keeper (the first of `related`): it is correct when it is an expected pair. An
-  expected pair is recalled when its two memories are joined by correct raised pairs,
-  directly or through other members (an audit that names one keeper for three copies
-  raises two pairs and recalls all three). So precision = correct raised pairs / raised
-  pairs; recall = recalled expected pairs / expected pairs. Also counted: the labelled
-  groups found whole (every pair joined) and in part.
+- `near_duplicate`: labelled as groups of facts that say one thing (a fact may sit in two
+  groups when it covers two facts that differ). The audit raises one pair per decay
+  candidate: the finding's memory and its keeper (the first of `related`). A raised pair
+  is correct when both memories sit in one labelled group: precision = correct raised
+  pairs / raised pairs. Recall counts links: a group of n facts needs n - 1 links to be
+  whole (the audit's n - 1 findings of one keeper and its decay candidates); the correct
+  raised pairs give a group n - c of them, c being how many parts they leave its members
+  in. Recall = links given / links needed, summed over the groups, so a group of five
+  weighs four links, not ten pairs. Also counted: the groups found whole and in part.
 - `index_drift`, `index_oversize`: the repository; `notes_style`: a NOTES.md line. The
   evaluation writes MEMORY.md with `orch memory index` and leaves the NOTES.md of
   `orch init`, so any of these is a false alarm.
@@ -29,7 +29,7 @@ from typing import Any
 
 from evals.realaudit.dataset import PER_MEMORY, Excluded, Kind, RepoData
 
-Unit = tuple[str, ...]  # (repo, memory) or (repo, a, b) with a < b, or (repo, what)
+Unit = tuple[str, ...]  # (repo, memory), (repo, a, b) with a < b, (repo, *group), (repo, what)
 
 
 def pair(repo: str, a: str, b: str) -> Unit:
@@ -42,7 +42,7 @@ class KindScore:
     expected: int
     raised: int
     correct: int  # raised units that are labelled
-    recalled: int  # labelled units that were raised (near_duplicate: joined)
+    recalled: int  # labelled units that were raised (near_duplicate: links given)
     missed: tuple[Unit, ...]
     false: tuple[Unit, ...]
 
@@ -76,13 +76,13 @@ class Expected:
     """What the labels say one repository's audit should raise."""
 
     per_memory: dict[Kind, set[Unit]]
-    duplicate_pairs: set[Unit]
-    duplicate_groups: list[set[Unit]]  # each labelled group's pairs
+    duplicate_groups: list[Unit]  # (repo, *members)
     contradictions: set[Unit]
     excluded_classes: dict[Excluded, set[Unit]]
 
 
-def _pairs(repo: str, members: tuple[str, ...]) -> set[Unit]:
+def group_pairs(group: Unit) -> set[Unit]:
+    repo, *members = group
     return {pair(repo, a, b) for i, a in enumerate(members) for b in members[i + 1 :]}
 
 
@@ -95,10 +95,9 @@ def expected(data: RepoData) -> Expected:
             per_memory[label.kind].add((repo, ref.id))
             if label.excluded is not None:
                 classes[label.excluded].add((repo, ref.id))
-    groups = [_pairs(repo, group.members) for group in data.near_duplicates]
-    pairs = set().union(*groups) if groups else set()
+    groups = [(repo, *group.members) for group in data.near_duplicates]
     contradictions = {pair(repo, *c.pair) for c in data.contradictions}
-    return Expected(per_memory, pairs, groups, contradictions, classes)
+    return Expected(per_memory, groups, contradictions, classes)
 
 
 @dataclass(frozen=True)
@@ -137,7 +136,7 @@ def raised(repo: str, report: dict[str, Any]) -> Raised:
     return Raised(per_memory, duplicates, contradictions, other, details)
 
 
-def _components(edges: Iterable[Unit]) -> dict[tuple[str, str], int]:
+def _components(edges: Iterable[Unit]) -> dict[tuple[str, str], object]:
     """Connected components of (repo, memory) nodes joined by pair units."""
     parent: dict[tuple[str, str], tuple[str, str]] = {}
 
@@ -150,31 +149,51 @@ def _components(edges: Iterable[Unit]) -> dict[tuple[str, str], int]:
 
     for repo, a, b in edges:
         parent[find((repo, a))] = find((repo, b))
-    roots: dict[tuple[str, str], int] = {}
-    return {node: roots.setdefault(find(node), len(roots)) for node in list(parent)}
+    return {node: find(node) for node in list(parent)}
 
 
 def score_pairs(kind: Kind, expected_pairs: set[Unit], raised_pairs: set[Unit]) -> KindScore:
+    """Contradictions: a labelled pair is found when the audit raises that pair."""
     correct = raised_pairs & expected_pairs
-    if kind is Kind.NEAR_DUPLICATE:
-        component = _components(correct)
-
-        def joined(unit: Unit) -> bool:
-            repo, a, b = unit
-            ca, cb = component.get((repo, a)), component.get((repo, b))
-            return ca is not None and ca == cb
-
-        recalled = {u for u in expected_pairs if joined(u)}
-    else:
-        recalled = correct
     return KindScore(
         kind,
         expected=len(expected_pairs),
         raised=len(raised_pairs),
         correct=len(correct),
-        recalled=len(recalled),
-        missed=tuple(sorted(expected_pairs - recalled)),
+        recalled=len(correct),
+        missed=tuple(sorted(expected_pairs - correct)),
         false=tuple(sorted(raised_pairs - expected_pairs)),
+    )
+
+
+def score_groups(groups: list[Unit], raised_pairs: set[Unit]) -> tuple[KindScore, tuple[int, ...]]:
+    """Near-duplicates: the score, and (groups, found whole, found in part)."""
+    expected_pairs = set().union(*(group_pairs(g) for g in groups)) if groups else set()
+    correct = raised_pairs & expected_pairs
+    component = _components(correct)
+    needed = given = whole = part = 0
+    missed: list[Unit] = []
+    for group in groups:
+        repo, *members = group
+        parts = {component.get((repo, m), (repo, m)) for m in members}
+        needed += len(members) - 1
+        given += len(members) - len(parts)
+        if len(parts) == 1:
+            whole += 1
+        else:
+            missed.append(group)
+            part += len(parts) < len(members)
+    return (
+        KindScore(
+            Kind.NEAR_DUPLICATE,
+            expected=needed,
+            raised=len(raised_pairs),
+            correct=len(correct),
+            recalled=given,
+            missed=tuple(sorted(missed)),
+            false=tuple(sorted(raised_pairs - expected_pairs)),
+        ),
+        (len(groups), whole, part),
     )
 
 
@@ -195,7 +214,7 @@ def score_units(kind: Kind, expected_units: set[Unit], raised_units: set[Unit]) 
 class Scores:
     kinds: dict[Kind, KindScore]
     excluded_classes: dict[Excluded, tuple[int, int]]  # class -> (labelled, raised as excluded)
-    duplicate_groups: tuple[int, int, int]  # labelled groups: all, wholly joined, partly joined
+    duplicate_groups: tuple[int, ...]  # labelled groups: all, found whole, found in part
 
     def to_dict(self) -> dict[str, Any]:
         total, whole, part = self.duplicate_groups
@@ -219,13 +238,12 @@ def score(results: list[tuple[Expected, Raised]]) -> Scores:
     exp_units: dict[Kind, set[Unit]] = {kind: set() for kind in Kind}
     got_units: dict[Kind, set[Unit]] = {kind: set() for kind in Kind}
     classes: dict[Excluded, set[Unit]] = {cls: set() for cls in Excluded}
-    groups: list[set[Unit]] = []
+    groups: list[Unit] = []
     for exp, got in results:
         groups.extend(exp.duplicate_groups)
         for kind in PER_MEMORY:
             exp_units[kind] |= exp.per_memory[kind]
             got_units[kind] |= got.per_memory[kind]
-        exp_units[Kind.NEAR_DUPLICATE] |= exp.duplicate_pairs
         got_units[Kind.NEAR_DUPLICATE] |= got.duplicate_pairs
         exp_units[Kind.CONTRADICTION] |= exp.contradictions
         got_units[Kind.CONTRADICTION] |= got.contradictions
@@ -234,14 +252,14 @@ def score(results: list[tuple[Expected, Raised]]) -> Scores:
         for cls, units in exp.excluded_classes.items():
             classes[cls] |= units
     kinds: dict[Kind, KindScore] = {}
+    found_groups: tuple[int, ...] = (0, 0, 0)
     for kind in Kind:
-        if kind in (Kind.NEAR_DUPLICATE, Kind.CONTRADICTION):
+        if kind is Kind.NEAR_DUPLICATE:
+            kinds[kind], found_groups = score_groups(groups, got_units[kind])
+        elif kind is Kind.CONTRADICTION:
             kinds[kind] = score_pairs(kind, exp_units[kind], got_units[kind])
         else:
             kinds[kind] = score_units(kind, exp_units[kind], got_units[kind])
     raised_excluded = got_units[Kind.EXCLUDED_CONTENT]
     by_class = {cls: (len(units), len(units & raised_excluded)) for cls, units in classes.items()}
-    missed = set(kinds[Kind.NEAR_DUPLICATE].missed)
-    whole = sum(1 for g in groups if not g & missed)
-    part = sum(1 for g in groups if g & missed and g - missed)
-    return Scores(kinds, by_class, (len(groups), whole, part))
+    return Scores(kinds, by_class, found_groups)

@@ -164,12 +164,20 @@ def test_near_duplicates_score_by_joined_pairs() -> None:
     }
     result = score.score([(score.expected(data), score.raised("o/r", report))])
     near = result.kinds[Kind.NEAR_DUPLICATE]
-    # expected pairs: ab ac bc xy xz (y and z share x, but are not a pair)
-    assert (near.expected, near.raised, near.correct, near.recalled) == (5, 4, 2, 3)
+    # raised pairs: ab bc (twice: findings and group) yz ad; correct: ab bc
+    # links needed: abc 2, xy 1, xz 1; given: abc 2 (a, b and c are joined), the others 0
+    assert (near.expected, near.raised, near.correct, near.recalled) == (4, 4, 2, 2)
     assert near.missed == (("o/r", "x", "y"), ("o/r", "x", "z"))
     assert near.false == (("o/r", "a", "d"), ("o/r", "y", "z"))
-    assert near.precision == 0.5 and near.recall == 0.6
+    assert near.precision == 0.5 and near.recall == 0.5
     assert result.duplicate_groups == (3, 1, 0)  # abc whole; xy and xz not at all
+
+    # one of five copies joined to another: one link of four, the group found in part
+    five = _data(near_duplicates=[{"members": ["a", "b", "c", "d", "x"], "why": "five"}])
+    report = {"findings": [{"kind": "near_duplicate", "memory": "c", "related": ["d"]}]}
+    part = score.score([(score.expected(five), score.raised("o/r", report))])
+    assert part.kinds[Kind.NEAR_DUPLICATE].recall == 0.25
+    assert part.duplicate_groups == (1, 0, 1)
 
 
 def test_contradictions_memory_kinds_and_format_kinds() -> None:
