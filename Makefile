@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format typecheck bench evals docs docs-check clean
+.PHONY: demo test lint format typecheck bench evals realaudit docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ evals: $(STAMP)
 	@if [ -f ../shared/data/locomo/locomo-dev.json ]; then \
 		$(BIN)/orch eval locomo --data ../shared/data/locomo/locomo-dev.json; \
 	else echo "orch eval locomo: no LoCoMo file at ../shared/data/locomo/ (pass --data PATH)"; fi
+
+# the memory audit on agent memory public projects committed (needs the fetched mirrors
+# under /work/.mirror, or MIRRORS=DIR; not part of CI): evals/realaudit/README.md
+MIRRORS ?= /work/.mirror
+realaudit: $(STAMP)
+	$(BIN)/python -m evals.realaudit --mirrors $(MIRRORS)
 
 docs: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --write
