@@ -145,7 +145,10 @@ def _show(args: argparse.Namespace) -> int:
     has = None
     if args.names:
         has = _tree_has(dataset.mirror_dir(mirrors, data.repo), data.commit, set(data.sources))
-    groups = {m: i for i, g in enumerate(data.near_duplicates) for m in g.members}
+    groups: dict[str, list[int]] = {}
+    for i, group in enumerate(data.near_duplicates):
+        for member in group.members:
+            groups.setdefault(member, []).append(i)
     for fact in rebuilt:
         if args.only and fact.ref.id not in args.only:
             continue
@@ -153,8 +156,7 @@ def _show(args: argparse.Namespace) -> int:
             label.kind.value + (f"/{label.excluded.value}" if label.excluded else "")
             for label in fact.ref.labels
         ]
-        if fact.ref.id in groups:
-            marks.append(f"dup#{groups[fact.ref.id]}")
+        marks += [f"dup#{i}" for i in groups.get(fact.ref.id, ())]
         print(
             f"{fact.ref.id} [{fact.ref.type}] ({fact.ref.path}:{fact.ref.line}) <{fact.subject}> {' '.join(marks)}"
         )
