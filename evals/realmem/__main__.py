@@ -198,6 +198,7 @@ def _print_split(name: str, claims: list[Claim], s: SplitScore) -> None:
     for mode, n in s.new.items():
         moved = ", ".join(f"{k} {v}" for k, v in n.moved_reported.items()) or "none"
         print(f"    {mode.value:<18} stale            {_pr(n.stale)}")
+        print(f"    {'':<18} drift            {_pr(n.drift)}")
         print(f"    {'':<18} stale or changed {_pr(n.stale_or_changed)}")
         print(
             f"    {'':<18} moved            {_pr(n.moved)}; the moved claims were reported: {moved}"

@@ -9,6 +9,10 @@ At the newer commit, per mode (with citations, without, `--file`):
 - `moved` claims are left out of both (the fact holds, so calling one stale is wrong, and
   not calling it stale is not a miss): they are scored apart, as how each was reported
   and as precision/recall of reporting `moved`;
+- `drift`: precision and recall of the `stale` reports that are new since the older
+  commit (reported stale at the newer commit, not at the older), over the claims that held
+  at the older commit: a report that fires at both commits says nothing of what changed,
+  however right it may be at the newer one;
 - per claim kind, the `stale` figures again.
 
 At the older commit (the memory's own commit) every `stale` or `moved` report on a claim
@@ -71,6 +75,7 @@ class NewScore:
 
     claims: int
     stale: PR
+    drift: PR  # stale reports that were not there at the older commit
     stale_or_changed: PR
     moved: PR
     moved_reported: dict[str, int]  # how the claims labelled moved were reported
@@ -81,6 +86,7 @@ class NewScore:
         return {
             "claims": self.claims,
             "stale": self.stale.to_dict(),
+            "drift": self.drift.to_dict(),
             "stale_or_changed": self.stale_or_changed.to_dict(),
             "moved": {**self.moved.to_dict(), "reported": self.moved_reported},
             "per_kind": {k: v.to_dict() for k, v in self.per_kind.items()},
@@ -117,10 +123,19 @@ class OldScore:
         }
 
 
-def score_new(claims: list[Claim], said: dict[str, Status]) -> NewScore:
+def score_new(
+    claims: list[Claim], said: dict[str, Status], before: dict[str, Status] | None = None
+) -> NewScore:
+    """`before`: what was said of the same claims at the older commit, for `drift`."""
     judged = [c for c in claims if c.id in said]
     decided = [c for c in judged if c.label is not Label.MOVED]
     stale = pr((c.label is Label.STALE, said[c.id] is Status.STALE) for c in decided)
+    before = before or {}
+    drift = pr(
+        (c.label is Label.STALE, said[c.id] is Status.STALE and before[c.id] is not Status.STALE)
+        for c in decided
+        if c.id in before and c.holds_at_old
+    )
     flagged = pr(
         (c.label is Label.STALE, said[c.id] in (Status.STALE, Status.CHANGED)) for c in decided
     )
@@ -136,6 +151,7 @@ def score_new(claims: list[Claim], said: dict[str, Status]) -> NewScore:
     return NewScore(
         len(judged),
         stale,
+        drift,
         flagged,
         moved,
         dict(sorted(moved_reported.items())),
@@ -194,6 +210,6 @@ def score(claims: list[Claim], predictions: Iterable[Prediction]) -> SplitScore:
     return SplitScore(
         len(claims),
         dict(sorted(Counter(c.label.value for c in claims).items())),
-        {m: score_new(claims, said.get((At.NEW, m), {})) for m in modes},
+        {m: score_new(claims, said.get((At.NEW, m), {}), said.get((At.OLD, m))) for m in modes},
         {m: score_old(claims, said.get((At.OLD, m), {})) for m in modes},
     )

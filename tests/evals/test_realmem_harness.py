@@ -216,6 +216,7 @@ def test_scoring_counts_moved_apart_and_false_alarms_at_the_older_commit() -> No
     n, o = s.new[Mode.CITED], s.old[Mode.CITED]
     assert n.stale == PR(tp=1, fp=1, fn=2)  # e (moved) is in neither column
     assert n.stale_or_changed == PR(tp=2, fp=1, fn=1)
+    assert n.drift == PR(tp=1, fp=0, fn=1)  # c was stale at both commits; f was wrong at old
     assert n.moved == PR(tp=0, fp=0, fn=1) and n.moved_reported == {"stale": 1}
     assert n.per_kind["path"] == PR(tp=1, fp=1, fn=1)
     assert n.per_kind["make-target"] == PR()
