@@ -68,6 +68,8 @@ def _main(args: argparse.Namespace) -> int:
         if unknown:
             raise DataError(f"no repository {unknown[0]} in {args.data.name}")
         repos = [r for r in repos if r.name in args.repo]
+    if not repos:
+        raise DataError(f"no repository of the {args.split} split matches --repo")
     chosen = Dataset(
         tuple(repos), tuple(c for c in dataset.claims if c.repo in {r.name for r in repos})
     )
