@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from orchestrator.engine import faults, shell
 from orchestrator.engine.state import PhaseState
+from orchestrator.errors import FailureClass
 
-GATES = ("tests_pass", "lint_clean", "schema_valid", "safety_clear", "human_approved_if_required")
 HINT_CHARS = 3000
 
 SECRET_PATTERNS = (
@@ -49,7 +51,7 @@ class GateResult:
     exit_code: int | None = None
     duration_ms: int = 0
     output_tail: str = ""
-    failure_class: str | None = None
+    failure_class: FailureClass | None = None
     blocked: bool = False  # the cause is outside the code (configuration)
 
     @property
@@ -92,13 +94,10 @@ def run_gate(gate: str, ctx: GateContext) -> GateResult:
         return _command_gate(gate, ctx.test_command, "test_command", ctx)
     if gate == "lint_clean":
         return _command_gate(gate, ctx.lint_command, "lint_command", ctx)
-    if gate == "schema_valid":
-        return _schema_gate(ctx)
-    if gate == "safety_clear":
-        return _safety_gate(ctx)
-    if gate == "human_approved_if_required":
-        return _approval_gate(ctx)
-    return GateResult(gate, "NOT_RUN", f"unknown gate {gate!r}")
+    check = CHECKS.get(gate)
+    if check is None:
+        return GateResult(gate, "NOT_RUN", f"unknown gate {gate!r}")
+    return check(ctx)
 
 
 def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext) -> GateResult:
@@ -121,7 +120,7 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
             gate,
             "FAIL",
             f"`{command}` was killed after {ctx.timeout:g} s",
-            failure_class="transient",
+            failure_class=FailureClass.TRANSIENT,
             **base,
         )
     if result.not_found or _not_found(result.output, command):
@@ -130,7 +129,7 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
             "FAIL",
             f"{setting} `{command}` cannot run (command not found); fix {setting} in "
             "orch.toml or [tool.orch], then `orch resume`",
-            failure_class="escalate",
+            failure_class=FailureClass.ESCALATE,
             blocked=True,
             **base,
         )
@@ -138,7 +137,7 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
         gate,
         "FAIL",
         f"`{command}` failed with exit code {result.exit_code}",
-        failure_class="fixable",
+        failure_class=FailureClass.FIXABLE,
         **base,
     )
 
@@ -164,8 +163,6 @@ def _schema_gate(ctx: GateContext) -> GateResult:
             elif path.endswith(".toml"):
                 tomllib.loads(text)
             elif path.endswith((".yaml", ".yml")):
-                import yaml
-
                 yaml.safe_load(text)
         except Exception as exc:
             problems.append(f"{path}: {' '.join(str(exc).split())[:200]}")
@@ -177,7 +174,7 @@ def _schema_gate(ctx: GateContext) -> GateResult:
             "FAIL",
             f"{len(problems)} file(s) do not parse",
             output_tail="\n".join(problems),
-            failure_class="fixable",
+            failure_class=FailureClass.FIXABLE,
         )
     return GateResult(
         "schema_valid", "PASS", "changed data files parse; plan and task list fit their schemas"
@@ -199,7 +196,7 @@ def _safety_gate(ctx: GateContext) -> GateResult:
             "FAIL",
             f"the change adds {kinds}",
             output_tail=f"remove {kinds} from the change; keep secrets out of the repository",
-            failure_class="fixable",
+            failure_class=FailureClass.FIXABLE,
         )
     return GateResult("safety_clear", "PASS", "no secrets in the added lines")
 
@@ -214,6 +211,14 @@ def _approval_gate(ctx: GateContext) -> GateResult:
         if answered
         else "no high-risk command needed approval",
     )
+
+
+# the gates that need no command, by name
+CHECKS: dict[str, Callable[[GateContext], GateResult]] = {
+    "schema_valid": _schema_gate,
+    "safety_clear": _safety_gate,
+    "human_approved_if_required": _approval_gate,
+}
 
 
 def run_gates(gates: list[str], ctx: GateContext) -> list[GateResult]:
