@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import click
 
 from orchestrator.commands._common import emit_json, json_option
+from orchestrator.engine.demo import Demo, DemoFailed
+from orchestrator.errors import OrchError, UsageError
 
 
 @click.command()
@@ -26,11 +31,6 @@ def demo(where: Path | None, as_json: bool) -> None:
     `orch resume`, completion. No API key is needed: the model's replies are scripted.
     The sample repository is kept, so you can look around afterwards.
     """
-    import tempfile
-
-    from orchestrator.engine.demo import Demo, DemoFailed
-    from orchestrator.errors import OrchError, UsageError
-
     if where is None:
         where = Path(tempfile.mkdtemp(prefix="orch-demo-")) / "wordstats"
     elif where.exists():
@@ -80,10 +80,6 @@ def demo(where: Path | None, as_json: bool) -> None:
 
 def _orch_on_path() -> str:
     """`orch` if that is the one running, else its full path (e.g. .venv/bin/orch)."""
-    import shutil
-    import sys
-    from pathlib import Path
-
     here = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
     found = shutil.which("orch")
     if (
