@@ -20,6 +20,8 @@ from orchestrator.engine.tools import ReadOnlyTools
 from orchestrator.errors import OrchError
 from orchestrator.messages import Message, SystemPart
 from orchestrator.protocols import Model
+from orchestrator.schemas import errors
+from orchestrator.store.plans import plan_problems
 
 ROLE_TURNS = 30  # tool rounds a JSON role may take before it must answer
 
@@ -113,8 +115,6 @@ class JsonRole:
 
 def schema_check(name: str) -> Callable[[Any], list[str]]:
     def check(data: Any) -> list[str]:
-        from orchestrator.schemas import errors
-
         return errors(name, data)
 
     return check
@@ -124,8 +124,6 @@ def plan_check(slug: str, tier: str | None) -> Callable[[Any], list[str]]:
     """The plan schema and its rules; the slug (and a forced tier) are set by orch first."""
 
     def check(data: Any) -> list[str]:
-        from orchestrator.store.plans import plan_problems
-
         if isinstance(data, dict):
             data["slug"] = slug
             data.setdefault("schema_version", 1)

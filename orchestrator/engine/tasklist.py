@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InvalidFile, UsageError
+from orchestrator.schemas import errors
 from orchestrator.store.fs import atomic_write
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
@@ -70,8 +71,6 @@ class TaskList:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> TaskList:
-        from orchestrator.schemas import errors
-
         problems = errors("tasklist", raw)
         if problems:
             raise ValueError(problems[0])

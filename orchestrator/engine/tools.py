@@ -30,6 +30,7 @@ from orchestrator.errors import OrchError
 from orchestrator.messages import ToolCall, ToolResult, ToolSpec
 from orchestrator.store.fs import atomic_write, confine
 
+Handler = Callable[[dict[str, Any]], str]  # a tool: its input -> the text the model sees
 MAX_LIST = 500
 MAX_READ_LINES = 2000
 MAX_MATCHES = 200
@@ -135,8 +136,16 @@ class ReadOnlyTools:
     def specs(self) -> list[ToolSpec]:
         return list(READ_SPECS)
 
+    def handlers(self) -> dict[str, Handler]:
+        """Each tool's function, by the tool's name."""
+        return {
+            "list_files": self._t_list_files,
+            "read_file": self._t_read_file,
+            "search": self._t_search,
+        }
+
     def run(self, call: ToolCall) -> ToolResult:
-        handler: Callable[[dict[str, Any]], str] | None = getattr(self, f"_t_{call.name}", None)
+        handler = self.handlers().get(call.name)
         if handler is None or call.name not in {s.name for s in self.specs()}:
             known = ", ".join(s.name for s in self.specs())
             return ToolResult(call.id, f"unknown tool {call.name!r} (tools: {known})", True)
@@ -252,6 +261,15 @@ class ExecutorTools(ReadOnlyTools):
         self.tasklist_path = tasklist_path
         self.memory = memory
         self.record_gate = record_gate  # Journal.gate: a high-risk command that goes ahead
+
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            **super().handlers(),
+            "write_file": self._t_write_file,
+            "edit_file": self._t_edit_file,
+            "run_shell": self._t_run_shell,
+            "tasks": self._t_tasks,
+        }
 
     def specs(self) -> list[ToolSpec]:
         specs = [*READ_SPECS, *WRITE_SPECS]
