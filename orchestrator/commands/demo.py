@@ -11,6 +11,7 @@ import click
 
 from orchestrator.commands._common import emit_json, json_option
 from orchestrator.engine.demo import Demo, DemoFailed
+from orchestrator.engine.enums import WorkflowState
 from orchestrator.errors import OrchError, UsageError
 
 
@@ -74,7 +75,7 @@ def demo(where: Path | None, as_json: bool) -> None:
         click.echo(
             f"Look around: cd {result.repo} && {orch} status {result.slug} && {orch} log {result.slug}"
         )
-    if info.get("state") != "COMPLETE":
+    if info.get("state") != WorkflowState.COMPLETE:
         raise SystemExit(1)
 
 

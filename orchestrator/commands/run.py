@@ -9,7 +9,7 @@ from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.engine.api import Options, start, statuses, summary
 from orchestrator.engine.api import approve as approve_task
 from orchestrator.engine.api import resume as resume_task
-from orchestrator.engine.enums import Tier
+from orchestrator.engine.enums import Tier, WorkflowState
 from orchestrator.engine.env import Env
 from orchestrator.engine.progress import describe
 from orchestrator.engine.state import TaskState
@@ -54,18 +54,18 @@ def _finish(env: Env, as_json: bool) -> None:
     else:
         state = info["state"]
         click.echo("")
-        if state == "COMPLETE":
+        if state == WorkflowState.COMPLETE:
             click.echo(f"Task {info['task']} is COMPLETE: {info['committed']} phase commit(s).")
-        elif state == "WAITING_APPROVAL":
+        elif state == WorkflowState.WAITING_APPROVAL:
             click.echo(f"Task {info['task']} is WAITING_APPROVAL: {info['reason']}")
             click.echo(f"  answer with: orch approve {info['task']}   (or --deny --note ...)")
-        elif state == "BLOCKED":
+        elif state == WorkflowState.BLOCKED:
             click.echo(f"Task {info['task']} is BLOCKED: {info['reason']}")
         else:
             click.echo(f"Task {info['task']} is {state}.")
         click.echo(f"  task folder: {info['folder']}")
         click.echo(f"  event log:   {info['log']} ({info['events']} events)")
-    if info["state"] == "BLOCKED":
+    if info["state"] == WorkflowState.BLOCKED:
         raise SystemExit(1)
 
 
@@ -199,5 +199,5 @@ def status(slug: str | None, as_json: bool) -> None:
             f"{info['task']:<40} {info['state']:<17} phases {phases:<6} "
             f"{(info['updated'] or '')[:19]}"
         )
-        if info["state"] in ("WAITING_APPROVAL", "BLOCKED"):
+        if info["state"] in (WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED):
             click.echo(f"  {info['reason'][:200]}")

@@ -18,11 +18,12 @@ from orchestrator.engine.enums import (
     Decision,
     Gate,
     PhaseStatus,
+    Role,
     SafetyCheck,
     Step,
     WorkflowState,
 )
-from orchestrator.engine.env import Env, Role
+from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, NeedsApproval
 from orchestrator.engine.gates import GateContext, run_gates, validate_blocking
 from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
@@ -66,7 +67,7 @@ class Completion:
         changed = env.repo.changed_paths(base_tree, head_tree)
         env.journal.record(
             "delegation",
-            {"to": "CodeReviewer", "purpose": "reviewer", "reason": "final review of the task"},
+            {"to": "CodeReviewer", "purpose": Role.REVIEWER, "reason": "final review of the task"},
         )
         role = JsonRole(
             Role.REVIEWER,
@@ -75,7 +76,7 @@ class Completion:
             env.config.max_tokens,
             env.memory_context(),
         )
-        first = load_prompt("reviewer").render(
+        first = load_prompt(Role.REVIEWER).render(
             "final",
             task=s.spec.text,
             count=len(plan["phases"]),

@@ -125,3 +125,24 @@ class CheckStatus(StrEnum):
     PASS = "PASS"
     FAIL = "FAIL"
     NOT_RUN = "NOT_RUN"
+
+
+class Role(StrEnum):
+    """The model roles: each is a prompt file, a request purpose and an agent in the log."""
+
+    PLANNER = "planner"
+    AUDITOR = "auditor"
+    EXECUTOR = "executor"
+    REVIEWER = "reviewer"
+
+    @property
+    def agent(self) -> str:
+        return AGENTS[self]
+
+
+AGENTS = {
+    Role.PLANNER: "Planner",
+    Role.AUDITOR: "PlanAuditor",
+    Role.EXECUTOR: "Executor",
+    Role.REVIEWER: "CodeReviewer",
+}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from orchestrator.config import Config
+from orchestrator.engine.enums import Role
 from orchestrator.engine.journal import Journal
 from orchestrator.engine.parts import Parts
 from orchestrator.engine.state import TaskState
@@ -18,27 +18,6 @@ from orchestrator.models import get_model
 from orchestrator.protocols import Model
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder
-
-
-class Role(StrEnum):
-    """The model roles: each is a prompt file, a request purpose and an agent in the log."""
-
-    PLANNER = "planner"
-    AUDITOR = "auditor"
-    EXECUTOR = "executor"
-    REVIEWER = "reviewer"
-
-    @property
-    def agent(self) -> str:
-        return AGENTS[self]
-
-
-AGENTS = {
-    Role.PLANNER: "Planner",
-    Role.AUDITOR: "PlanAuditor",
-    Role.EXECUTOR: "Executor",
-    Role.REVIEWER: "CodeReviewer",
-}
 
 
 def plan_sha(plan: dict[str, Any]) -> str:

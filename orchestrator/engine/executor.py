@@ -17,8 +17,8 @@ from typing import Any
 from orchestrator.context import assemble_system
 from orchestrator.engine import tasklist
 from orchestrator.engine.agent import AgentLoop, Checkpoint
-from orchestrator.engine.enums import PhaseStatus
-from orchestrator.engine.env import Env, Role
+from orchestrator.engine.enums import PhaseStatus, Role
+from orchestrator.engine.env import Env
 from orchestrator.engine.parts import PhaseContext
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.shell import classify
@@ -53,7 +53,7 @@ def phase_card(env: Env, pid: int) -> str:
         for p in plan["phases"]
         if env.state.phase(p["phase_id"]).status is PhaseStatus.CLOSED
     ]
-    return load_prompt("executor").render(
+    return load_prompt(Role.EXECUTOR).render(
         "card",
         task=env.state.spec.text,
         summary=plan["summary"],
@@ -77,7 +77,7 @@ def open_context(env: Env, pid: int) -> PhaseContext | None:
         env.task,
         env.model(Role.EXECUTOR, pid),
         env.journal.as_log(),
-        rules=load_prompt("executor").system,
+        rules=load_prompt(Role.EXECUTOR).system,
         phase_card=phase_card(env, pid),
     )
 
@@ -113,7 +113,7 @@ class ExecutorSetup:
     def loop(self, turns_so_far: int) -> AgentLoop:
         env, pid = self.env, self.pid
         model = env.model(Role.EXECUTOR, pid)
-        base = load_prompt("executor").system
+        base = load_prompt(Role.EXECUTOR).system
         card = phase_card(env, pid)
         self.checkpoint.extra = {"rules": base, "phase_card": card}
         context = env.parts.context.open(
@@ -179,7 +179,7 @@ class ExecutorSetup:
             model,
             tools,
             system=system,
-            purpose="executor",
+            purpose=Role.EXECUTOR,
             phase=pid,
             max_turns=turns_so_far + env.config.max_turns_per_phase,
             max_tokens=env.config.max_tokens,
@@ -203,7 +203,7 @@ class ExecutorSetup:
 
     def _volatile(self, messages: list[Message]) -> str:
         """The task list, and a reminder when it has not been touched for a while."""
-        prompt = load_prompt("executor")
+        prompt = load_prompt(Role.EXECUTOR)
         parts = [
             prompt.render("tasklist", tasks=tasklist.load(self.env.task.tasklist).render(self.pid))
         ]

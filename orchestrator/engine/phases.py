@@ -24,12 +24,13 @@ from orchestrator.engine.enums import (
     Decision,
     Gate,
     PhaseStatus,
+    Role,
     SafetyCheck,
     Scope,
     Step,
     WorkflowState,
 )
-from orchestrator.engine.env import Env, Role
+from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, LimitsExceeded, NeedsApproval
 from orchestrator.engine.executor import ExecutorSetup, first_line, open_context
 from orchestrator.engine.gates import (
@@ -210,7 +211,7 @@ class Phases:
             "delegation",
             {
                 "to": "Executor",
-                "purpose": "executor",
+                "purpose": Role.EXECUTOR,
                 "phase": pid,
                 "attempt": ph.attempt,
                 "reason": f"phase {pid}: {phase['title']}",
@@ -251,7 +252,7 @@ class Phases:
         env = self.env
         if ph.generation > 0:
             env.repo.restore(env.repo.head_tree())
-        start = load_prompt("executor").render(
+        start = load_prompt(Role.EXECUTOR).render(
             "start", phase=ph.phase_id, title=phase["title"], objective=phase["objective"]
         )
         messages = [Message.user(start)]
@@ -269,7 +270,7 @@ class Phases:
                 "kind": "executor_failed",
                 "detail": detail,
                 "failure_class": failure_class,
-                "role": "executor",
+                "role": Role.EXECUTOR,
                 "attempt": self.env.state.phase(pid).attempt,
                 "blocked": blocked,
             },
@@ -283,7 +284,7 @@ class Phases:
         ph = self.env.state.phase(checkpoint.phase)
         checkpoint.attempt = attempt
         if ph.hint:
-            text = load_prompt("executor").render(
+            text = load_prompt(Role.EXECUTOR).render(
                 "retry",
                 previous=attempt - 1,
                 failure_class=ph.failure_class or "failure",
@@ -438,7 +439,7 @@ class Phases:
             "delegation",
             {
                 "to": "CodeReviewer",
-                "purpose": "reviewer",
+                "purpose": Role.REVIEWER,
                 "phase": pid,
                 "attempt": ph.attempt,
                 "reason": f"review the diff of phase {pid}",
@@ -452,7 +453,7 @@ class Phases:
             env.config.max_tokens,
             env.memory_context(pid),
         )
-        first = load_prompt("reviewer").render(
+        first = load_prompt(Role.REVIEWER).render(
             "phase",
             phase=pid,
             attempt=ph.attempt,

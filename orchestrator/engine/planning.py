@@ -19,11 +19,12 @@ from orchestrator.engine.enums import (
     Decision,
     Gate,
     ReplanStage,
+    Role,
     Scope,
     Step,
     WorkflowState,
 )
-from orchestrator.engine.env import Env, Role, plan_sha
+from orchestrator.engine.env import Env, plan_sha
 from orchestrator.engine.exceptions import Blocked, NeedsApproval, StepAgain
 from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
 from orchestrator.engine.prompts import load_prompt
@@ -69,13 +70,13 @@ class Planning:
             "delegation",
             {
                 "to": "Planner",
-                "purpose": "planner",
+                "purpose": Role.PLANNER,
                 "iteration": iteration,
                 "reason": "write the plan" if iteration == 1 else "revise the plan after its audit",
             },
             agent="Orchestrator",
         )
-        prompt = load_prompt("planner")
+        prompt = load_prompt(Role.PLANNER)
         if iteration == 1:
             first = prompt.render(
                 "task",
@@ -139,7 +140,7 @@ class Planning:
                 first,
                 phase=None,
                 check=plan_check(env.slug, s.spec.tier),
-                fix=fixer("planner", "schema_errors", iteration=iteration),
+                fix=fixer(Role.PLANNER, "schema_errors", iteration=iteration),
                 attempts=policy.PLAN_SCHEMA_ATTEMPTS,
             )
         except AnswerInvalid as exc:
@@ -148,7 +149,7 @@ class Planning:
                 {
                     "kind": "plan_invalid",
                     "detail": str(exc),
-                    "role": "planner",
+                    "role": Role.PLANNER,
                     "problems": exc.problems[:10],
                 },
             )
@@ -195,7 +196,7 @@ class Planning:
         findings = self._findings(iteration - 1)
         notes = "".join(f"\nA person asked: {n}" for n in s.human_revisions)
         regressed = audit.regressed if audit else ()
-        return load_prompt("planner").render(
+        return load_prompt(Role.PLANNER).render(
             "revise",
             iteration=iteration,
             previous=iteration - 1,
@@ -266,7 +267,7 @@ class Planning:
             "delegation",
             {
                 "to": "PlanAuditor",
-                "purpose": "auditor",
+                "purpose": Role.AUDITOR,
                 "iteration": iteration,
                 "reason": f"audit plan iteration {iteration}",
             },
@@ -323,7 +324,7 @@ class Planning:
             env.config.max_tokens,
             env.memory_context(),
         )
-        first = load_prompt("auditor").render(
+        first = load_prompt(Role.AUDITOR).render(
             "audit",
             iteration=iteration,
             max_iterations=budget,
@@ -336,7 +337,7 @@ class Planning:
             verdict = role.verdict(first, "audit_verdict", phase=None)
         except AnswerInvalid as exc:
             env.journal.record(
-                "error", {"kind": "verdict_invalid", "detail": str(exc), "role": "auditor"}
+                "error", {"kind": "verdict_invalid", "detail": str(exc), "role": Role.AUDITOR}
             )
             return {
                 "verdict": AuditVerdict.ABSTAIN,
@@ -468,13 +469,13 @@ class Planning:
             "delegation",
             {
                 "to": "Planner",
-                "purpose": "planner",
+                "purpose": Role.PLANNER,
                 "iteration": iteration,
                 "phase": pid,
                 "reason": f"targeted replan from phase {pid}",
             },
         )
-        first = load_prompt("planner").render(
+        first = load_prompt(Role.PLANNER).render(
             "replan",
             phase=pid,
             task=s.spec.text,

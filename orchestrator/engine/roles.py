@@ -15,6 +15,7 @@ from typing import Any
 
 from orchestrator.engine import policy
 from orchestrator.engine.agent import AgentLoop
+from orchestrator.engine.enums import Role
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.tools import ReadOnlyTools
 from orchestrator.errors import OrchError
@@ -27,7 +28,7 @@ ROLE_TURNS = 30  # tool rounds a JSON role may take before it must answer
 
 
 class AnswerInvalid(OrchError):
-    def __init__(self, role: str, problems: list[str], attempts: int) -> None:
+    def __init__(self, role: Role, problems: list[str], attempts: int) -> None:
         self.problems = problems
         self.attempts = attempts
         super().__init__(
@@ -55,7 +56,7 @@ def extract_json(text: str) -> tuple[Any, str | None]:
 class JsonRole:
     """A role that reads the repository and answers with one JSON object."""
 
-    role: str  # planner | auditor | reviewer (the prompt file and the request purpose)
+    role: Role  # the prompt file and the request purpose
     model: Model
     tools: ReadOnlyTools
     max_tokens: int
@@ -134,7 +135,7 @@ def plan_check(slug: str, tier: str | None) -> Callable[[Any], list[str]]:
     return check
 
 
-def fixer(role: str, template: str, **values: object) -> Callable[[list[str]], str]:
+def fixer(role: Role, template: str, **values: object) -> Callable[[list[str]], str]:
     def fix(problems: list[str]) -> str:
         listed = "\n".join(f"- {p}" for p in problems[:20])
         return load_prompt(role).render(template, problems=listed, **values)
