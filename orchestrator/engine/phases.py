@@ -351,12 +351,8 @@ class Phases:
                 "verdict", result.payload(ph.attempt), agent="QualityGate", phase=pid
             )
         records.write_verified(env)
-        gate = ReviewGate(
-            pid,
-            ph,
-            dryrun=CheckStatus.FAIL if any(not r.passed for r in results) else CheckStatus.PASS,
-        )
         failed = [r for r in results if not r.passed]
+        gate = ReviewGate(pid, ph, dryrun=CheckStatus.FAIL if failed else CheckStatus.PASS)
         if failed:
             self._gate_failed(gate, failed)
             return
@@ -469,10 +465,8 @@ class Phases:
         except AnswerInvalid as exc:
             failure = FailureClass.TRANSIENT
             reason = f"phase {pid}: no valid review verdict ({exc.problems[0]})"
-            action, diagnosis = (
-                "ask the reviewer again",
-                Diagnosis(hint=str(exc), scope=Scope.GATES),
-            )
+            action = "ask the reviewer again"
+            diagnosis = Diagnosis(hint=str(exc), scope=Scope.GATES)
         except ModelError as exc:
             failure = exc.failure_class
             reason = f"phase {pid}: the reviewer model failed: {exc.message}"
@@ -486,7 +480,7 @@ class Phases:
                 failure_class=failure,
                 skeptic=CheckStatus.ABSTAIN,
                 diagnosis=diagnosis,
-                dryrun=False,
+                checked=False,
             )
         )
         return None
@@ -655,8 +649,10 @@ class ReviewGate:
         diagnosis: Diagnosis,
         failure_class: FailureClass | None = None,
         confidence: float = 1.0,
-        dryrun: bool = True,
+        checked: bool = True,
     ) -> GateEvent:
+        """The gate's record; `checked` False leaves out the safety checks and the quality
+        gates' status (a review that did not happen says nothing about them)."""
         return GateEvent(
             Gate.PHASE_REVIEW_GATE,
             WorkflowState.REVIEWING,
@@ -667,8 +663,8 @@ class ReviewGate:
             confidence=confidence,
             iteration_index=len(self.ph.failures),
             max_iterations=policy.MAX_RETRIES_PER_PHASE,
-            safety_checks=REVIEW_CHECKS if dryrun else None,
-            dryrun_status=self.dryrun if dryrun else None,
+            safety_checks=REVIEW_CHECKS if checked else None,
+            dryrun_status=self.dryrun if checked else None,
             failure_class=failure_class,
             skeptic_status=skeptic,
             diagnosis=diagnosis,
@@ -716,33 +712,12 @@ def review_decision(
     )
 
 
-SHELL_WORDS = {
-    "cd",
-    "test",
-    "[",
-    "[[",
-    "echo",
-    "true",
-    "false",
-    "exit",
-    "export",
-    "set",
-    "source",
-    ".",
-    "exec",
-    "eval",
-    "command",
-    "if",
-    "for",
-    "while",
-    "case",
-    "(",
-    "{",
-    "time",
-    "!",
-    "builtin",
-    "type",
-}
+# words a command line may start with that are not programs (the shell's own)
+SHELL_WORD_LIST = (
+    "cd test [ [[ echo true false exit export set source . exec eval command if for while "
+    "case ( { time ! builtin type"
+)
+SHELL_WORDS = frozenset(SHELL_WORD_LIST.split())
 
 
 def _program_exists(command: str, root: Path) -> bool:
