@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 
 .PHONY: demo test lint format typecheck bench evals docs docs-check clean
 
@@ -33,21 +34,23 @@ format: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# speed benchmarks (medians; run them on a quiet machine) and the evaluation suites
+# speed benchmarks (medians; run them on a quiet machine), then the context suite's figures
 bench: $(STAMP)
 	$(BIN)/python -m evals.bench_store
 	$(BIN)/python -m evals.bench_memory
 	$(BIN)/python -m evals.bench_retrieval
-	$(BIN)/orch eval context
+	$(BIN)/python -m evals.context
 
+# every evaluation suite, each `python -m evals.<suite>`; LoCoMo when its data is there
 evals: $(STAMP)
-	$(BIN)/orch eval prompts
-	$(BIN)/orch eval hygiene
-	$(BIN)/orch eval context
-	$(BIN)/orch eval resume
-	@if [ -f ../shared/data/locomo/locomo-dev.json ]; then \
-		$(BIN)/orch eval locomo --data ../shared/data/locomo/locomo-dev.json; \
-	else echo "orch eval locomo: no LoCoMo file at ../shared/data/locomo/ (pass --data PATH)"; fi
+	$(BIN)/python -m evals.prompts
+	$(BIN)/python -m evals.hygiene
+	$(BIN)/python -m evals.context
+	$(BIN)/python -m evals.resume
+	@if [ -f $(LOCOMO) ]; then \
+		echo "$(BIN)/python -m evals.locomo --data $(LOCOMO)"; \
+		$(BIN)/python -m evals.locomo --data $(LOCOMO); \
+	else echo "evals.locomo skipped: no LoCoMo file at $(LOCOMO) (make evals LOCOMO=PATH)"; fi
 
 docs: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --write

@@ -14,7 +14,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from orchestrator.evals.locomo import Report, evaluate, load
+from evals.locomo import Report, evaluate, load
 from orchestrator.retrieval import Ranking
 
 TUNED = ("conv-26", "conv-30")

@@ -49,10 +49,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "NOTES.md: the active objective, blockers, pending.",
     ),
     "session": ("orchestrator.commands.session:session", "Session scratch notes (tier 1)."),
-    "eval": (
-        "orchestrator.commands.eval:eval_",
-        "Evaluation suites (retrieval, hygiene, resume...).",
-    ),
 }
 
 

@@ -1,8 +1,9 @@
 """Configuration: defaults < `[tool.orch]` in pyproject.toml < `orch.toml` < ORCH_* env < flags.
 
-Keys are flat at the top level (model, test_command...) with three tables for the larger
-parts: `[tool.orch.context]` (compaction and prompt budget), `[tool.orch.memory]` and
-`[tool.orch.policy]` (shell commands). Unknown keys are an error naming the key, so a typo
+Keys are flat at the top level (model, test_command...) with tables for the larger parts:
+`[tool.orch.context]` (compaction and prompt budget), `[tool.orch.memory]`,
+`[tool.orch.policy]` (shell commands) and `[tool.orch.models.openai]` (where `openai:`
+models are served). Unknown keys are an error naming the key, so a typo
 never silently falls back to a default.
 """
 
@@ -43,6 +44,23 @@ class PolicyConfig:
     shell_timeout: float = 120.0
     shell_output_cap: int = 20_000
     allow_high_risk: tuple[str, ...] = ()  # regexes of commands allowed without approval
+    sandbox: str = "bwrap"  # bwrap | off: where the agent's and the gates' commands run
+    network: bool = False  # the sandbox keeps its network (else it has none)
+    sandbox_paths: tuple[str, ...] = ()  # more host paths shown read-only in the sandbox
+
+
+@dataclass(frozen=True)
+class OpenAIConfig:
+    """`[models.openai]`: where `openai:<model>` models are served (docs/models.md)."""
+
+    base_url: str | None = None  # None: $OPENAI_BASE_URL, else the OpenAI API
+    api_key_env: str = "OPENAI_API_KEY"  # the environment variable that holds the key
+    max_tokens_field: str = "max_completion_tokens"  # or max_tokens, for older servers
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
+    openai: OpenAIConfig = field(default_factory=OpenAIConfig)
 
 
 @dataclass(frozen=True)
@@ -65,6 +83,7 @@ class Config:
     context: ContextConfig = field(default_factory=ContextConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    models: ModelsConfig = field(default_factory=ModelsConfig)
 
     def model_for(self, role: str) -> str:
         chosen = getattr(self, f"{role}_model", None)

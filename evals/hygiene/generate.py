@@ -18,7 +18,7 @@
   holding progress lines, or tidy.
 
 Each repository holds `labels.json`: `{"v": 1, "expected": [{"kind", "memory"?, "pair"?,
-"line"?}]}`; the scorer in `orchestrator/evals/hygiene.py` compares it with the audit.
+"line"?}]}`; the scorer in `evals/hygiene/suite.py` compares it with the audit.
 
 Run: `python -m evals.hygiene.generate --seed 7 --out /tmp/hygiene`.
 """
@@ -33,178 +33,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from orchestrator.store.index import render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory, serialize_memory
 from orchestrator.store.notes import Notes, render_notes
+from orchestrator.store.repo import RepoMemoryStore
 from orchestrator.store.scaffold import scaffold
 
-VERBS = [
-    "load",
-    "parse",
-    "render",
-    "fetch",
-    "build",
-    "apply",
-    "compute",
-    "resolve",
-    "validate",
-    "merge",
-    "flush",
-    "sync",
-    "encode",
-    "decode",
-    "rotate",
-    "archive",
-    "schedule",
-    "dispatch",
-    "refresh",
-    "compile",
-    "normalise",
-    "export",
-    "import",
-    "index",
-]
-NOUNS = [
-    "config",
-    "invoice",
-    "cart",
-    "order",
-    "ledger",
-    "session",
-    "token",
-    "report",
-    "payment",
-    "account",
-    "customer",
-    "shipment",
-    "catalog",
-    "price",
-    "coupon",
-    "tax",
-    "refund",
-    "webhook",
-    "queue",
-    "cache",
-    "profile",
-    "inventory",
-]
-THINGS = [
-    "api",
-    "database",
-    "checkout",
-    "payment",
-    "search",
-    "upload",
-    "export",
-    "import",
-    "webhook",
-    "queue",
-    "cache",
-    "login",
-    "mailer",
-    "scheduler",
-    "worker",
-    "report",
-]
-FLAG_WORDS = [
-    "dry-run",
-    "verbose",
-    "limit",
-    "force",
-    "since",
-    "until",
-    "format",
-    "output",
-    "retries",
-    "batch-size",
-    "no-cache",
-    "strict",
-    "quiet",
-    "offset",
-]
+WORDS = yaml.safe_load((Path(__file__).with_name("words.yaml")).read_text(encoding="utf-8"))
+VERBS: list[str] = WORDS["verbs"]
+NOUNS: list[str] = WORDS["nouns"]
+THINGS: list[str] = WORDS["things"]
+FLAG_WORDS: list[str] = WORDS["flag_words"]
 # (fact, the same fact worded differently, aspect): near-duplicate templates
-NEAR_DUPLICATES = [
-    (
-        "The {thing} timeout is {n} seconds, set by `{const}` in `{path}`.",
-        "`{const}` in `{path}` sets the {thing} timeout to {n} seconds.",
-        "timeout",
-    ),
-    (
-        "Run `{cmd}` to rebuild the {thing} fixtures before the tests.",
-        "Before the tests, the {thing} fixtures are rebuilt with `{cmd}`.",
-        "fixtures",
-    ),
-    (
-        "The {thing} worker retries failed jobs {n} times before giving up.",
-        "Failed {thing} jobs are retried {n} times by the worker before it gives up.",
-        "retries",
-    ),
-    (
-        "Uploads to the {thing} bucket are limited to {n} MB per file.",
-        "Each file uploaded to the {thing} bucket may be at most {n} MB.",
-        "upload limit",
-    ),
-    (
-        "The {thing} cache keeps entries for {n} minutes and is cleared on deploy.",
-        "Entries in the {thing} cache live {n} minutes; a deploy clears the cache.",
-        "cache ttl",
-    ),
-    (
-        "Log lines from the {thing} service are JSON, one object per line.",
-        "The {thing} service logs one JSON object per line.",
-        "log format",
-    ),
-    (
-        "Set `{env}` to point the {thing} client at a local server.",
-        "The {thing} client talks to a local server when `{env}` is set.",
-        "local server",
-    ),
-    (
-        "The `{cmd}` target builds the {thing} docs into `site/`.",
-        "Docs for {thing} are built into `site/` by the `{cmd}` target.",
-        "docs build",
-    ),
-]
+NEAR_DUPLICATES = [(t["fact"], t["reworded"], t["aspect"]) for t in WORDS["near_duplicates"]]
 # (fact, a fact that contradicts it, aspect): contradiction templates
-CONTRADICTIONS = [
-    ("The {thing} page size is {n} rows.", "The {thing} page size is {m} rows.", "page size"),
-    (
-        "Deploys of the {thing} service run `{c1}`.",
-        "Deploys of the {thing} service run `{c2}`.",
-        "deploy command",
-    ),
-    (
-        "Retries for {thing} requests are enabled by default.",
-        "Retries for {thing} requests are disabled by default.",
-        "retries",
-    ),
-    (
-        "The {thing} export is written as UTF-8 CSV.",
-        "The {thing} export is not written as UTF-8 CSV.",
-        "export format",
-    ),
-    (
-        "The {thing} scheduler runs every {n} minutes.",
-        "The {thing} scheduler runs every {m} minutes.",
-        "schedule",
-    ),
-    (
-        "Uploads larger than {n} MB are rejected by the {thing} service.",
-        "Uploads larger than {m} MB are rejected by the {thing} service.",
-        "upload size",
-    ),
-    (
-        "The {thing} cache is shared between workers.",
-        "The {thing} cache is never shared between workers.",
-        "cache sharing",
-    ),
-    (
-        "The {thing} client sends requests over HTTP/2.",
-        "The {thing} client sends requests over HTTP/1.1.",
-        "http version",
-    ),
-]
+CONTRADICTIONS = [(t["fact"], t["contradiction"], t["aspect"]) for t in WORDS["contradictions"]]
 DATES = [f"2026-09-0{d}T10:00:00Z" for d in range(1, 10)]
 
 
@@ -751,41 +597,15 @@ def build_main(root: Path, g: Generator) -> dict[str, Any]:
         )
 
     # invalid files and missing fields -----------------------------------------------------
-    invalid = {
-        "broken-yaml": "---\nname: broken-yaml\ndescription: [unclosed\ntype: project\n---\nA fact.\n",
-        "no-frontmatter": "Just a note without any frontmatter.\n",
-        "missing-type": "---\nname: missing-type\ndescription: Something\n---\nA fact.\n",
-        "wrong-name": "---\nname: another-name\ndescription: Something\ntype: project\n---\nA fact.\n",
-        "bad-type": "---\nname: bad-type\ndescription: Something\ntype: rumour\n---\nA fact.\n",
-    }
-    for name, text in invalid.items():
+    for name, text in WORDS["invalid_files"].items():
         s.raw_files[name] = text
         s.label("invalid_file", memory=name)
-    minimal = {
-        "style-preference": (
-            "user",
-            "Prefers tabs in Makefiles",
-            "The user wants Makefile recipes indented with tabs.",
-        ),
-        "ci-dashboard": (
-            "reference",
-            "Where CI results are",
-            "CI results are on the team dashboard under `shop`.",
-        ),
-        "release-freeze": (
-            "project",
-            "Release freeze",
-            "No merges to main during the release freeze week.",
-        ),
-    }
-    for stem, (kind, desc, body) in minimal.items():
+    for stem, (kind, desc, body) in WORDS["minimal_files"].items():
         s.raw_files[stem] = f"---\nname: {stem}\ndescription: {desc}\ntype: {kind}\n---\n{body}\n"
         s.label("missing_field", memory=stem)
 
     layout.repo_memories.mkdir(parents=True, exist_ok=True)
     _write_memory_files(layout, s)
-    from orchestrator.store.repo import RepoMemoryStore
-
     (layout.memory_index).write_text(render_index(RepoMemoryStore(layout).load_all().memories))
     commit(root, "memories")
 
@@ -821,8 +641,6 @@ def build_small(root: Path, g: Generator, n: int) -> None:
             )
         )
     _write_memory_files(layout, s)
-    from orchestrator.store.repo import RepoMemoryStore
-
     index = render_index(RepoMemoryStore(layout).load_all().memories)
     scenario = n % 4
     if scenario == 1:  # drift: an entry removed by hand

@@ -1,8 +1,8 @@
 """Build the blind labelled set for `orch memory audit`.
 
 Run: `python -m evals.hygiene_blind.generate DEST [--seed N]` (from the repository root),
-or `orch eval hygiene --set blind`. It writes real git repositories under DEST, each with a
-`labels.json` (git-ignored through `.git/info/exclude`):
+or `python -m evals.hygiene --set blind`. It writes real git repositories under DEST, each
+with a `labels.json` (git-ignored through `.git/info/exclude`):
 
 - three domain repositories (`shopfront`: a Python web service with a TypeScript client;
   `tidewater`: a Python/SQL data pipeline with an Airflow DAG; `pakt`: a Go command-line
@@ -14,6 +14,8 @@ or `orch eval hygiene --set blind`. It writes real git repositories under DEST, 
   ones (an index regenerated after a supersede, an empty store, a broken memory file the
   index rightly leaves out).
 
+The set is data beside this file (see model.py and README.md): each domain's code as
+fixture trees and its memories and labels in YAML; `set.yaml` holds the small repositories.
 The labels come from the rules users are promised, written without reading the audit's
 code: planted findings in `expected` (scored), clean look-alikes in `lookalikes` (kept for
 reading the errors: a look-alike reported is a false positive in the score anyway).
@@ -35,7 +37,6 @@ from typing import Any
 
 import yaml
 
-from evals.hygiene_blind import pakt, shopfront, tidewater
 from evals.hygiene_blind.model import Domain, Mem, Store
 from orchestrator.store.index import render_index
 from orchestrator.store.layout import Layout
@@ -43,7 +44,9 @@ from orchestrator.store.notes import SECTIONS
 from orchestrator.store.repo import RepoMemoryStore
 from orchestrator.store.scaffold import scaffold
 
-DOMAINS: tuple[Domain, ...] = (shopfront.DOMAIN, tidewater.DOMAIN, pakt.DOMAIN)
+HERE = Path(__file__).resolve().parent
+SET = yaml.safe_load((HERE / "set.yaml").read_text(encoding="utf-8"))
+TASKS: tuple[str, ...] = tuple(SET["tasks"])
 NEWEST = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 KEY_ORDER = (
     "name",
@@ -187,20 +190,6 @@ def render_memory(m: Mem, s: Store, first_commit: str) -> tuple[str, str]:
     return text, fact
 
 
-TASKS = (
-    "add-rate-limit",
-    "paginate-orders",
-    "harden-payments",
-    "split-readers",
-    "crm-source",
-    "backfill-2025",
-    "manifest-v2",
-    "parallel-downloads",
-    "cache-prune",
-    "release-signing",
-)
-
-
 # ----------------------------------------------------------------------------- notes and index
 
 
@@ -293,9 +282,8 @@ def _check_claims(root: Path, s: Store) -> None:
 def build_domain(dest: Path, domain: Domain, rng: random.Random, *, drift: str | None) -> Built:
     root = dest / domain.name
     first = _init(root, domain.before)
-    final = {k: v for k, v in {**domain.before, **domain.after}.items() if v is not None}
     s = Store(rng)
-    domain.describe(s, final)
+    domain.describe(s)
 
     _write_memories(root, s, [m for m in s.mems if m.batch == 1], first)
     commit(root, "Save what the first tasks learned")
@@ -324,16 +312,7 @@ def build_domain(dest: Path, domain: Domain, rng: random.Random, *, drift: str |
 
 
 def _drift_added(root: Path, index: str, s: Store) -> str:
-    m = Mem(
-        "index-skipped-memory",
-        "reference",
-        "Written after the index was generated",
-        "The `Makefile` is the entry point for every routine command.",
-        subject="makefile entry point",
-        reason="One place to look",
-        cite=("Makefile",),
-        age=0,
-    )
+    m = Mem.from_record(SET["index_skipped"])
     s.add(m)
     (root / "memories" / "repo" / f"{m.name}.md").write_text(render_memory(m, s, "")[0])
     return index
@@ -422,168 +401,16 @@ def _plain(s: Store) -> list[Mem]:
     return [m for m in s.mems if m.raw is None and m.type in ("project", "reference")]
 
 
-# Small repositories: one domain's final code, its ordinary memories, one index state and
-# one NOTES.md.
-SMALL: list[dict[str, Any]] = [
-    {
-        "domain": "shopfront",
-        "index": "added",
-        "notes": [
-            ("objective", "Add a retry budget to the payment webhooks", False),
-            ("pending", "Done: extracted the webhook signature check", True),
-            ("pending", "Review the retry budget with payments", False),
-        ],
-    },
-    {
-        "domain": "tidewater",
-        "index": "deleted",
-        "notes": [
-            ("objective", "Load the ads source nightly", False),
-            ("blockers", "Waiting for the ads API quota increase", False),
-            ("pending", "Tests passing as of 16:05", True),
-        ],
-    },
-    {
-        "domain": "pakt",
-        "index": "description",
-        "notes": [
-            ("objective", "Sign release archives", False),
-            ("pending", "WIP: halfway through the goreleaser signing config", True),
-            ("pending", "Rotate the signing key before 2027-02-01", False),
-        ],
-    },
-    {
-        "domain": "shopfront",
-        "index": "hand_note",
-        "notes": [
-            ("objective", "Move receipts to the new e-mail provider", False),
-            ("pending", "Committed 4e1f9a2 with the provider switch", True),
-            ("pending", "Keep receipt rendering under 50 ms", False),
-        ],
-    },
-    {
-        "domain": "tidewater",
-        "index": "superseded_by_hand",
-        "notes": [
-            ("objective", "Shorten the nightly run to under one hour", False),
-            ("pending", "Completed the loader batching change yesterday", True),
-            ("pending", "Profile dedupe_rows on the 2 GB export", False),
-        ],
-    },
-    {
-        "domain": "pakt",
-        "index": "missing",
-        "notes": [
-            ("objective", "Mirror support for pakt install", False),
-            ("blockers", "Need a staging mirror from infra", False),
-            ("pending", "80% through the mirror fallback", True),
-        ],
-    },
-    {
-        "domain": "shopfront",
-        "index": "reordered",
-        "notes": [
-            ("objective", "Cursor pagination for the admin table", False),
-            ("pending", "Phase 1 finished, phase 2 started", True),
-            ("pending", "modified web/src/poll.ts", True),
-        ],
-    },
-    {
-        "domain": "tidewater",
-        "index": "oversize_205",
-        "notes": [
-            ("objective", "Archive partitions older than 2024", False),
-            ("pending", "Archive job runs daily at 03:00 UTC once enabled", False),
-        ],
-    },
-    {
-        "domain": "pakt",
-        "index": "oversize_260",
-        "notes": [
-            ("objective", "Cache pruning on every install", False),
-            ("pending", "Prune entries older than 30 days by default", False),
-        ],
-    },
-    {
-        "domain": "shopfront",
-        "index": None,
-        "supersede": True,
-        "notes": [
-            ("objective", "Lower the session lifetime", False),
-            ("pending", "Sessions expire after 15 minutes from the next release", False),
-        ],
-    },
-    {
-        "domain": "tidewater",
-        "index": None,
-        "broken": True,
-        "notes": [
-            ("objective", "Clean up the memory store", False),
-            ("pending", "Run orch memory audit before each release", False),
-        ]
-        + [
-            ("pending", f"Review the {t} source's retention", False)
-            for t in (
-                "crm",
-                "ads",
-                "orders",
-                "fx",
-                "shop",
-                "web",
-                "app",
-                "erp",
-                "hr",
-                "ops",
-                "sales",
-                "support",
-            )
-        ],
-    },
-    {
-        "domain": "pakt",
-        "index": None,
-        "empty": True,
-        "notes": [("objective", "Set up orch memory for this repository", False)],
-    },
-    {
-        "domain": "pakt",
-        "index": None,
-        "notes": [
-            ("objective", "Speed up pakt verify", False),
-            ("pending", "Step 2 of 3 done: hashing runs in parallel", True),
-        ]
-        + [
-            ("pending", f"Benchmark verify on the {n} fixture", False)
-            for n in (
-                "basic",
-                "duplicate",
-                "monorepo",
-                "huge",
-                "empty",
-                "vendored",
-                "mirrored",
-                "offline",
-                "signed",
-                "legacy",
-                "nested",
-                "windows",
-            )
-        ],
-    },
-]
-
-BY_NAME = {d.name: d for d in DOMAINS}
-MODULES = {"shopfront": shopfront, "tidewater": tidewater, "pakt": pakt}
-
-
-def build_small(dest: Path, n: int, spec: dict[str, Any], rng: random.Random) -> Built:
-    domain = BY_NAME[spec["domain"]]
+def build_small(
+    dest: Path, n: int, spec: dict[str, Any], domain: Domain, rng: random.Random
+) -> Built:
+    """A small repository: `domain`'s final code and ordinary memories, the MEMORY.md and
+    NOTES.md that `spec` (an entry of `small` in set.yaml) describes."""
     root = dest / f"{domain.name}-ops-{n}"
-    final = {k: v for k, v in {**domain.before, **domain.after}.items() if v is not None}
-    first = _init(root, final)
+    first = _init(root, domain.final())
     s = Store(rng)
     if not spec.get("empty"):
-        MODULES[domain.name].ordinary(s)
+        domain.add_ordinary(s)
     built_extra: list[dict[str, Any]] = []
     if spec.get("supersede"):
         old = s.mems[0]
@@ -601,21 +428,15 @@ def build_small(dest: Path, n: int, spec: dict[str, Any], rng: random.Random) ->
         old.fm = {**old.fm, "status": "superseded", "superseded_by": new.name}
         s.add(new)
     if spec.get("broken"):
-        broken = Mem(
-            "half-written",
-            "project",
-            "",
-            "",
-            raw="---\nname: half-written\ndescription: [draft\n---\n",
-        )
+        broken = Mem.from_record(SET["half_written"]["memory"])
         s.add(broken)
         built_extra.append(
-            {"kind": "invalid_file", "memory": "half-written", "note": "unterminated flow sequence"}
+            {"kind": "invalid_file", "memory": broken.name, "note": SET["half_written"]["note"]}
         )
     _write_memories(root, s, s.mems, first)
     built = Built(root, list(s.expected) + built_extra, list(s.lookalikes))
     index = index_text(root)
-    kind = spec["index"]
+    kind = spec.get("index")
     if kind:
         index = DRIFTS[kind](root, index, s)
         built.expected.append({"kind": "index_drift", "note": kind})
@@ -630,7 +451,7 @@ def build_small(dest: Path, n: int, spec: dict[str, Any], rng: random.Random) ->
         index_path.unlink()
     else:
         index_path.write_text(index, encoding="utf-8")
-    _notes_labels(built, spec["notes"], root)
+    _notes_labels(built, [(a, b, c) for a, b, c in spec["notes"]], root)
     commit(root, "Keep the memory store")
     built.save()
     return built
@@ -639,13 +460,13 @@ def build_small(dest: Path, n: int, spec: dict[str, Any], rng: random.Random) ->
 def build(dest: Path, seed: int) -> list[Path]:
     """Write the blind set under `dest` (which must not exist); return its repositories."""
     rng = random.Random(seed)
+    domains = {name: Domain.load(HERE / name) for name in SET["domains"]}
     dest.mkdir(parents=True)
     repos: list[Built] = []
-    for domain in DOMAINS:
-        drift = "description" if domain.name == "tidewater" else None
-        repos.append(build_domain(dest, domain, rng, drift=drift))
-    for n, spec in enumerate(SMALL, start=1):
-        repos.append(build_small(dest, n, spec, rng))
+    for domain in domains.values():
+        repos.append(build_domain(dest, domain, rng, drift=SET["drift"].get(domain.name)))
+    for n, spec in enumerate(SET["small"], start=1):
+        repos.append(build_small(dest, n, spec, domains[spec["domain"]], rng))
     return [b.root for b in repos]
 
 
@@ -655,7 +476,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--force", action="store_true", help="replace DEST if it exists")
     args = parser.parse_args()
-    if args.force and args.dest.exists():
+    if args.dest.exists():
+        if not args.force:
+            parser.error(f"{args.dest} exists (--force replaces it)")
         shutil.rmtree(args.dest)
     for root in build(args.dest, args.seed):
         labels = json.loads((root / "labels.json").read_text())

@@ -1,26 +1,26 @@
-"""What a blind set is made of: memories, planted labels and clean look-alikes.
+"""What the blind set is made of, read from its data: memories, planted labels, look-alikes.
 
-A domain module describes its repository (code before and after a refactor) and calls
-`Store.add` / `Store.plant` / `Store.clean` to describe its memories. The labels are
-written from the rules users are promised (DESIGN.md sections 1, 2 and 5, docs/memory.md,
-docs/storage.md), never from what a detector happens to do.
+A domain is a folder: `before/` (the code of the first commit), `after/` (what the refactor
+commit writes over it) and `memories.yaml`, which names the files the refactor deletes,
+holds NOTES.md's items, and describes the memories in cases: the memories a case adds
+(fields of `Mem`) and its labels, `plant: KIND` (a finding the audit must report) or
+`clean: KIND` (a look-alike it must not report as KIND), each naming its memories. The
+labels are written from the rules users are promised (docs/memory.md, docs/storage.md),
+never from what a detector happens to do.
 """
 
 from __future__ import annotations
 
+import copy
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 Text = str | tuple[str, ...]  # one wording, or alternatives the seed chooses among
 
-MEMORY_KINDS = (
-    "stale_citation",
-    "excluded_content",
-    "secret",
-    "invalid_file",
-    "missing_field",
-)
 PAIR_KINDS = ("near_duplicate", "contradiction")
 
 
@@ -33,13 +33,14 @@ class Mem:
     `fm` adds or overrides frontmatter keys (status, supersedes, distinct_from, tags...);
     `omit` leaves keys out; `raw` replaces the whole file (files that must not load).
     `style`: "block" (the store's own form), "flow" (citations in flow style and
-    comments), "crlf", "bom", "folded" (description as a folded block scalar).
+    comments), "crlf", "bom", "folded" (description as a folded block scalar),
+    "fence-space" (spaces after the `---` fences).
     """
 
     name: str
     type: str
-    description: str
-    fact: Text
+    description: str = ""
+    fact: Text = ""
     subject: str | None = None
     reason: str | None = None
     cite: tuple[Any, ...] = ()
@@ -51,6 +52,18 @@ class Mem:
     style: str = "block"
     age: int = 0  # days before the newest memory: a larger age is older
     record_verified: bool = False  # a `verified` record naming the first commit
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Mem:
+        """A memory from its YAML record (lists become tuples; nothing is shared)."""
+        fields = copy.deepcopy(record)
+        if isinstance(fields.get("fact"), list):
+            fields["fact"] = tuple(fields["fact"])
+        fields["cite"] = tuple(
+            tuple(c) if isinstance(c, list) else c for c in fields.get("cite", ())
+        )
+        fields["omit"] = tuple(fields.get("omit", ()))
+        return cls(**fields)
 
 
 @dataclass
@@ -65,47 +78,86 @@ class Store:
     def pick(self, text: Text) -> str:
         return text if isinstance(text, str) else self.rng.choice(text)
 
-    def add(self, *mems: Mem) -> tuple[Mem, ...]:
+    def add(self, *mems: Mem) -> None:
         taken = {m.name for m in self.mems}
         for m in mems:
             if m.name in taken:
                 raise ValueError(f"memory name used twice: {m.name}")
             taken.add(m.name)
             self.mems.append(m)
-        return mems
 
-    def plant(self, kind: str, *mems: Mem, note: str = "") -> None:
-        """A finding the audit must report."""
-        self._label(self.expected, kind, mems, note)
-
-    def clean(self, kind: str, *mems: Mem, note: str = "") -> None:
-        """A look-alike the audit must not report as `kind`."""
-        self._label(self.lookalikes, kind, mems, note)
-
-    @staticmethod
-    def _label(into: list[dict[str, Any]], kind: str, mems: tuple[Mem, ...], note: str) -> None:
+    def label(self, record: dict[str, Any]) -> None:
+        """A `plant` record is a finding the audit must report; a `clean` one a look-alike
+        it must not report as that kind."""
+        planted = "plant" in record
+        kind = record["plant"] if planted else record["clean"]
+        names = list(record["memories"])
+        unknown = sorted(set(names) - {m.name for m in self.mems})
+        if unknown:
+            raise ValueError(f"{kind} label names no memory of the set: {unknown}")
         entry: dict[str, Any] = {"kind": kind}
         if kind in PAIR_KINDS:
-            if len(mems) != 2:
-                raise ValueError(f"{kind} labels a pair")
-            entry["pair"] = sorted(m.name for m in mems)
+            if len(names) != 2:
+                raise ValueError(f"{kind} labels a pair: {names}")
+            entry["pair"] = sorted(names)
         else:
-            if len(mems) != 1:
-                raise ValueError(f"{kind} labels one memory")
-            entry["memory"] = mems[0].name
-        if note:
-            entry["note"] = note
-        into.append(entry)
+            if len(names) != 1:
+                raise ValueError(f"{kind} labels one memory: {names}")
+            entry["memory"] = names[0]
+        if record.get("note"):
+            entry["note"] = record["note"]
+        (self.expected if planted else self.lookalikes).append(entry)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Domain:
     """A repository: code before the refactor, the refactor's changes, its memories."""
 
     name: str
     before: dict[str, str]
     after: dict[str, str | None]  # None deletes the file
-    describe: Any  # (store: Store, code: dict[str, str]) -> None, code = the final tree
+    cases: list[dict[str, Any]]
+    ordinary: list[dict[str, Any]]  # plain, clean memories, also used by small repositories
     # NOTES.md: (section, line, records task progress?) in order; section is one of
     # "objective", "blockers", "pending"
-    notes: list[tuple[str, str, bool]] = field(default_factory=list)
+    notes: list[tuple[str, str, bool]]
+
+    @classmethod
+    def load(cls, folder: Path) -> Domain:
+        data = yaml.safe_load((folder / "memories.yaml").read_text(encoding="utf-8"))
+        after: dict[str, str | None] = dict(read_tree(folder / "after"))
+        after.update(dict.fromkeys(data["deleted"]))
+        return cls(
+            folder.name,
+            read_tree(folder / "before"),
+            after,
+            data["cases"],
+            data["ordinary"],
+            [(section, line, progress) for section, line, progress in data["notes"]],
+        )
+
+    def final(self) -> dict[str, str]:
+        """The code after the refactor."""
+        merged = {**self.before, **self.after}
+        return {path: text for path, text in merged.items() if text is not None}
+
+    def describe(self, s: Store) -> None:
+        """Add every memory of the domain to `s`, with its labels."""
+        for case in self.cases:
+            s.add(*(Mem.from_record(r) for r in case["memories"]))
+            for label in case.get("labels", ()):
+                s.label(label)
+        self.add_ordinary(s)
+
+    def add_ordinary(self, s: Store) -> None:
+        s.add(*(Mem.from_record(r) for r in self.ordinary))
+
+
+def read_tree(root: Path) -> dict[str, str]:
+    """Every file under `root`, by its path relative to `root`, as written (no newline
+    translation)."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes().decode("utf-8")
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }

@@ -73,7 +73,7 @@ def _finish(env: Env, as_json: bool) -> None:
 @click.argument("task")
 @click.option("--tier", type=TIER, help="Force the complexity tier (else the planner picks).")
 @click.option("--yes", "-y", is_flag=True, help="Approve the plan without asking.")
-@click.option("--model", help="Model to use: anthropic:<id> or scripted:<path>.")
+@click.option("--model", help="Model to use: anthropic:<id>, openai:<model> or scripted:<path>.")
 @click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
 @json_option
 def run(
@@ -103,7 +103,7 @@ def run(
 @click.command()
 @click.argument("task")
 @click.option("--tier", type=TIER, help="Force the complexity tier (else the planner picks).")
-@click.option("--model", help="Model to use: anthropic:<id> or scripted:<path>.")
+@click.option("--model", help="Model to use: anthropic:<id>, openai:<model> or scripted:<path>.")
 @json_option
 def plan(task: str, tier: str | None, model: str | None, as_json: bool) -> None:
     """Plan and audit TASK; stop for approval before any change is made.

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.config import Config, load_config
-from orchestrator.engine import faults
+from orchestrator.engine import faults, shell
 from orchestrator.engine.enums import ApprovalKind, PhaseStatus, Scope, Step, Tier, WorkflowState
 from orchestrator.engine.env import Env
 from orchestrator.engine.journal import Journal, Listener
@@ -26,6 +26,7 @@ from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.engine.workflow import Workflow
 from orchestrator.errors import UsageError
 from orchestrator.models import get_model
+from orchestrator.sandbox import Mode, mode_of, off_notice
 from orchestrator.store.fs import file_lock
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder, list_tasks
@@ -61,6 +62,9 @@ def _open(task: TaskFolder, config: Config, options: Options) -> Env:
     if options.notices:
         for problem in loaded.problems:
             options.notices(problem)
+    shell.kill_leftovers(task.layout)  # what a dead run's commands left running
+    if mode_of(config.policy.sandbox) is Mode.OFF and options.notices:
+        options.notices(off_notice())
     parts = options.parts or default_parts(config)
     return Env(task, config, ProjectRepo(task.layout), journal, parts)
 
@@ -88,6 +92,7 @@ def start(
         raise UsageError(
             f"dirty_tree must be one of {', '.join(DIRTY_POLICIES)}, not {config.dirty_tree!r}"
         )
+    mode_of(config.policy.sandbox)  # a bad [policy] sandbox fails here, before any write
     repo = ProjectRepo(layout)
     head = repo.head()
     if head is None:

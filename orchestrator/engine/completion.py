@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from orchestrator.engine import faults, records, verified
+from orchestrator.engine import faults, records, shell, verified
 from orchestrator.engine.enums import (
     ApprovalKind,
     CheckStatus,
@@ -170,6 +170,7 @@ class Completion:
             changed=[],
             diff="",
             phase=s.phase(s.order[-1]) if s.order else s.phase(1),
+            sandbox=shell.sandbox_for(env.layout, env.config.policy),
         )
         for result in run_gates(list(FINAL_GATES), ctx):
             lines.append(f"- final {result.gate}: {result.status} ({result.summary})")

@@ -66,7 +66,15 @@ class NeedsApproval(WorkflowExit):
         gate: GateEvent | None = None,
     ) -> None:
         super().__init__(reason, phase=phase, failure_class=failure_class, gate=gate)
-        self.request = Approval(kind, key=key, command=command, rule=rule)
+        self.kind = kind
+        self.key = key  # a high-risk command's approval key
+        self.command = command
+        self.rule = rule  # the shell policy rule that flagged it
+
+    @property
+    def request(self) -> Approval:
+        """What the person is asked, as the `approval_requested` change records it."""
+        return Approval(self.kind, key=self.key, command=self.command, rule=self.rule)
 
 
 class Blocked(WorkflowExit):

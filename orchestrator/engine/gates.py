@@ -30,6 +30,7 @@ import yaml
 from orchestrator.engine import faults, shell
 from orchestrator.engine.state import PhaseState
 from orchestrator.errors import FailureClass
+from orchestrator.sandbox import Sandbox, SandboxUnavailable
 
 HINT_CHARS = 3000
 
@@ -86,6 +87,7 @@ class GateContext:
     changed: list[tuple[str, str]]  # (status letter, path) of the phase's change
     diff: str
     phase: PhaseState
+    sandbox: Sandbox  # the test and lint commands run in the agent's sandbox
     validate_files: list[Callable[[], list[str]]] = field(default_factory=list)
 
 
@@ -104,7 +106,19 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
     if not command:
         return GateResult(gate, "NOT_RUN", f"no {setting} configured; the gate did not run")
     faults.point("gate.before_command")
-    result = shell.run_command(command, ctx.root, timeout=ctx.timeout, output_cap=ctx.output_cap)
+    try:
+        result = shell.run_command(
+            command, ctx.root, timeout=ctx.timeout, output_cap=ctx.output_cap, sandbox=ctx.sandbox
+        )
+    except SandboxUnavailable as exc:
+        return GateResult(
+            gate,
+            "FAIL",
+            exc.line(),
+            command=command,
+            failure_class=FailureClass.ESCALATE,
+            blocked=True,
+        )
     faults.point("gate.after_command")
     tail = result.output[-HINT_CHARS:]
     base: dict[str, Any] = dict(

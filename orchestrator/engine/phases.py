@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.context import CompactionStalled
-from orchestrator.engine import faults, policy, records, tasklist, verified
+from orchestrator.engine import faults, policy, records, shell, tasklist, verified
 from orchestrator.engine.agent import Checkpoint
 from orchestrator.engine.enums import (
     ApprovalKind,
@@ -343,6 +343,7 @@ class Phases:
             changed=changed,
             diff=diff,
             phase=ph,
+            sandbox=shell.sandbox_for(env.layout, env.config.policy),
             validate_files=[self._validate_own_files],
         )
         results = run_gates(list(phase["quality_gates"]), ctx)
@@ -574,6 +575,7 @@ class Phases:
 
     def close(self, pid: int) -> None:
         env, s = self.env, self.env.state
+        shell.kill_leftovers(env.layout)  # nothing a command started outlives its phase
         ph = s.phase(pid)
         phase = env.plan_phase(pid)
         self._write_report(pid, ph)

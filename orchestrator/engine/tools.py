@@ -261,6 +261,7 @@ class ExecutorTools(ReadOnlyTools):
         self.tasklist_path = tasklist_path
         self.memory = memory
         self.record_gate = record_gate  # Journal.gate: a high-risk command that goes ahead
+        self.sandbox = shell.sandbox_for(repo.layout, policy)
 
     def handlers(self) -> dict[str, Handler]:
         return {
@@ -343,6 +344,7 @@ class ExecutorTools(ReadOnlyTools):
             self.root,
             timeout=timeout,
             output_cap=self.policy.shell_output_cap,
+            sandbox=self.sandbox,
             on_start=lambda: faults.point("shell.running"),
         )
         head = "timed out" if result.timed_out else f"exit code {result.exit_code}"

@@ -1,4 +1,4 @@
-"""Models by name: `anthropic:<model id>` or `scripted:<path>`.
+"""Models by name: `anthropic:<model id>`, `openai:<model>` or `scripted:<path>`.
 
 `get_model` returns the named model wrapped in a `ResilientModel`: transient failures are
 retried (`max_retries` from the configuration) and an unavailable model falls back to
@@ -7,7 +7,9 @@ falls back only to another scripted model (a scripted run never reaches a real A
 waits between retries only when its script says `retry_after`.
 
 The Anthropic adapter (`orchestrator.models.anthropic_adapter`) is the only module that
-imports the `anthropic` SDK, and it is imported only when an anthropic model is built.
+imports the `anthropic` SDK, and the OpenAI adapter (`orchestrator.models.openai_adapter`)
+the only one that imports `openai` (an optional extra: `pip install 'orch[openai]'`); each
+is imported only when a model of its kind is built.
 """
 
 from __future__ import annotations
@@ -24,8 +26,12 @@ if TYPE_CHECKING:
     from orchestrator.models.resilient import ResilientModel
     from orchestrator.protocols import Model
 
-MODEL_FORMS = ("anthropic:<model id>", "scripted:<path to a YAML or JSON script>")
-KINDS = ("anthropic", "scripted")
+MODEL_FORMS = (
+    "anthropic:<model id>",
+    "openai:<model>",
+    "scripted:<path to a YAML or JSON script>",
+)
+KINDS = ("anthropic", "openai", "scripted")
 
 
 def _kind(name: str, what: str = "model") -> str:
@@ -43,10 +49,24 @@ def build_model(name: str, config: Config | None = None) -> Model:
         from orchestrator.models.scripted import ScriptedModel
 
         return ScriptedModel.from_file(Path(rest))
+    if kind == "openai":
+        return _openai_model(rest, config)
     from orchestrator.models.anthropic_adapter import AnthropicModel
 
     model: Model = AnthropicModel(rest, config)
     return model
+
+
+def _openai_model(model_id: str, config: Config | None) -> Model:
+    try:
+        from orchestrator.models.openai_adapter import OpenAIModel
+    except ImportError as exc:
+        if not (exc.name or "").startswith("openai"):
+            raise
+        raise UsageError(
+            f"openai:{model_id} needs the openai package: pip install 'orch[openai]'"
+        ) from None
+    return OpenAIModel(model_id, config)
 
 
 def get_model(name: str, config: Config | None = None) -> ResilientModel:
@@ -61,7 +81,7 @@ def get_model(name: str, config: Config | None = None) -> ResilientModel:
     fallback: Callable[[], Model] | None = None
     if fallback_name and fallback_name != name:
         fallback_kind = _kind(fallback_name, "fallback_model")
-        if kind == "anthropic" or fallback_kind == "scripted":
+        if kind != "scripted" or fallback_kind == "scripted":
             fallback = partial(build_model, fallback_name, config)
     return ResilientModel(
         primary,

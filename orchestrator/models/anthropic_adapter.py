@@ -32,7 +32,6 @@ Every failure leaves as a `ModelError` of one of the failure classes:
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
 import logging
@@ -56,7 +55,7 @@ from anthropic.types.beta import (
 from orchestrator.config import Config
 from orchestrator.errors import ModelError, UsageError
 from orchestrator.messages import Reply, Request, TextBlock, ToolCall, Usage
-from orchestrator.models.failures import check_reply
+from orchestrator.models.failures import check_reply, one_line, retry_after_seconds
 from orchestrator.models.memory_tool import INPUT_SCHEMA, MemoryToolHandler, ToolInputError
 from orchestrator.tokens import estimate_request
 
@@ -80,31 +79,6 @@ OFFLINE_PAUSE = 60.0  # after a failed count_tokens, estimate locally for this l
 
 def supports(model_id: str, prefixes: tuple[str, ...]) -> bool:
     return model_id.startswith(prefixes)
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """Seconds to wait from `retry-after-ms` or `retry-after` (seconds or an HTTP date)."""
-    if headers is None:
-        return None
-    try:
-        return max(0.0, float(headers.get("retry-after-ms")) / 1000)
-    except (TypeError, ValueError):
-        pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_tz(value)
-        if parsed is None:
-            return None
-        return max(0.0, float(email.utils.mktime_tz(parsed) - time.time()))
 
 
 def _digest(messages: list[dict[str, Any]]) -> str:

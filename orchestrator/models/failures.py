@@ -6,10 +6,15 @@
 - a refusal: `escalate` (asking again will not change the answer; a human decides);
 - with `check_tools`: a call to a tool the request did not offer, or an input that is not
   an object matching the tool's input schema: `fixable`.
+
+Every adapter also shares `one_line` (an error detail on one line) and
+`retry_after_seconds` (the wait a 429 or 5xx answer asks for).
 """
 
 from __future__ import annotations
 
+import email.utils
+import time
 from typing import Any
 
 from orchestrator.errors import ModelError
@@ -73,3 +78,28 @@ def tool_input_problem(call: ToolCall, schemas: dict[str, dict[str, Any]]) -> st
             f"{where}: {errors[0].message}"
         )
     return None
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `retry-after` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    try:
+        return max(0.0, float(headers.get("retry-after-ms")) / 1000)
+    except (TypeError, ValueError):
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        if parsed is None:
+            return None
+        return max(0.0, float(email.utils.mktime_tz(parsed) - time.time()))

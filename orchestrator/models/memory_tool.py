@@ -121,8 +121,10 @@ class MemoryToolHandler:
         self.store = RepoMemoryStore(layout)
         self.on_event = on_event
 
-    def spec(self) -> ToolSpec:
-        """A plain tool named `memory` with the memory_20250818 input schema."""
+    @staticmethod
+    def spec() -> ToolSpec:
+        """A plain tool named `memory` with the memory_20250818 input schema (for models
+        without the native tool; it needs no repository, so it is callable on the class)."""
         return ToolSpec("memory", description(), INPUT_SCHEMA)
 
     def execute(self, command: dict[str, Any]) -> str:

@@ -2,8 +2,9 @@
 
 A line `<!-- rule: NAME -->` in a prompt is replaced by `rules/NAME.md`, so a rule that
 several roles must carry (verify before use, ignore memory on request, save exclusions...)
-has one wording, everywhere. `orch eval prompts` checks that every prompt carries the
-rules its role needs (`CONTRACT`), in the files and in the requests a scripted run sends.
+has one wording, everywhere. The prompts suite (`python -m evals.prompts`) checks that every
+prompt carries the rules its role needs (`CONTRACT`), in the files and in the requests a
+scripted run sends.
 """
 
 from __future__ import annotations

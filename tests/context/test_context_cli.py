@@ -1,4 +1,4 @@
-"""`orch compact SLUG` on a real task folder, and `orch eval context`."""
+"""`orch compact SLUG` on a real task folder, and the context suite (`python -m evals.context`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from evals.context import context
 from orchestrator.cli import cli
 from orchestrator.context.compaction import read_head, reinjected
 from orchestrator.context.saved import compact_saved
@@ -194,10 +195,9 @@ def test_a_short_conversation_has_nothing_to_compact(
     assert path.read_bytes() == before
 
 
-def test_orch_eval_context_reports_its_figures(git_repo: Path) -> None:
+def test_the_context_suite_reports_its_figures(git_repo: Path) -> None:
     result = CliRunner().invoke(
-        cli,
-        ["eval", "context", "--turns", "120", "--threshold", "8000", "--budget", "12000", "--json"],
+        context, ["--turns", "120", "--threshold", "8000", "--budget", "12000", "--json"]
     )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)

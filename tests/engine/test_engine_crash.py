@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from evals.resume import KILL_POINTS, Outcome, compare, fresh_repo, run_scenario
 from orchestrator.engine import faults
-from orchestrator.evals.resume import KILL_POINTS, Outcome, compare, fresh_repo, run_scenario
 
 pytestmark = pytest.mark.slow
 EXTERNAL = 3

@@ -21,7 +21,8 @@ def wait_for(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyp
 
 
 def test_a_second_orch_on_a_running_task_gets_task_is_locked(mini: Path, tmp_path: Path) -> None:
-    marker = tmp_path / "gate-running"
+    # inside the tree: the gate runs in the sandbox, where nothing outside it is writable
+    marker = mini / "gate-running"
     # the test gate holds the lock for a while: it signals that it runs, then sleeps
     slow = f"{PY} -c \\\"import pathlib, time; pathlib.Path('{marker}').touch(); time.sleep(30)\\\""
     (mini / "orch.toml").write_text(f'test_command = "{slow}"\nmax_retries = 0\n')

@@ -3,17 +3,15 @@ candidates. Real files in real git repositories; the joins are held to brute for
 
 from __future__ import annotations
 
-import importlib
 import json
 import random
-import sys
 from collections.abc import Callable
 from itertools import combinations
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from evals.hygiene_blind import generate as blind_set
 from orchestrator.memory import compare
 from orchestrator.memory.audit import AuditReport, audit, duplicate_candidates
 from orchestrator.memory.dedup import contained_pairs, cross_pairs, jaccard
@@ -175,11 +173,7 @@ def test_duplicate_candidates_hold_every_near_duplicate_pair(mk: Callable[..., M
 
 def test_blind_set_labels_name_real_files(tmp_path: Any) -> None:
     """The blind evaluation set (evals/hygiene_blind) builds, and each label names a file."""
-    checkout = str(Path(__file__).resolve().parents[2])
-    if checkout not in sys.path:
-        sys.path.insert(0, checkout)
-    generate = importlib.import_module("evals.hygiene_blind.generate")
-    repos = generate.build(tmp_path / "blind", 1)
+    repos = blind_set.build(tmp_path / "blind", 1)
     assert len(repos) >= 10
     for root in repos:
         labels = json.loads((root / "labels.json").read_text())

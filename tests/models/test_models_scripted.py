@@ -182,11 +182,14 @@ def test_a_missing_script_file(tmp_path: Path) -> None:
 # choosing models by name --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["gpt-4", "anthropic:", "scripted:", "openai:gpt-4", ""])
+@pytest.mark.parametrize(
+    "name", ["gpt-4", "anthropic:", "scripted:", "openai:", "ollama:llama3", ""]
+)
 def test_an_unknown_model_name_lists_the_valid_forms(name: str) -> None:
     with pytest.raises(UsageError) as caught:
         get_model(name)
     assert "anthropic:<model id>" in caught.value.message
+    assert "openai:<model>" in caught.value.message
     assert "scripted:<path" in caught.value.message
 
 

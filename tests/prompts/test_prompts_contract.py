@@ -8,15 +8,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator.cli import cli
-from orchestrator.evals.prompts import Report, check_request, missing_rules
+from evals.prompts import Report, check_request, missing_rules, prompts
 from orchestrator.messages import Message, Request, SystemPart, ToolSpec
 from orchestrator.prompts import CONTRACT, RULES, prompt_text, rule_text
 
 
 def test_the_scripted_run_sends_every_role_its_rules(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    result = CliRunner().invoke(cli, ["eval", "prompts", "--json"])
+    result = CliRunner().invoke(prompts, ["--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["ok"] is True

@@ -1,4 +1,4 @@
-"""`orch eval locomo`: the recall@k arithmetic on a hand-made LoCoMo-shaped file, and bad input."""
+"""The LoCoMo suite (`python -m evals.locomo`): the recall@k arithmetic on a hand-made LoCoMo-shaped file, and bad input."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from orchestrator.cli import cli
-from orchestrator.evals.locomo import evaluate, load, recall_at
+from evals.locomo import evaluate, load, locomo, recall_at
 
 TURNS_1 = [
     ("Ann", "Hi Bo, long time!"),
@@ -122,13 +121,13 @@ def test_recall_on_a_hand_made_file(tmp_path: Path) -> None:
 
 def test_cli_json_and_text(tmp_path: Path) -> None:
     path = locomo_file(tmp_path)
-    result = CliRunner().invoke(cli, ["eval", "locomo", "--data", str(path), "--json"])
+    result = CliRunner().invoke(locomo, ["--data", str(path), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["v"] == 1 and data["suite"] == "locomo" and data["questions"] == 5
     assert set(data["recall"]) == {"1", "5", "10", "20", "50"}
     assert all(0.0 <= r <= 1.0 for r in data["recall"].values())
-    result = CliRunner().invoke(cli, ["eval", "locomo", "--data", str(path)])
+    result = CliRunner().invoke(locomo, ["--data", str(path)])
     assert result.exit_code == 0
     assert result.output.splitlines()[1].split() == [
         "all",
@@ -158,7 +157,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(
     path = tmp_path / "data.json"
     if content is not None:
         path.write_text(content, encoding="utf-8")
-    result = CliRunner().invoke(cli, ["eval", "locomo", "--data", str(path)])
+    result = CliRunner().invoke(locomo, ["--data", str(path)])
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and str(path) in lines[0]
@@ -166,7 +165,5 @@ def test_cli_bad_input_is_one_line_and_exit_2(
 
 def test_cli_unknown_conversation(tmp_path: Path) -> None:
     path = locomo_file(tmp_path)
-    result = CliRunner().invoke(
-        cli, ["eval", "locomo", "--data", str(path), "--conversation", "conv-y"]
-    )
+    result = CliRunner().invoke(locomo, ["--data", str(path), "--conversation", "conv-y"])
     assert result.exit_code == 2 and "no conversation conv-y" in result.output

@@ -1,0 +1,1 @@
+"""The hygiene suite (`python -m evals.hygiene`) and its generated labelled set."""

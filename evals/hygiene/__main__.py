@@ -1,0 +1,3 @@
+from evals.hygiene.suite import hygiene
+
+hygiene()

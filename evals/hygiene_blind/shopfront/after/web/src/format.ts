@@ -1,0 +1,3 @@
+export function formatMoney(amountCents: number, currency: string, locale = navigator.language): string {
+  return new Intl.NumberFormat(locale, { style: "currency", currency }).format(amountCents / 100);
+}

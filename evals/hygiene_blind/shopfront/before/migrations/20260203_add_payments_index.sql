@@ -1,0 +1,1 @@
+create index payments_order on payments (order_id);
