@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 
-.PHONY: demo test lint format typecheck bench evals docs docs-check clean
+.PHONY: demo test lint format typecheck bench evals realaudit docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,12 @@ evals: $(STAMP)
 		echo "$(BIN)/python -m evals.locomo --data $(LOCOMO)"; \
 		$(BIN)/python -m evals.locomo --data $(LOCOMO); \
 	else echo "evals.locomo skipped: no LoCoMo file at $(LOCOMO) (make evals LOCOMO=PATH)"; fi
+
+# the memory audit on agent memory public projects committed (needs the fetched mirrors
+# under /work/.mirror, or MIRRORS=DIR; not part of CI): evals/realaudit/README.md
+MIRRORS ?= /work/.mirror
+realaudit: $(STAMP)
+	$(BIN)/python -m evals.realaudit --mirrors $(MIRRORS)
 
 docs: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --write
