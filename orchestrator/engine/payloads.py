@@ -55,14 +55,7 @@ class TaskSpec:
     branch: str | None
 
     def to_dict(self) -> Payload:
-        return {
-            "text": self.text,
-            "tier": self.tier,
-            "auto_approve": self.auto_approve,
-            "model": self.model,
-            "base_commit": self.base_commit,
-            "branch": self.branch,
-        }
+        return asdict(self)  # every key, None included: the schema requires them all
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> TaskSpec:
@@ -87,15 +80,7 @@ class Approval:
     note: str | None = None  # what the person said
 
     def to_dict(self) -> Payload:
-        return _non_null(
-            [
-                ("kind", self.kind),
-                ("key", self.key or None),
-                ("command", self.command or None),
-                ("rule", self.rule or None),
-                ("note", self.note or None),
-            ]
-        )
+        return {k: v for k, v in asdict(self).items() if v}  # empty answers are not written
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Approval:
