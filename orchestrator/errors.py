@@ -7,6 +7,7 @@ operations, 2 for usage errors (bad arguments, bad input the user gave on the co
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 
 
@@ -63,28 +64,38 @@ class Locked(OrchError):
         super().__init__(f"{what} is locked by another orch process; try again when it ends")
 
 
-FAILURE_CLASSES = ("transient", "fixable", "needs_replan", "escalate", "model_unavailable")
+class FailureClass(StrEnum):
+    """Why a step failed, which decides its retry (docs/engine.md, "Failures and retries").
+
+    transient: retry the same scope (429, 529, 5xx, timeouts, a cut stream); fixable:
+    retry with a hint (a malformed tool input, a failing test); needs_replan: a targeted
+    replan; escalate: stop (authentication, a bad request); model_unavailable: use the
+    fallback model.
+    """
+
+    TRANSIENT = "transient"
+    FIXABLE = "fixable"
+    NEEDS_REPLAN = "needs_replan"
+    ESCALATE = "escalate"
+    MODEL_UNAVAILABLE = "model_unavailable"
+
+
+FAILURE_CLASSES = tuple(FailureClass)
 
 
 class ModelError(OrchError):
-    """A model call that failed, classified by DESIGN.md section 4's failure classes.
-
-    transient: retry the same scope (429, 529, 5xx, timeouts, a cut stream);
-    fixable: retry with a hint (a malformed tool input); needs_replan; escalate: stop
-    (authentication, a bad request); model_unavailable: use the fallback model.
-    """
+    """A model call that failed, with its `FailureClass`."""
 
     def __init__(
         self,
         message: str,
-        failure_class: str,
+        failure_class: FailureClass | str,
         *,
         status: int | None = None,
         retry_after: float | None = None,
         attempts: int = 1,
     ) -> None:
-        assert failure_class in FAILURE_CLASSES, failure_class
-        self.failure_class = failure_class
+        self.failure_class = FailureClass(failure_class)
         self.status = status
         self.retry_after = retry_after
         self.attempts = attempts

@@ -1,18 +1,16 @@
 """The seams of orch, in one place.
 
-The workflow engine depends on these protocols, never on a concrete SDK, tool set or
-folder: `Model` (orchestrator.models), `ToolSet` (orchestrator.engine.tools) and
-`MemoryStore` (orchestrator.store.repo.RepoMemoryStore).
+The workflow engine depends on these protocols, never on a concrete SDK or tool set:
+`Model` (orchestrator.models) and `ToolSet` (orchestrator.engine.tools). The engine meets
+the other parts (context, memory, retrieval) through the protocols of
+`orchestrator/engine/parts.py`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from orchestrator.messages import Reply, Request, ToolCall, ToolResult, ToolSpec
-    from orchestrator.store.memfile import Memory
-    from orchestrator.store.repo import LoadResult, WriteResult
+from orchestrator.messages import Reply, Request, ToolCall, ToolResult, ToolSpec
 
 
 @runtime_checkable
@@ -36,16 +34,3 @@ class ToolSet(Protocol):
     def specs(self) -> list[ToolSpec]: ...
 
     def run(self, call: ToolCall) -> ToolResult: ...
-
-
-@runtime_checkable
-class MemoryStore(Protocol):
-    """Repo-persistent memory (tier 3). Every write validates and runs Checklist A."""
-
-    def load_all(self) -> LoadResult: ...
-
-    def get(self, name: str) -> Memory: ...
-
-    def add(self, memory: Memory) -> WriteResult: ...
-
-    def supersede(self, old_name: str, new: Memory) -> WriteResult: ...

@@ -5,6 +5,9 @@ from __future__ import annotations
 import click
 
 from orchestrator.commands._common import emit_json, json_option, repo
+from orchestrator.config import load_config
+from orchestrator.context.saved import compact_saved
+from orchestrator.store.tasks import TaskFolder
 
 
 @click.command()
@@ -35,10 +38,6 @@ def compact(
       orch compact add-rate-limiting
       orch compact add-rate-limiting --phase 2 --json
     """
-    from orchestrator.config import load_config
-    from orchestrator.context.saved import compact_saved
-    from orchestrator.store.tasks import TaskFolder
-
     layout = repo()
     task = TaskFolder.open(layout, slug)
     config = load_config(layout.root, {"model": model_name})

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import click
 
 from orchestrator.commands._common import emit_json, json_option
+from orchestrator.engine.demo import Demo, DemoFailed
+from orchestrator.engine.enums import WorkflowState
+from orchestrator.errors import OrchError, UsageError
 
 
 @click.command()
@@ -26,11 +32,6 @@ def demo(where: Path | None, as_json: bool) -> None:
     `orch resume`, completion. No API key is needed: the model's replies are scripted.
     The sample repository is kept, so you can look around afterwards.
     """
-    import tempfile
-
-    from orchestrator.engine.demo import Demo, DemoFailed
-    from orchestrator.errors import OrchError, UsageError
-
     if where is None:
         where = Path(tempfile.mkdtemp(prefix="orch-demo-")) / "wordstats"
     elif where.exists():
@@ -74,16 +75,12 @@ def demo(where: Path | None, as_json: bool) -> None:
         click.echo(
             f"Look around: cd {result.repo} && {orch} status {result.slug} && {orch} log {result.slug}"
         )
-    if info.get("state") != "COMPLETE":
+    if info.get("state") != WorkflowState.COMPLETE:
         raise SystemExit(1)
 
 
 def _orch_on_path() -> str:
     """`orch` if that is the one running, else its full path (e.g. .venv/bin/orch)."""
-    import shutil
-    import sys
-    from pathlib import Path
-
     here = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
     found = shutil.which("orch")
     if (

@@ -3,30 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
 from orchestrator.commands._common import json_option, repo, warn
-from orchestrator.events.log import EVENT_TYPES, Event
-
-
-def summarise(event: Event) -> str:
-    p: dict[str, Any] = event.payload
-    if event.event_type == "gate_event":
-        return f"{p.get('event_type')} {p.get('decision')} [{p.get('workflow_state')}]: {p.get('reason')}"
-    if event.event_type == "state_change":
-        return f"{p.get('from')} -> {p.get('to')}" + (f": {p['reason']}" if p.get("reason") else "")
-    for key in ("summary", "detail", "message", "reason"):
-        if isinstance(p.get(key), str):
-            return p[key]
-    text = json.dumps(p, ensure_ascii=False, separators=(",", ":"))
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
-def format_event(event: Event) -> str:
-    phase = "-" if event.phase is None else str(event.phase)
-    return f"{event.ts}  {phase:>2}  {event.agent:<14} {event.event_type:<19} {summarise(event)}"
+from orchestrator.engine.progress import format_event
+from orchestrator.events.log import EVENT_TYPES, Event, read_events
+from orchestrator.events.log import follow as follow_log
+from orchestrator.store.tasks import TaskFolder
 
 
 @click.command()
@@ -49,10 +33,6 @@ def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: b
     Lines that cannot be read (a torn last line, a line that is not JSON or not an event)
     are skipped and reported on stderr, one line each, and the exit code is then 1.
     """
-    from orchestrator.events.log import follow as follow_log
-    from orchestrator.events.log import read_events
-    from orchestrator.store.tasks import TaskFolder
-
     layout = repo()
     task = TaskFolder.open(layout, slug)
     where = task.event_log_path.relative_to(layout.root).as_posix()

@@ -2,50 +2,70 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
+from rich.console import Console
 
 from orchestrator.commands._common import emit_json, json_option, repo
+from orchestrator.engine.api import Options, start, statuses, summary
+from orchestrator.engine.api import approve as approve_task
+from orchestrator.engine.api import resume as resume_task
+from orchestrator.engine.enums import Tier, WorkflowState
+from orchestrator.engine.env import Env
+from orchestrator.engine.progress import describe
+from orchestrator.engine.state import TaskState
+from orchestrator.events.log import Event
+from orchestrator.store.tasks import TaskFolder
 
-TIER = click.Choice(["TRIVIAL", "SMALL", "MEDIUM", "LARGE"], case_sensitive=False)
+TIER = click.Choice([t.value for t in Tier], case_sensitive=False)
 
 
-def _options(as_json: bool, quiet_tools: bool = False) -> Any:
-    from orchestrator.engine.api import Options
+class Printer:
+    """Prints progress lines with rich (colour on a terminal, plain text otherwise)."""
 
+    def __init__(self, *, tools: bool = True) -> None:
+        self.console = Console(highlight=False, soft_wrap=True)
+        self.tools = tools
+
+    def __call__(self, event: Event, state: TaskState) -> None:
+        if event.event_type == "tool_call" and not self.tools:
+            return
+        shown = describe(event)
+        if shown is not None:
+            self.line(*shown)
+
+    def line(self, text: str, style: str = "") -> None:
+        self.console.print(text, style=style or None, markup=False)
+
+
+def _options(as_json: bool, quiet_tools: bool = False) -> Options:
     options = Options()
     if not as_json:
-        from orchestrator.engine.progress import Printer
-
         printer = Printer(tools=not quiet_tools)
         options.listeners.append(printer)
         options.notices = lambda line: printer.line(f"note: {line}", "yellow")
     return options
 
 
-def _finish(env: Any, as_json: bool) -> None:
+def _finish(env: Env, as_json: bool) -> None:
     """Print where the task stands; exit 1 when it is blocked."""
-    from orchestrator.engine.api import summary
-
     info = summary(env.task)
     if as_json:
         emit_json(info)
     else:
         state = info["state"]
         click.echo("")
-        if state == "COMPLETE":
+        if state == WorkflowState.COMPLETE:
             click.echo(f"Task {info['task']} is COMPLETE: {info['committed']} phase commit(s).")
-        elif state == "WAITING_APPROVAL":
+        elif state == WorkflowState.WAITING_APPROVAL:
             click.echo(f"Task {info['task']} is WAITING_APPROVAL: {info['reason']}")
             click.echo(f"  answer with: orch approve {info['task']}   (or --deny --note ...)")
-        elif state == "BLOCKED":
+        elif state == WorkflowState.BLOCKED:
             click.echo(f"Task {info['task']} is BLOCKED: {info['reason']}")
         else:
             click.echo(f"Task {info['task']} is {state}.")
         click.echo(f"  task folder: {info['folder']}")
         click.echo(f"  event log:   {info['log']} ({info['events']} events)")
-    if info["state"] == "BLOCKED":
+    if info["state"] == WorkflowState.BLOCKED:
         raise SystemExit(1)
 
 
@@ -69,8 +89,6 @@ def run(
       orch run "add a --verbose flag to the CLI"
       orch run "fix the flaky date test" --tier TRIVIAL --yes
     """
-    from orchestrator.engine.api import start
-
     env = start(
         repo(),
         task,
@@ -93,8 +111,6 @@ def plan(task: str, tier: str | None, model: str | None, as_json: bool) -> None:
     \b
     Then: orch approve SLUG   (executes the plan), or edit plans/artifacts/SLUG/plan.json first.
     """
-    from orchestrator.engine.api import start
-
     env = start(repo(), task, tier=tier, auto_approve=False, model=model, options=_options(as_json))
     _finish(env, as_json)
 
@@ -116,8 +132,6 @@ def approve(
       orch approve add-a-verbose-flag
       orch approve add-a-verbose-flag --deny --note "keep the old flag as an alias"
     """
-    from orchestrator.engine.api import approve as approve_task
-
     env = approve_task(
         repo(), slug, deny=deny, note=note, run=not no_run, options=_options(as_json, quiet_tools)
     )
@@ -135,8 +149,6 @@ def resume(slug: str | None, quiet_tools: bool, as_json: bool) -> None:
     Use it after a crash, a context reset, or once a BLOCKED task's cause is fixed.
     Work already committed is never redone.
     """
-    from orchestrator.engine.api import resume as resume_task
-
     env = resume_task(repo(), slug, options=_options(as_json, quiet_tools))
     _finish(env, as_json)
 
@@ -146,9 +158,6 @@ def resume(slug: str | None, quiet_tools: bool, as_json: bool) -> None:
 @json_option
 def status(slug: str | None, as_json: bool) -> None:
     """Where every task stands (or task SLUG in detail)."""
-    from orchestrator.engine.api import statuses, summary
-    from orchestrator.store.tasks import TaskFolder
-
     layout = repo()
     if slug:
         info = summary(TaskFolder.open(layout, slug))
@@ -190,5 +199,5 @@ def status(slug: str | None, as_json: bool) -> None:
             f"{info['task']:<40} {info['state']:<17} phases {phases:<6} "
             f"{(info['updated'] or '')[:19]}"
         )
-        if info["state"] in ("WAITING_APPROVAL", "BLOCKED"):
+        if info["state"] in (WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED):
             click.echo(f"  {info['reason'][:200]}")

@@ -1,4 +1,4 @@
-"""Context management inside a phase (DESIGN.md section 6).
+"""Context management inside a phase.
 
 Tier 1 masks old tool results every turn; tier 2 summarises older turns when the prompt
 passes a token threshold; tier 3 compacts on request (the `compact` tool, `orch compact`).

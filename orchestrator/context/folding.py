@@ -37,6 +37,7 @@ from orchestrator.errors import ModelError
 from orchestrator.events.log import EventLog, utc_ts
 from orchestrator.messages import Message, Request, SystemPart
 from orchestrator.protocols import Model
+from orchestrator.schemas import errors
 from orchestrator.store.fs import atomic_write
 from orchestrator.store.tasks import TaskFolder
 from orchestrator.tokens import estimate_message, estimate_text
@@ -182,8 +183,6 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _write_record(path: Path, schema: str, data: dict[str, Any]) -> None:
-    from orchestrator.schemas import errors
-
     problems = errors(schema, data)
     if problems:
         raise FoldError(f"{path.name} would fail its schema: {problems[0]}")

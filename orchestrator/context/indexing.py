@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from orchestrator.retrieval import index_written
 from orchestrator.store.layout import Layout
 
 
@@ -48,6 +49,4 @@ class Indexer:
         if not self._pending:
             return
         paths, self._pending = self._pending, []
-        from orchestrator.retrieval import index_written
-
         index_written(self.layout, *paths)

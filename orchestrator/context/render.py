@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 
 from orchestrator.messages import Message, TextBlock, ToolCall, ToolResult
+from orchestrator.prompts import prompt_text
 
 RESULT_CHARS = 1500  # how much of one tool result the summariser sees
 TEXT_CHARS = 4000  # how much of one text block
@@ -13,8 +14,6 @@ TEXT_CHARS = 4000  # how much of one text block
 
 def prompt(name: str) -> str:
     """The text of `orchestrator/prompts/<name>.md`, its shared rules included."""
-    from orchestrator.prompts import prompt_text
-
     return prompt_text(name)
 
 

@@ -19,6 +19,8 @@ from orchestrator.context.compaction import reinjected
 from orchestrator.context.manager import CompactionResult, ContextManager
 from orchestrator.errors import InvalidFile, OrchError, UsageError
 from orchestrator.messages import Message
+from orchestrator.models import get_model
+from orchestrator.models.logging import LoggedModel
 from orchestrator.protocols import Model
 from orchestrator.store.fs import atomic_write
 from orchestrator.store.tasks import TaskFolder
@@ -86,9 +88,6 @@ def compact_saved(
         saved = load_conversation(task, phase)
         log = task.events()
         if model is None:
-            from orchestrator.models import get_model
-            from orchestrator.models.logging import LoggedModel
-
             built = get_model(config.model_for("compactor"), config)
             model = LoggedModel(built, log, agent="Compactor", phase=saved.phase)
         earlier = reinjected(saved.messages)

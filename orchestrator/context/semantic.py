@@ -27,6 +27,7 @@ from typing import Any
 from orchestrator.errors import InvalidFile
 from orchestrator.events.log import utc_ts
 from orchestrator.memory.dedup import THRESHOLD, jaccard, normalise_subject, tokens
+from orchestrator.schemas import errors
 from orchestrator.store.fs import atomic_write, file_lock
 from orchestrator.store.tasks import TaskFolder
 
@@ -189,8 +190,6 @@ def load_items(task: TaskFolder) -> list[L3Item]:
         return []
     except ValueError as exc:
         raise InvalidFile(path, f"not JSON: {exc}") from None
-    from orchestrator.schemas import errors
-
     problems = errors("l3", raw)
     if problems:
         raise InvalidFile(path, f"fails its schema: {problems[0]}")
@@ -198,8 +197,6 @@ def load_items(task: TaskFolder) -> list[L3Item]:
 
 
 def save_items(task: TaskFolder, items: Sequence[L3Item], *, now: str) -> None:
-    from orchestrator.schemas import errors
-
     data = {"v": 1, "task": task.slug, "updated": now, "items": [i.to_dict() for i in items]}
     problems = errors("l3", data)
     if problems:

@@ -23,7 +23,7 @@ from typing import Any
 from orchestrator.engine import faults, tasklist
 from orchestrator.engine.exceptions import LimitsExceeded, Submitted
 from orchestrator.engine.vcs import ProjectRepo
-from orchestrator.errors import ModelError
+from orchestrator.errors import FailureClass, ModelError
 from orchestrator.messages import Message, Reply, Request, SystemPart, ToolCall, ToolResult
 from orchestrator.protocols import Model, ToolSet
 from orchestrator.store.fs import atomic_write
@@ -155,7 +155,9 @@ class AgentLoop:
         )
         reply = self.model.complete(request)
         if not reply.content or not (reply.text.strip() or reply.tool_calls):
-            raise ModelError(f"{self.model.name}: the model returned an empty reply", "transient")
+            raise ModelError(
+                f"{self.model.name}: the model returned an empty reply", FailureClass.TRANSIENT
+            )
         return reply
 
     def execute_actions(self, calls: list[ToolCall]) -> list[ToolResult]:

@@ -14,22 +14,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.config import Config, load_config
-from orchestrator.engine import shell
+from orchestrator.engine import faults, shell
+from orchestrator.engine.enums import ApprovalKind, PhaseStatus, Scope, Step, Tier, WorkflowState
 from orchestrator.engine.env import Env
 from orchestrator.engine.journal import Journal, Listener
 from orchestrator.engine.parts import Parts, default_parts
+from orchestrator.engine.payloads import Approval, StateChange, TaskSpec
 from orchestrator.engine.replay import load, reconcile
-from orchestrator.engine.state import TaskState
+from orchestrator.engine.state import TaskState, Waiting
 from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.engine.workflow import Workflow
 from orchestrator.errors import UsageError
+from orchestrator.models import get_model
 from orchestrator.sandbox import Mode, mode_of, off_notice
 from orchestrator.store.fs import file_lock
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder, list_tasks
 
-TIERS = ("TRIVIAL", "SMALL", "MEDIUM", "LARGE")
 DIRTY_POLICIES = ("refuse", "branch")
+# where a task goes when a person says no, by what it waited for (else BLOCKED)
+DENIED_TO = {ApprovalKind.PLAN: WorkflowState.PLANNING}
 
 
 @dataclass
@@ -79,8 +83,8 @@ def start(
     text = " ".join((text or "").split())
     if not text:
         raise UsageError('the task is empty: say what to do, e.g. orch run "add a --verbose flag"')
-    if tier is not None and tier.upper() not in TIERS:
-        raise UsageError(f"unknown tier {tier!r} (one of {', '.join(TIERS)})")
+    if tier is not None and tier.upper() not in list(Tier):
+        raise UsageError(f"unknown tier {tier!r} (one of {', '.join(Tier)})")
     layout.require_initialised()
     overrides = {**options.overrides, **({"model": model} if model else {})}
     config = load_config(layout.root, overrides)
@@ -93,8 +97,6 @@ def start(
     head = repo.head()
     if head is None:
         raise UsageError("the repository has no commit yet: make a first commit, then orch run")
-    from orchestrator.models import get_model
-
     get_model(config.model, config)  # an unknown or unreadable model fails here, before any write
     with _worktree_lock(layout):
         dirty = repo.dirty_paths()
@@ -107,21 +109,19 @@ def start(
         task = TaskFolder.create(layout, text)
         with task.lock():
             env = _open(task, config, options)
-            env.journal.change(
-                "PLANNING",
-                "task_created",
-                f"task created: {text}",
-                task={
-                    "text": text,
-                    "tier": tier.upper() if tier else None,
-                    "auto_approve": auto_approve,
-                    "model": config.model,
-                    "base_commit": head,
-                    "branch": f"orch/{task.slug}" if dirty else None,
-                },
+            spec = TaskSpec(
+                text=text,
+                tier=Tier(tier.upper()) if tier else None,
+                auto_approve=auto_approve,
+                model=config.model,
+                base_commit=head,
+                branch=f"orch/{task.slug}" if dirty else None,
             )
-            from orchestrator.engine import faults
-
+            env.journal.change(
+                StateChange(
+                    WorkflowState.PLANNING, Step.TASK_CREATED, f"task created: {text}", task=spec
+                )
+            )
             faults.point("task.created")
             Workflow(env).run()
     return env
@@ -135,7 +135,11 @@ def pick(layout: Layout, slug: str | None) -> TaskFolder:
     newest: tuple[str, TaskFolder] | None = None
     for task in list_tasks(layout):
         state = load(task).state
-        if state.task and not state.done and (newest is None or state.last_ts > newest[0]):
+        if (
+            state.task is not None
+            and not state.done
+            and (newest is None or state.last_ts > newest[0])
+        ):
             newest = (state.last_ts, task)
     if newest is None:
         raise UsageError("no unfinished task to resume (see orch status)")
@@ -147,7 +151,7 @@ def _config_for(layout: Layout, options: Options) -> Config:
 
 
 def _require_started(env: Env) -> None:
-    if not env.state.task:
+    if env.state.task is None:
         raise UsageError(
             f"task {env.slug!r} never started (its log is empty); remove "
             f"{env.task.path.relative_to(env.layout.root)} and run the task again"
@@ -166,14 +170,16 @@ def resume(layout: Layout, slug: str | None, *, options: Options | None = None) 
         if s.done or s.waiting is not None:
             return env
         if s.blocked is not None:
-            back = s.blocked.get("from")
-            if back in (None, "WAITING_APPROVAL", "BLOCKED"):
-                back = "ACTING" if s.blocked.get("phase") else "PLANNING"
+            back = s.blocked.source
+            if back in (None, WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED):
+                back = WorkflowState.ACTING if s.blocked.phase else WorkflowState.PLANNING
             env.journal.change(
-                back,
-                "resumed",
-                "resumed by a person after: " + s.blocked["reason"][:300],
-                phase=s.blocked.get("phase"),
+                StateChange(
+                    back,
+                    Step.RESUMED,
+                    "resumed by a person after: " + s.blocked.reason[:300],
+                    phase=s.blocked.phase,
+                )
             )
         for line in reconcile(env):
             if options.notices:
@@ -202,52 +208,58 @@ def approve(
         w = s.waiting
         if w is None:
             raise UsageError(f"task {slug!r} is not waiting for approval (it is {s.state})")
-        approval: dict[str, Any] = {"kind": w.kind}
-        for key in ("key", "command"):
-            if getattr(w, key):
-                approval[key] = getattr(w, key)
-        if note:
-            approval["note"] = note
+        answer = Approval(w.kind, key=w.key, command=w.command, note=note)
         if deny:
-            to = {"plan": "PLANNING", "high_risk": w.back_to}.get(w.kind, "BLOCKED")
+            to = w.back_to if w.kind is ApprovalKind.HIGH_RISK else DENIED_TO.get(w.kind)
             env.journal.change(
-                to,
-                "approval_denied",
-                f"a person said no: {note or w.reason}"[:500],
-                phase=w.phase,
-                approval=approval,
-                by="orch approve --deny",
+                StateChange(
+                    to or WorkflowState.BLOCKED,
+                    Step.APPROVAL_DENIED,
+                    f"a person said no: {note or w.reason}"[:500],
+                    phase=w.phase,
+                    approval=answer,
+                    by="orch approve --deny",
+                )
             )
         else:
-            to = "PLAN_REVIEW" if w.kind == "plan" else w.back_to
-            if to in ("WAITING_APPROVAL", "BLOCKED"):
-                to = "ACTING"
-            env.journal.change(
-                to,
-                "approval_given",
-                f"a person approved: {w.reason}"[:500],
-                phase=w.phase,
-                approval=approval,
-                by="orch approve",
-            )
-            if w.kind == "escalation" and w.phase is not None:
-                ph = s.phase(w.phase)
-                last = ph.last_failure or {}
-                hint = [f"{last['failure_class']}: {last['hint']}"] if last else []
-                hint += [f"A person adds: {note}"] if note else []
-                env.journal.change(
-                    "ACTING",
-                    "phase_retry",
-                    f"phase {w.phase}: a person approved a new attempt",
-                    phase=w.phase,
-                    attempt=ph.attempt + 1,
-                    hint="\n".join(hint) or None,
-                    scope="executor",
-                )
+            _approved(env, w, answer)
         if run and env.state.blocked is None:
             reconcile(env)
             Workflow(env).run()
     return env
+
+
+def _approved(env: Env, w: Waiting, answer: Approval) -> None:
+    to = WorkflowState.PLAN_REVIEW if w.kind is ApprovalKind.PLAN else w.back_to
+    if to in (WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED):
+        to = WorkflowState.ACTING
+    env.journal.change(
+        StateChange(
+            to,
+            Step.APPROVAL_GIVEN,
+            f"a person approved: {w.reason}"[:500],
+            phase=w.phase,
+            approval=answer,
+            by="orch approve",
+        )
+    )
+    if w.kind is not ApprovalKind.ESCALATION or w.phase is None:
+        return
+    ph = env.state.phase(w.phase)
+    last = ph.last_failure
+    hint = [f"{last.failure_class}: {last.hint}"] if last else []
+    hint += [f"A person adds: {answer.note}"] if answer.note else []
+    env.journal.change(
+        StateChange(
+            WorkflowState.ACTING,
+            Step.PHASE_RETRY,
+            f"phase {w.phase}: a person approved a new attempt",
+            phase=w.phase,
+            attempt=ph.attempt + 1,
+            hint="\n".join(hint) or None,
+            scope=Scope.EXECUTOR,
+        )
+    )
 
 
 # status ----------------------------------------------------------------------------------
@@ -267,7 +279,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
             {
                 "phase": p["phase_id"],
                 "title": p["title"],
-                "status": ph.status if ph else "pending",
+                "status": ph.status if ph else PhaseStatus.PENDING,
                 "attempt": ph.attempt if ph else 0,
                 "retries": list(ph.failures) if ph else [],
                 "commit": ph.commit if ph else None,
@@ -278,12 +290,12 @@ def summary(task: TaskFolder) -> dict[str, Any]:
     if s.waiting is not None:
         reason = s.waiting.reason
     elif s.blocked is not None:
-        reason = s.blocked["reason"]
+        reason = s.blocked.reason
     else:
         reason = s.last_reason
     return {
         "task": task.slug,
-        "title": (plan or {}).get("task_title") or s.task.get("text", ""),
+        "title": (plan or {}).get("task_title") or (s.task.text if s.task else ""),
         "state": state,
         "waiting_for": s.waiting.kind if s.waiting else None,
         "command": s.waiting.command if s.waiting else None,
@@ -297,7 +309,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "folder": str(task.path),
         "log": str(task.event_log_path),
         "log_problems": loaded.problems,
-        "model": s.task.get("model"),
+        "model": s.task.model if s.task else None,
     }
 
 

@@ -7,13 +7,26 @@ C promotion; NOTES.md and the session notes; the COMPLETE state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from orchestrator.engine import faults, records, shell, verified
+from orchestrator.engine.enums import (
+    ApprovalKind,
+    CheckStatus,
+    CompletionStep,
+    Decision,
+    Gate,
+    PhaseStatus,
+    Role,
+    SafetyCheck,
+    Step,
+    WorkflowState,
+)
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, NeedsApproval
 from orchestrator.engine.gates import GateContext, run_gates, validate_blocking
-from orchestrator.engine.phases import describe_outcome
+from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.roles import AnswerInvalid, JsonRole
 from orchestrator.engine.vcs import EMPTY_TREE
@@ -28,13 +41,13 @@ class Completion:
     def __init__(self, env: Env) -> None:
         self.env = env
 
-    def next_step(self) -> Any:
+    def next_step(self) -> Callable[[], None]:
         done = self.env.state.completion
-        if "final_review" not in done:
+        if CompletionStep.FINAL_REVIEW not in done:
             return self.final_review
-        if "gate" not in done:
+        if CompletionStep.GATE not in done:
             return self.gate
-        if "promoted" not in done:
+        if CompletionStep.PROMOTED not in done:
             return self.promote
         return self.complete
 
@@ -48,24 +61,24 @@ class Completion:
         env, s = self.env, self.env.state
         plan = env.plan()
         faults.point("completion.before_review")
-        base = s.task.get("base_commit")
+        base = s.spec.base_commit
         base_tree = env.repo.tree_of(base) if base else EMPTY_TREE
         head_tree = env.repo.head_tree()
         changed = env.repo.changed_paths(base_tree, head_tree)
         env.journal.record(
             "delegation",
-            {"to": "CodeReviewer", "purpose": "reviewer", "reason": "final review of the task"},
+            {"to": "CodeReviewer", "purpose": Role.REVIEWER, "reason": "final review of the task"},
         )
         role = JsonRole(
-            "reviewer",
-            env.model("reviewer", None),
+            Role.REVIEWER,
+            env.model(Role.REVIEWER, None),
             env.read_tools(),
             env.config.max_tokens,
             env.memory_context(),
         )
-        first = load_prompt("reviewer").render(
+        first = load_prompt(Role.REVIEWER).render(
             "final",
-            task=s.task["text"],
+            task=s.spec.text,
             count=len(plan["phases"]),
             phases="\n".join(
                 f"- phase {p['phase_id']}: {p['title']} ({(s.phase(p['phase_id']).commit or '')[:12]})"
@@ -119,11 +132,11 @@ class Completion:
         env, s = self.env, self.env.state
         plan = env.plan()
         problems, lines = [], []
-        commits = env.repo.phase_commits(env.slug, s.trace_id, s.task.get("base_commit"))
+        commits = env.repo.phase_commits(env.slug, s.trace_id, s.spec.base_commit)
         for p in plan["phases"]:
             pid = p["phase_id"]
             ph = s.phase(pid)
-            if ph.status != "closed" or not ph.commit:
+            if ph.status is not PhaseStatus.CLOSED or not ph.commit:
                 problems.append(f"phase {pid} is not committed")
             elif pid not in commits or commits[pid].sha != ph.commit:
                 problems.append(f"phase {pid}'s commit {ph.commit[:12]} is not on this branch")
@@ -177,47 +190,57 @@ class Completion:
         )
         atomic_write(env.task.final_review, records.final_review(env, review, lines))
         faults.point("completion.after_review")
-        common: dict[str, Any] = dict(
-            gate="COMPLETION_GATE",
-            workflow_state="REVIEWING",
-            iteration_index=0,
-            max_iterations=1,
-            safety_checks=["scope_checked", "todo_verified"],
-            skeptic_status="COMPLETE" if review else "NOT_RUN",
-            dryrun_status="FAIL" if problems else "PASS",
-        )
+
+        def gate(
+            decision: Decision,
+            reason: str,
+            next_action: str,
+            *,
+            requires_human_approval: bool = False,
+            diagnosis: Diagnosis | None = None,
+        ) -> GateEvent:
+            return GateEvent(
+                Gate.COMPLETION_GATE,
+                WorkflowState.REVIEWING,
+                decision,
+                reason,
+                next_action,
+                safety_checks=(SafetyCheck.SCOPE, SafetyCheck.TODO),
+                dryrun_status=CheckStatus.FAIL if problems else CheckStatus.PASS,
+                skeptic_status=CheckStatus.COMPLETE if review else CheckStatus.NOT_RUN,
+                requires_human_approval=requires_human_approval,
+                diagnosis=diagnosis,
+            )
+
         if problems and not s.completion_override:
             reason = "completion checks failed: " + "; ".join(problems)
             raise NeedsApproval(
-                "escalation",
+                ApprovalKind.ESCALATION,
                 reason + "; a person decides (`orch approve` completes anyway)",
-                gate=dict(
-                    **common,
-                    decision="BLOCKED",
-                    reason=reason,
+                gate=gate(
+                    Decision.BLOCKED,
+                    reason,
+                    "a person fixes the cause, or approves completion",
                     requires_human_approval=True,
-                    next_action="a person fixes the cause, or approves completion",
-                    diagnosis_packet={"problems": problems},
+                    diagnosis=Diagnosis(problems=tuple(problems)),
                 ),
             )
         env.journal.gate(
-            **common,
-            decision="GO",
-            reason="all phases committed once, consistent, final gates pass"
-            if not problems
-            else "a person approved completion despite: " + "; ".join(problems),
-            next_action="promote memory (Checklist C) and finish",
+            gate(
+                Decision.GO,
+                "all phases committed once, consistent, final gates pass"
+                if not problems
+                else "a person approved completion despite: " + "; ".join(problems),
+                "promote memory (Checklist C) and finish",
+            )
         )
 
     def promote(self) -> None:
         env = self.env
-        if env.parts.promote is None:
+        summary = env.parts.memory.promote(env.layout, env.task, env.journal.as_log(), None)
+        outcome = "done"
+        if summary is None:
             summary, outcome = "no Checklist C promotion step in this build", "skipped"
-        else:
-            summary = describe_outcome(
-                env.parts.promote(env.layout, env.task, env.journal.as_log(), None)
-            )
-            outcome = "done"
         env.journal.record(
             "execution_report", {"kind": "promotion", "summary": summary, "outcome": outcome}
         )
@@ -228,6 +251,10 @@ class Completion:
         records.session_note(env, "Worklog", "task complete")
         faults.point("completion.before_complete")
         env.journal.change(
-            "COMPLETE", "complete", f"all {len(env.state.order)} phase(s) committed and reviewed"
+            StateChange(
+                WorkflowState.COMPLETE,
+                Step.COMPLETE,
+                f"all {len(env.state.order)} phase(s) committed and reviewed",
+            )
         )
         SessionNotes(env.layout, env.slug).clear()

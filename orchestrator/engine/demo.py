@@ -22,6 +22,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from orchestrator.engine.api import statuses
+from orchestrator.store.layout import Layout
+from orchestrator.store.scaffold import scaffold
+
 TASK = (
     "Count contractions and hyphenated words as one word (the failing test), then add "
     "a --top N option that prints the most frequent words"
@@ -50,9 +54,6 @@ def git(cwd: Path, *args: str) -> str:
 
 def prepare_repo(dest: Path, sample: Path, *, python: str = sys.executable) -> Path:
     """Copy the sample to `dest`, configure its gates, `orch init` it, commit it."""
-    from orchestrator.store.layout import Layout
-    from orchestrator.store.scaffold import scaffold
-
     shutil.copytree(sample, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     py = shlex.quote(python)
     (dest / "orch.toml").write_text(
@@ -98,9 +99,6 @@ class Demo:
         return proc.returncode
 
     def run(self) -> DemoResult:
-        from orchestrator.engine.api import statuses
-        from orchestrator.store.layout import Layout
-
         with sample_paths() as (sample, script):
             self.say("orch demo: the whole workflow on a small sample project.")
             self.say(

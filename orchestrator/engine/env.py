@@ -8,21 +8,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.config import Config
+from orchestrator.engine.enums import Role
 from orchestrator.engine.journal import Journal
 from orchestrator.engine.parts import Parts
 from orchestrator.engine.state import TaskState
 from orchestrator.engine.tools import ReadOnlyTools
 from orchestrator.engine.vcs import ProjectRepo
+from orchestrator.models import get_model
 from orchestrator.protocols import Model
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder
-
-AGENTS = {
-    "planner": "Planner",
-    "auditor": "PlanAuditor",
-    "executor": "Executor",
-    "reviewer": "CodeReviewer",
-}
 
 
 def plan_sha(plan: dict[str, Any]) -> str:
@@ -51,14 +46,17 @@ class Env:
     def slug(self) -> str:
         return self.task.slug
 
-    def model(self, role: str, phase: int | None) -> Model:
+    def model(self, role: Role, phase: int | None) -> Model:
         """The model for `role`: `<role>_model` from the configuration, else the task's model."""
-        from orchestrator.models import get_model
-
-        name = getattr(self.config, f"{role}_model", None) or self.state.task["model"]
+        configured = {
+            Role.PLANNER: self.config.planner_model,
+            Role.AUDITOR: self.config.auditor_model,
+            Role.REVIEWER: self.config.reviewer_model,
+        }
+        name = configured.get(role) or self.state.spec.model
         if name not in self._models:
             self._models[name] = get_model(name, self.config)
-        return self.parts.wrap_model(self._models[name], self.journal.as_log(), AGENTS[role], phase)
+        return self.parts.wrap_model(self._models[name], self.journal.as_log(), role.agent, phase)
 
     def read_tools(self) -> ReadOnlyTools:
         return ReadOnlyTools(self.repo, output_cap=self.config.policy.shell_output_cap)
@@ -76,7 +74,7 @@ class Env:
     def memory_context(self, phase: int | None = None) -> str:
         """Verified memory for prompts. The newest user turn (the task, or an approval's note)
         decides: one that asks for a fresh context gets no memory tier."""
-        return self.parts.memory_prompt(
+        return self.parts.memory.prompt(
             self.layout, self.journal.as_log(), self.state.user_turn, phase
         )
 

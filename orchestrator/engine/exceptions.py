@@ -9,7 +9,9 @@ the reason a person will read.
 
 from __future__ import annotations
 
-from typing import Any
+from orchestrator.engine.enums import ApprovalKind
+from orchestrator.engine.payloads import Approval, GateEvent
+from orchestrator.errors import FailureClass
 
 
 class LoopExit(Exception):
@@ -40,39 +42,39 @@ class WorkflowExit(Exception):
         reason: str,
         *,
         phase: int | None = None,
-        failure_class: str | None = None,
-        gate: dict[str, Any] | None = None,
+        failure_class: FailureClass | None = None,
+        gate: GateEvent | None = None,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.phase = phase
         self.failure_class = failure_class
-        self.gate = gate  # keyword arguments for Journal.gate
+        self.gate = gate
 
 
 class NeedsApproval(WorkflowExit):
     def __init__(
         self,
-        kind: str,
+        kind: ApprovalKind,
         reason: str,
         *,
         key: str | None = None,
         command: str | None = None,
         rule: str | None = None,
-        **kw: Any,
+        phase: int | None = None,
+        failure_class: FailureClass | None = None,
+        gate: GateEvent | None = None,
     ) -> None:
-        super().__init__(reason, **kw)
-        self.kind = kind  # plan | high_risk | escalation | preflect
-        self.key = key
+        super().__init__(reason, phase=phase, failure_class=failure_class, gate=gate)
+        self.kind = kind
+        self.key = key  # a high-risk command's approval key
         self.command = command
-        self.rule = rule
+        self.rule = rule  # the shell policy rule that flagged it
 
-    def approval(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind}
-        for name in ("key", "command", "rule"):
-            if getattr(self, name):
-                out[name] = getattr(self, name)
-        return out
+    @property
+    def request(self) -> Approval:
+        """What the person is asked, as the `approval_requested` change records it."""
+        return Approval(self.kind, key=self.key, command=self.command, rule=self.rule)
 
 
 class Blocked(WorkflowExit):

@@ -14,9 +14,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.context import assemble_system
 from orchestrator.engine import tasklist
 from orchestrator.engine.agent import AgentLoop, Checkpoint
+from orchestrator.engine.enums import PhaseStatus, Role
 from orchestrator.engine.env import Env
+from orchestrator.engine.parts import PhaseContext
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.shell import classify
 from orchestrator.engine.tools import ExecutorTools
@@ -48,11 +51,11 @@ def phase_card(env: Env, pid: int) -> str:
     done = [
         f"- phase {p['phase_id']} ({p['title']}) is committed"
         for p in plan["phases"]
-        if env.state.phase(p["phase_id"]).status == "closed"
+        if env.state.phase(p["phase_id"]).status is PhaseStatus.CLOSED
     ]
-    return load_prompt("executor").render(
+    return load_prompt(Role.EXECUTOR).render(
         "card",
-        task=env.state.task["text"],
+        task=env.state.spec.text,
         summary=plan["summary"],
         phase=pid,
         total=len(plan["phases"]),
@@ -68,11 +71,15 @@ def phase_card(env: Env, pid: int) -> str:
     )
 
 
-def context_manager(env: Env, pid: int) -> Any:
-    """The phase's ContextManager (docs/seams.md, "Context"), or None in a build without one."""
-    model = env.model("executor", pid)
-    rules = load_prompt("executor").system
-    return env.parts.context(env.task, model, env.journal.as_log(), rules, phase_card(env, pid))
+def open_context(env: Env, pid: int) -> PhaseContext | None:
+    """The phase's context (docs/seams.md, "Context"), or None in a build without one."""
+    return env.parts.context.open(
+        env.task,
+        env.model(Role.EXECUTOR, pid),
+        env.journal.as_log(),
+        rules=load_prompt(Role.EXECUTOR).system,
+        phase_card=phase_card(env, pid),
+    )
 
 
 class CompactTool:
@@ -105,24 +112,26 @@ class ExecutorSetup:
 
     def loop(self, turns_so_far: int) -> AgentLoop:
         env, pid = self.env, self.pid
-        model = env.model("executor", pid)
-        base = load_prompt("executor").system
+        model = env.model(Role.EXECUTOR, pid)
+        base = load_prompt(Role.EXECUTOR).system
         card = phase_card(env, pid)
         self.checkpoint.extra = {"rules": base, "phase_card": card}
-        context = env.parts.context(env.task, model, env.journal.as_log(), base, card)
+        context = env.parts.context.open(
+            env.task, model, env.journal.as_log(), rules=base, phase_card=card
+        )
         tools: ExecutorTools | CompactTool = self._tools()
         compact = None
         if context is not None:
             compact = CompactTool(tools, context.compact_tool_spec())
             tools = compact
         memory_text = env.memory_context(pid)
-        related = env.parts.related(
-            env.layout, env.slug, f"{env.state.task['text']} {env.plan_phase(pid)['title']}"
+        related = env.parts.retrieval.related(
+            env.layout, env.slug, f"{env.state.spec.text} {env.plan_phase(pid)['title']}"
         )
         specs = tools.specs()
 
         def system(messages: list[Message]) -> list[SystemPart]:
-            if context is not None and env.parts.assemble_system is not None:
+            if context is not None:
                 parts = context.prompt_parts(
                     base=base,
                     tools=specs,
@@ -130,9 +139,7 @@ class ExecutorSetup:
                     related=related,
                     phase_card=card,
                 )
-                stable = list(
-                    env.parts.assemble_system(parts, env.config.context.prompt_budget_tokens)
-                )
+                stable = assemble_system(parts, env.config.context.prompt_budget_tokens)
             else:
                 stable = [
                     SystemPart(base, label="base"),
@@ -156,7 +163,7 @@ class ExecutorSetup:
                 instruction = self.checkpoint.last_instruction
                 if compact is not None and compact.requested:
                     reason, compact.requested = compact.requested, None
-                    result: list[Message] = context.compact(
+                    return context.compact(
                         messages,
                         phase=pid,
                         last_instruction=instruction,
@@ -164,17 +171,15 @@ class ExecutorSetup:
                         kind="tool",
                         system_tokens=sys_tokens,
                     )
-                    return result
-                prepared: list[Message] = context.prepare(
+                return context.prepare(
                     messages, phase=pid, last_instruction=instruction, system_tokens=sys_tokens
                 )
-                return prepared
 
         return AgentLoop(
             model,
             tools,
             system=system,
-            purpose="executor",
+            purpose=Role.EXECUTOR,
             phase=pid,
             max_turns=turns_so_far + env.config.max_turns_per_phase,
             max_tokens=env.config.max_tokens,
@@ -185,11 +190,7 @@ class ExecutorSetup:
 
     def _tools(self) -> ExecutorTools:
         env = self.env
-        memory = (
-            env.parts.memory_tool(env.layout, env.journal.as_log())
-            if env.parts.memory_tool
-            else None
-        )
+        memory = env.parts.memory.tool(env.layout, env.journal.as_log())
         return ExecutorTools(
             env.repo,
             phase=self.pid,
@@ -202,7 +203,7 @@ class ExecutorSetup:
 
     def _volatile(self, messages: list[Message]) -> str:
         """The task list, and a reminder when it has not been touched for a while."""
-        prompt = load_prompt("executor")
+        prompt = load_prompt(Role.EXECUTOR)
         parts = [
             prompt.render("tasklist", tasks=tasklist.load(self.env.task.tasklist).render(self.pid))
         ]

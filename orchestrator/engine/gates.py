@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from orchestrator.engine import faults, shell
 from orchestrator.engine.state import PhaseState
+from orchestrator.errors import FailureClass
 from orchestrator.sandbox import Sandbox, SandboxUnavailable
 
-GATES = ("tests_pass", "lint_clean", "schema_valid", "safety_clear", "human_approved_if_required")
 HINT_CHARS = 3000
 
 SECRET_PATTERNS = (
@@ -50,7 +52,7 @@ class GateResult:
     exit_code: int | None = None
     duration_ms: int = 0
     output_tail: str = ""
-    failure_class: str | None = None
+    failure_class: FailureClass | None = None
     blocked: bool = False  # the cause is outside the code (configuration)
 
     @property
@@ -94,13 +96,10 @@ def run_gate(gate: str, ctx: GateContext) -> GateResult:
         return _command_gate(gate, ctx.test_command, "test_command", ctx)
     if gate == "lint_clean":
         return _command_gate(gate, ctx.lint_command, "lint_command", ctx)
-    if gate == "schema_valid":
-        return _schema_gate(ctx)
-    if gate == "safety_clear":
-        return _safety_gate(ctx)
-    if gate == "human_approved_if_required":
-        return _approval_gate(ctx)
-    return GateResult(gate, "NOT_RUN", f"unknown gate {gate!r}")
+    check = CHECKS.get(gate)
+    if check is None:
+        return GateResult(gate, "NOT_RUN", f"unknown gate {gate!r}")
+    return check(ctx)
 
 
 def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext) -> GateResult:
@@ -113,7 +112,12 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
         )
     except SandboxUnavailable as exc:
         return GateResult(
-            gate, "FAIL", exc.line(), command=command, failure_class="escalate", blocked=True
+            gate,
+            "FAIL",
+            exc.line(),
+            command=command,
+            failure_class=FailureClass.ESCALATE,
+            blocked=True,
         )
     faults.point("gate.after_command")
     tail = result.output[-HINT_CHARS:]
@@ -130,7 +134,7 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
             gate,
             "FAIL",
             f"`{command}` was killed after {ctx.timeout:g} s",
-            failure_class="transient",
+            failure_class=FailureClass.TRANSIENT,
             **base,
         )
     if result.not_found or _not_found(result.output, command):
@@ -139,7 +143,7 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
             "FAIL",
             f"{setting} `{command}` cannot run (command not found); fix {setting} in "
             "orch.toml or [tool.orch], then `orch resume`",
-            failure_class="escalate",
+            failure_class=FailureClass.ESCALATE,
             blocked=True,
             **base,
         )
@@ -147,7 +151,7 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
         gate,
         "FAIL",
         f"`{command}` failed with exit code {result.exit_code}",
-        failure_class="fixable",
+        failure_class=FailureClass.FIXABLE,
         **base,
     )
 
@@ -173,8 +177,6 @@ def _schema_gate(ctx: GateContext) -> GateResult:
             elif path.endswith(".toml"):
                 tomllib.loads(text)
             elif path.endswith((".yaml", ".yml")):
-                import yaml
-
                 yaml.safe_load(text)
         except Exception as exc:
             problems.append(f"{path}: {' '.join(str(exc).split())[:200]}")
@@ -186,7 +188,7 @@ def _schema_gate(ctx: GateContext) -> GateResult:
             "FAIL",
             f"{len(problems)} file(s) do not parse",
             output_tail="\n".join(problems),
-            failure_class="fixable",
+            failure_class=FailureClass.FIXABLE,
         )
     return GateResult(
         "schema_valid", "PASS", "changed data files parse; plan and task list fit their schemas"
@@ -208,7 +210,7 @@ def _safety_gate(ctx: GateContext) -> GateResult:
             "FAIL",
             f"the change adds {kinds}",
             output_tail=f"remove {kinds} from the change; keep secrets out of the repository",
-            failure_class="fixable",
+            failure_class=FailureClass.FIXABLE,
         )
     return GateResult("safety_clear", "PASS", "no secrets in the added lines")
 
@@ -223,6 +225,14 @@ def _approval_gate(ctx: GateContext) -> GateResult:
         if answered
         else "no high-risk command needed approval",
     )
+
+
+# the gates that need no command, by name
+CHECKS: dict[str, Callable[[GateContext], GateResult]] = {
+    "schema_valid": _schema_gate,
+    "safety_clear": _safety_gate,
+    "human_approved_if_required": _approval_gate,
+}
 
 
 def run_gates(gates: list[str], ctx: GateContext) -> list[GateResult]:

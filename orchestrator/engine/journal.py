@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from orchestrator.engine import faults
+from orchestrator.engine.payloads import GateEvent, StateChange
 from orchestrator.engine.state import TaskState
 from orchestrator.events.log import Event, EventLog
 
 Listener = Callable[[Event, TaskState], None]
-
-GATE_SCHEMA_VERSION = "1.1.0"
 
 
 class Journal:
@@ -44,53 +44,14 @@ class Journal:
         faults.FAULTS.after_event(len(self.events))
         return event
 
-    def gate(
-        self,
-        gate: str,
-        *,
-        workflow_state: str,
-        decision: str,
-        reason: str,
-        next_action: str,
-        phase: int | None = None,
-        confidence: float = 1.0,
-        requires_human_approval: bool = False,
-        iteration_index: int = 0,
-        max_iterations: int = 1,
-        **extra: Any,
-    ) -> Event:
+    def gate(self, gate: GateEvent) -> Event:
         """A gate_event with every field of the gate-event schema 1.1.0."""
-        payload: dict[str, Any] = {
-            "schema_version": GATE_SCHEMA_VERSION,
-            "agent": "Orchestrator",
-            "event_type": gate,
-            "workflow_state": workflow_state,
-            "phase_id": phase,
-            "decision": decision,
-            "confidence": round(max(0.0, min(1.0, confidence)), 3),
-            "requires_human_approval": requires_human_approval,
-            "reason": reason,
-            "next_action": next_action,
-            "iteration_index": iteration_index,
-            "max_iterations": max(1, min(5, max_iterations)),
-            "trace_id": self.log.trace_id,
-            **{k: v for k, v in extra.items() if v is not None},
-        }
-        return self.record("gate_event", payload, phase=phase)
+        return self.record("gate_event", gate.payload(self.log.trace_id), phase=gate.phase)
 
-    def change(
-        self, to: str, step: str, reason: str, *, phase: int | None = None, **extra: Any
-    ) -> Event:
+    def change(self, change: StateChange) -> Event:
         """A state_change from the current state."""
-        payload: dict[str, Any] = {
-            "from": self.state.state,
-            "to": to,
-            "step": step,
-            "reason": reason,
-            **({"phase": phase} if phase is not None else {}),
-            **{k: v for k, v in extra.items() if v is not None},
-        }
-        return self.record("state_change", payload, phase=phase)
+        payload = replace(change, source=self.state.state).payload()
+        return self.record("state_change", payload, phase=change.phase)
 
     def as_log(self) -> EventLog:
         """The task's log as the other parts see it: their appends go through this journal."""

@@ -1,128 +1,220 @@
-"""The other parts of orch, as the engine meets them (docs/seams.md).
+"""The other parts of orch, as the engine meets them (docs/seams.md, "Engine").
 
-The engine composes the model layer, context management, memory discipline and retrieval
-through these injection points. Each default does nothing or passes its input through,
-so the engine runs (and is tested) on its own; `default_parts()` plugs in the parts this
-build has.
+Four small protocols, one per part: the model layer wraps each role's model
+(`WrapModel`), context management opens one `PhaseContext` per phase (`ContextPart`),
+memory discipline gives verified memory, the memory tool and Checklist C (`MemoryPart`),
+retrieval finds related past work and indexes what the engine writes (`RetrievalPart`).
+
+Each has a null implementation that does nothing or passes its input through, so the
+engine runs (and is tested) on its own: `Parts()` is the engine alone. `default_parts()`
+plugs in the real implementations below, which call the parts this build has.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from orchestrator.config import Config
-    from orchestrator.engine.tools import MemoryHandler
-    from orchestrator.events.log import EventLog
-    from orchestrator.messages import SystemPart
-    from orchestrator.protocols import Model
-    from orchestrator.store.layout import Layout
-    from orchestrator.store.tasks import TaskFolder
+from orchestrator.config import Config, ContextConfig, MemoryConfig
+from orchestrator.context import ContextManager, PromptParts
+from orchestrator.engine.tools import MemoryHandler
+from orchestrator.events.log import EventLog
+from orchestrator.memory.promotion import promote
+from orchestrator.memory.use import memories_for_prompt
+from orchestrator.messages import Message, ToolSpec
+from orchestrator.models.logging import LoggedModel
+from orchestrator.models.memory_tool import MemoryToolHandler
+from orchestrator.protocols import Model
+from orchestrator.retrieval import SearchIndex, index_written
+from orchestrator.store.layout import Layout
+from orchestrator.store.tasks import TaskFolder
+
+# the protocols -------------------------------------------------------------------------------
 
 
-def _same_model(model: Model, log: EventLog, agent: str, phase: int | None) -> Model:
+class WrapModel(Protocol):
+    """Model layer: wrap a role's model (e.g. `LoggedModel`, one `model_call` per call)."""
+
+    def __call__(self, model: Model, log: EventLog, agent: str, phase: int | None, /) -> Model: ...
+
+
+class PhaseContext(Protocol):
+    """One phase's context policy (`orchestrator.context.ContextManager`)."""
+
+    def prepare(
+        self,
+        messages: Sequence[Message],
+        *,
+        phase: int | None,
+        last_instruction: str,
+        system_tokens: int = 0,
+    ) -> list[Message]: ...
+
+    def compact(
+        self,
+        messages: Sequence[Message],
+        *,
+        phase: int | None,
+        last_instruction: str,
+        reason: str,
+        kind: str = "tool",
+        system_tokens: int = 0,
+    ) -> list[Message]: ...
+
+    def compact_tool_spec(self) -> ToolSpec: ...
+
+    def close_phase(
+        self, messages: Sequence[Message], *, phase: int | None
+    ) -> Sequence[object]: ...
+
+    def prompt_parts(
+        self,
+        *,
+        base: str,
+        tools: Sequence[ToolSpec] = (),
+        memory_index: str = "",
+        related: Sequence[str] = (),
+        phase_card: str | None = None,
+    ) -> PromptParts: ...
+
+
+class ContextPart(Protocol):
+    def open(
+        self, task: TaskFolder, model: Model, log: EventLog, *, rules: str, phase_card: str
+    ) -> PhaseContext | None:
+        """A phase's context, or None: the conversation is sent as it is, no `compact` tool."""
+        ...
+
+
+class MemoryPart(Protocol):
+    def prompt(self, layout: Layout, log: EventLog, user_turn: str, phase: int | None) -> str:
+        """Verified memory text for one prompt; none when `user_turn` asks for a fresh context."""
+        ...
+
+    def tool(self, layout: Layout, log: EventLog) -> MemoryHandler | None:
+        """The executor's memory tool, or None: no memory tool."""
+        ...
+
+    def promote(
+        self, layout: Layout, task: TaskFolder, log: EventLog, phase: int | None
+    ) -> str | None:
+        """Checklist C at a phase boundary (or at completion: phase None); its one-line
+        summary, or None when this build has no promotion step."""
+        ...
+
+
+class RetrievalPart(Protocol):
+    def related(self, layout: Layout, slug: str, text: str) -> list[str]:
+        """Related past experience of other tasks, one line each."""
+        ...
+
+    def index_file(self, layout: Layout, path: Path) -> None:
+        """A file the engine wrote that the search index covers."""
+        ...
+
+
+# the engine alone ----------------------------------------------------------------------------
+
+
+def same_model(model: Model, log: EventLog, agent: str, phase: int | None, /) -> Model:
     return model
 
 
-def _no_context(task: TaskFolder, model: Model, log: EventLog, rules: str, phase_card: str) -> Any:
-    return None
+class NoContext:
+    def open(
+        self, task: TaskFolder, model: Model, log: EventLog, *, rules: str, phase_card: str
+    ) -> PhaseContext | None:
+        return None
 
 
-def _no_memory(layout: Layout, log: EventLog, user_turn: str, phase: int | None) -> str:
-    return ""
+class NoMemory:
+    def prompt(self, layout: Layout, log: EventLog, user_turn: str, phase: int | None) -> str:
+        return ""
+
+    def tool(self, layout: Layout, log: EventLog) -> MemoryHandler | None:
+        return None
+
+    def promote(
+        self, layout: Layout, task: TaskFolder, log: EventLog, phase: int | None
+    ) -> str | None:
+        return None
 
 
-def _nothing_related(layout: Layout, slug: str, text: str) -> list[str]:
-    return []
+class NoRetrieval:
+    def related(self, layout: Layout, slug: str, text: str) -> list[str]:
+        return []
+
+    def index_file(self, layout: Layout, path: Path) -> None:
+        return None
 
 
 @dataclass
 class Parts:
-    # model layer: wrap a role's model (ResilientModel retries/fallback, LoggedModel events)
-    wrap_model: Callable[[Model, EventLog, str, int | None], Model] = _same_model
-    # context: a phase's ContextManager(task, model, log, rules=, phase_card=), or None:
-    # then the conversation is sent as it is and there is no `compact` tool
-    context: Callable[[TaskFolder, Model, EventLog, str, str], Any] = _no_context
-    # context: the system prompt within a budget (assemble_system), with `context`
-    assemble_system: Callable[[Any, int], list[SystemPart]] | None = None
-    # memory discipline: the verified memory text for one prompt (memories_for_prompt),
-    # given the newest user turn: "ignore memory" / "fresh context" there means none
-    memory_prompt: Callable[[Layout, EventLog, str, int | None], str] = _no_memory
-    # model layer: the memory tool handler (MemoryToolHandler), or None: no memory tool
-    memory_tool: Callable[[Layout, EventLog], MemoryHandler] | None = None
-    # memory discipline: Checklist C (promote) at phase boundaries and at completion
-    promote: Callable[[Layout, TaskFolder, EventLog, int | None], Any] | None = None
-    # retrieval: related past experience of other tasks (SearchIndex.search)
-    related: Callable[[Layout, str, str], list[str]] = _nothing_related
-    # retrieval: a file the engine wrote that the index covers (index_written)
-    index_file: Callable[[Layout, Path], None] | None = None
+    wrap_model: WrapModel = same_model
+    context: ContextPart = field(default_factory=NoContext)
+    memory: MemoryPart = field(default_factory=NoMemory)
+    retrieval: RetrievalPart = field(default_factory=NoRetrieval)
 
+
+# the parts this build has --------------------------------------------------------------------
 
 RELATED_KINDS = {"report", "episode", "summary"}  # memory reaches prompts only verified
 RELATED_CHARS = 300
 
 
-def default_parts(config: Config | None = None) -> Parts:
-    """The parts this build has, at their seams."""
-    from orchestrator.config import Config
+def logged_model(model: Model, log: EventLog, agent: str, phase: int | None, /) -> Model:
+    return LoggedModel(model, log, agent=agent, phase=phase)
 
-    config = config or Config()
 
-    def logged(model: Model, log: EventLog, agent: str, phase: int | None) -> Model:
-        from orchestrator.models.logging import LoggedModel
+@dataclass(frozen=True)
+class ManagedContext:
+    config: ContextConfig
 
-        return LoggedModel(model, log, agent=agent, phase=phase)
+    def open(
+        self, task: TaskFolder, model: Model, log: EventLog, *, rules: str, phase_card: str
+    ) -> PhaseContext | None:
+        return ContextManager(task, model, self.config, log, rules=rules, phase_card=phase_card)
 
-    def memory_tool(layout: Layout, log: EventLog) -> MemoryHandler:
-        from orchestrator.models.memory_tool import MemoryToolHandler
 
-        return MemoryToolHandler(layout)
+@dataclass(frozen=True)
+class RepoMemory:
+    config: MemoryConfig
 
-    def related(layout: Layout, slug: str, text: str) -> list[str]:
-        from orchestrator.retrieval import SearchIndex
-
-        k = config.memory.related_results
-        with SearchIndex(layout) as index:
-            hits = index.search(text, k=k * 2, kinds=RELATED_KINDS)
-        found = [h for h in hits if not h.ref.startswith(f"{slug}/")][:k]
-        return [f"{h.kind} {h.ref}: {' '.join(h.text.split())[:RELATED_CHARS]}" for h in found]
-
-    def index_file(layout: Layout, path: Path) -> None:
-        from orchestrator.retrieval import index_written
-
-        index_written(layout, path)
-
-    def memory_prompt(layout: Layout, log: EventLog, user_turn: str, phase: int | None) -> str:
-        from orchestrator.memory import memories_for_prompt
-
-        found = memories_for_prompt(layout, config.memory, log, user_turn=user_turn, phase=phase)
+    def prompt(self, layout: Layout, log: EventLog, user_turn: str, phase: int | None) -> str:
+        found = memories_for_prompt(layout, self.config, log, user_turn=user_turn, phase=phase)
         return found.index_text
 
-    def promote(layout: Layout, task: TaskFolder, log: EventLog, phase: int | None) -> Any:
-        from orchestrator.memory import promote as checklist_c
+    def tool(self, layout: Layout, log: EventLog) -> MemoryHandler | None:
+        return MemoryToolHandler(layout)
 
-        return checklist_c(layout, task, log, phase=phase, config=config.memory)
+    def promote(
+        self, layout: Layout, task: TaskFolder, log: EventLog, phase: int | None
+    ) -> str | None:
+        return promote(layout, task, log, phase=phase, config=self.config).summary()
 
-    def context(task: TaskFolder, model: Model, log: EventLog, rules: str, card: str) -> Any:
-        from orchestrator.context import ContextManager
 
-        return ContextManager(task, model, config.context, log, rules=rules, phase_card=card)
+@dataclass(frozen=True)
+class IndexedRetrieval:
+    results: int  # how many related items a prompt gets
 
-    def assemble(parts: Any, budget: int) -> list[SystemPart]:
-        from orchestrator.context import assemble_system
+    def related(self, layout: Layout, slug: str, text: str) -> list[str]:
+        with SearchIndex(layout) as index:
+            hits = index.search(text, k=self.results * 2, kinds=RELATED_KINDS)
+        found = [h for h in hits if not h.ref.startswith(f"{slug}/")][: self.results]
+        return [f"{h.kind} {h.ref}: {' '.join(h.text.split())[:RELATED_CHARS]}" for h in found]
 
-        return assemble_system(parts, budget)
+    def index_file(self, layout: Layout, path: Path) -> None:
+        index_written(layout, path)
 
+
+def default_parts(config: Config | None = None) -> Parts:
+    """The parts this build has, at their seams."""
+    config = config or Config()
     return Parts(
-        wrap_model=logged,
-        context=context,
-        assemble_system=assemble,
-        memory_tool=memory_tool,
-        memory_prompt=memory_prompt,
-        promote=promote,
-        related=related,
-        index_file=index_file,
+        wrap_model=logged_model,
+        context=ManagedContext(config.context),
+        memory=RepoMemory(config.memory),
+        retrieval=IndexedRetrieval(config.memory.related_results),
     )

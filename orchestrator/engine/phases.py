@@ -12,13 +12,27 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+from pathlib import Path
 from typing import Any
 
-from orchestrator.engine import faults, policy, records, shell, verified
+from orchestrator.context import CompactionStalled
+from orchestrator.engine import faults, policy, records, shell, tasklist, verified
 from orchestrator.engine.agent import Checkpoint
+from orchestrator.engine.enums import (
+    ApprovalKind,
+    CheckStatus,
+    Decision,
+    Gate,
+    PhaseStatus,
+    Role,
+    SafetyCheck,
+    Scope,
+    Step,
+    WorkflowState,
+)
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, LimitsExceeded, NeedsApproval
-from orchestrator.engine.executor import ExecutorSetup, context_manager, first_line
+from orchestrator.engine.executor import ExecutorSetup, first_line, open_context
 from orchestrator.engine.gates import (
     GateContext,
     GateResult,
@@ -26,13 +40,24 @@ from orchestrator.engine.gates import (
     run_gates,
     validate_blocking,
 )
+from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.roles import AnswerInvalid, JsonRole
-from orchestrator.errors import InvalidFile, ModelError, OrchError
+from orchestrator.engine.state import Failure, PhaseState
+from orchestrator.errors import FailureClass, InvalidFile, ModelError
 from orchestrator.messages import Message, TextBlock
 from orchestrator.store.plans import plan_problems
 
-CLASS_ORDER = ("escalate", "needs_replan", "transient", "model_unavailable", "fixable")
+# the failure that decides a phase's retry when several gates fail: the first in this order
+CLASS_ORDER = (
+    FailureClass.ESCALATE,
+    FailureClass.NEEDS_REPLAN,
+    FailureClass.TRANSIENT,
+    FailureClass.MODEL_UNAVAILABLE,
+    FailureClass.FIXABLE,
+)
+PREFLECT_CHECKS = (SafetyCheck.SCOPE, SafetyCheck.TODO)
+REVIEW_CHECKS = (SafetyCheck.SCOPE, SafetyCheck.POLICY, SafetyCheck.DESTRUCTIVE_ACTION)
 
 
 class Phases:
@@ -43,99 +68,115 @@ class Phases:
         faults.FAULTS.phase = pid
         ph = self.env.state.phase(pid)
         if ph.pending_failure is not None:
-            self.decide(pid)
-        elif ph.status == "pending":
+            self.decide(pid, ph.pending_failure)
+        elif ph.status is PhaseStatus.PENDING:
             self.preflect(pid)
-        elif ph.status == "acting" and not ph.submitted:
+        elif ph.status is PhaseStatus.ACTING and not ph.submitted:
             self.execute(pid)
-        elif ph.status == "acting":
+        elif ph.status is PhaseStatus.ACTING:
             self.env.journal.change(
-                "REVIEWING",
-                "gates_started",
-                f"phase {pid}: the executor is done; the gates run",
-                phase=pid,
-                attempt=ph.attempt,
+                StateChange(
+                    WorkflowState.REVIEWING,
+                    Step.GATES_STARTED,
+                    f"phase {pid}: the executor is done; the gates run",
+                    phase=pid,
+                    attempt=ph.attempt,
+                )
             )
-        elif ph.status == "reviewing":
+        elif ph.status is PhaseStatus.REVIEWING:
             self.review(pid)
-        elif ph.status == "passed":
+        elif ph.status is PhaseStatus.PASSED:
             self.commit(pid)
-        elif ph.status == "committed":
+        elif ph.status is PhaseStatus.COMMITTED:
             self.close(pid)
 
     # PREFLECT_GATE ------------------------------------------------------------------------
     def preflect(self, pid: int) -> None:
-        env, s = self.env, self.env.state
+        env = self.env
         phase = env.plan_phase(pid)
-        ph = s.phase(pid)
-        problems: list[str] = []
-        missing = [d for d in phase["dependencies"] if s.phase(d).status != "closed"]
-        if missing:
-            problems.append(f"dependencies not done: phases {', '.join(map(str, missing))}")
+        self._check_gate_commands(pid, phase)
+        problems = self._preflect_problems(pid, phase)
+        if problems:
+            reason = f"phase {pid} cannot start: " + "; ".join(problems)
+            raise NeedsApproval(
+                ApprovalKind.PREFLECT,
+                reason + ". Put it right and `orch approve` (approving keeps "
+                "the changes in this phase)",
+                phase=pid,
+                gate=GateEvent(
+                    Gate.PREFLECT_GATE,
+                    WorkflowState.ACTING,
+                    Decision.BLOCKED,
+                    reason,
+                    "a person puts the tree right and approves",
+                    phase=pid,
+                    requires_human_approval=True,
+                    safety_checks=PREFLECT_CHECKS,
+                ),
+            )
+        env.journal.gate(
+            GateEvent(
+                Gate.PREFLECT_GATE,
+                WorkflowState.ACTING,
+                Decision.GO,
+                f"phase {pid}: dependencies met, working tree as expected",
+                f"execute phase {pid}: {phase['title']}",
+                phase=pid,
+                safety_checks=PREFLECT_CHECKS,
+            )
+        )
+        env.journal.change(
+            StateChange(
+                WorkflowState.ACTING,
+                Step.PHASE_STARTED,
+                f"phase {pid}: {phase['title']}",
+                phase=pid,
+                attempt=1,
+            )
+        )
+        records.session_state(env, f"Phase {pid} ({phase['title']}) is under way.")
+        faults.point("phase.started")
+
+    def _check_gate_commands(self, pid: int, phase: dict[str, Any]) -> None:
+        """A configured test or lint program that does not exist blocks before any work."""
+        env = self.env
         for gate, command in (
             ("tests_pass", env.config.test_command),
             ("lint_clean", env.config.lint_command),
         ):
-            if (
-                gate in phase["quality_gates"]
-                and command
-                and not _program_exists(command, env.layout.root)
-            ):
-                raise Blocked(
-                    f"phase {pid}: the {gate} gate's command `{command}` cannot run (program "
-                    "not found); fix test_command/lint_command in orch.toml or [tool.orch], "
-                    "then `orch resume`",
+            if gate not in phase["quality_gates"] or not command:
+                continue
+            if _program_exists(command, env.layout.root):
+                continue
+            raise Blocked(
+                f"phase {pid}: the {gate} gate's command `{command}` cannot run (program "
+                "not found); fix test_command/lint_command in orch.toml or [tool.orch], "
+                "then `orch resume`",
+                phase=pid,
+                gate=GateEvent(
+                    Gate.PREFLECT_GATE,
+                    WorkflowState.ACTING,
+                    Decision.BLOCKED,
+                    f"`{command}` not found",
+                    "fix the configuration, then orch resume",
                     phase=pid,
-                    gate=dict(
-                        gate="PREFLECT_GATE",
-                        workflow_state="ACTING",
-                        decision="BLOCKED",
-                        reason=f"`{command}` not found",
-                        phase=pid,
-                        next_action="fix the configuration, then orch resume",
-                        safety_checks=["scope_checked", "policy_checked"],
-                    ),
-                )
-        base = s.task.get("base_commit")
+                    safety_checks=(SafetyCheck.SCOPE, SafetyCheck.POLICY),
+                ),
+            )
+
+    def _preflect_problems(self, pid: int, phase: dict[str, Any]) -> list[str]:
+        env, s = self.env, self.env.state
+        problems: list[str] = []
+        missing = [d for d in phase["dependencies"] if s.phase(d).status is not PhaseStatus.CLOSED]
+        if missing:
+            problems.append(f"dependencies not done: phases {', '.join(map(str, missing))}")
+        base = s.spec.base_commit
         if base and not env.repo.is_ancestor(base):
             problems.append(f"HEAD no longer contains the task's first commit {base[:12]}")
         dirty = env.repo.dirty_paths()
-        if dirty and not ph.preflect_override:
-            shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-            problems.append(f"the working tree has changes orch did not make: {shown}")
-        checks = ["scope_checked", "todo_verified"]
-        if problems:
-            reason = f"phase {pid} cannot start: " + "; ".join(problems)
-            raise NeedsApproval(
-                "preflect",
-                reason + ". Put it right and `orch approve` (approving keeps "
-                "the changes in this phase)",
-                phase=pid,
-                gate=dict(
-                    gate="PREFLECT_GATE",
-                    workflow_state="ACTING",
-                    decision="BLOCKED",
-                    reason=reason,
-                    phase=pid,
-                    requires_human_approval=True,
-                    next_action="a person puts the tree right and approves",
-                    safety_checks=checks,
-                ),
-            )
-        env.journal.gate(
-            "PREFLECT_GATE",
-            workflow_state="ACTING",
-            decision="GO",
-            phase=pid,
-            reason=f"phase {pid}: dependencies met, working tree as expected",
-            next_action=f"execute phase {pid}: {phase['title']}",
-            safety_checks=checks,
-        )
-        env.journal.change(
-            "ACTING", "phase_started", f"phase {pid}: {phase['title']}", phase=pid, attempt=1
-        )
-        records.session_state(env, f"Phase {pid} ({phase['title']}) is under way.")
-        faults.point("phase.started")
+        if dirty and not s.phase(pid).preflect_override:
+            problems.append(f"the working tree has changes orch did not make: {_shown(dirty)}")
+        return problems
 
     # the executor -----------------------------------------------------------------------------
     def checkpoint(self, pid: int) -> Checkpoint:
@@ -153,20 +194,11 @@ class Phases:
         env, s = self.env, self.env.state
         ph = s.phase(pid)
         phase = env.plan_phase(pid)
-        prompt = load_prompt("executor")
         checkpoint = self.checkpoint(pid)
         messages = checkpoint.load()
         resumed_from = None
         if messages is None:
-            if ph.generation > 0:
-                env.repo.restore(env.repo.head_tree())
-            start = prompt.render(
-                "start", phase=pid, title=phase["title"], objective=phase["objective"]
-            )
-            messages = [Message.user(start)]
-            checkpoint.last_instruction = start
-            checkpoint.mark(messages)
-            checkpoint.save()
+            messages = self._first_turn(checkpoint, ph, phase)
         else:
             checkpoint.restore_files()
             resumed_from = sum(1 for m in messages if m.role == "assistant")
@@ -179,11 +211,11 @@ class Phases:
             "delegation",
             {
                 "to": "Executor",
-                "purpose": "executor",
+                "purpose": Role.EXECUTOR,
                 "phase": pid,
                 "attempt": ph.attempt,
                 "reason": f"phase {pid}: {phase['title']}",
-                "model": s.task["model"],
+                "model": s.spec.model,
                 **({"resumed_from_turn": resumed_from} if resumed_from is not None else {}),
             },
             phase=pid,
@@ -194,47 +226,56 @@ class Phases:
         try:
             text = loop.run(messages)
         except ModelError as exc:
-            env.journal.record(
-                "error",
-                {
-                    "kind": "executor_failed",
-                    "detail": f"{exc.failure_class}: {exc.message}",
-                    "failure_class": exc.failure_class,
-                    "role": "executor",
-                    "attempt": ph.attempt,
-                    "blocked": True,
-                },
-                phase=pid,
+            self._executor_failed(
+                pid, f"{exc.failure_class}: {exc.message}", exc.failure_class, blocked=True
             )
             return
-        except OrchError as exc:
-            stalled = getattr(exc, "payload", None)
-            if getattr(exc, "event_type", None) != "error" or not isinstance(stalled, dict):
-                raise
+        except CompactionStalled as exc:
             # the context part cannot keep the conversation within its budget (seam: Context)
-            env.journal.record("error", stalled, phase=pid)
+            env.journal.record("error", exc.payload, phase=pid)
             raise NeedsApproval(
-                "escalation",
+                ApprovalKind.ESCALATION,
                 f"phase {pid}: {exc.line()}; a person decides (`orch approve` "
                 "tries again, `orch compact` compacts by hand first)",
                 phase=pid,
             ) from None
         except LimitsExceeded as exc:
-            env.journal.record(
-                "error",
-                {
-                    "kind": "executor_failed",
-                    "detail": str(exc),
-                    "failure_class": "escalate",
-                    "role": "executor",
-                    "attempt": ph.attempt,
-                    "blocked": False,
-                },
-                phase=pid,
-            )
+            self._executor_failed(pid, str(exc), FailureClass.ESCALATE, blocked=False)
             return
         faults.point("executor.done")
         self._submitted(pid, text, loop.turn)
+
+    def _first_turn(
+        self, checkpoint: Checkpoint, ph: PhaseState, phase: dict[str, Any]
+    ) -> list[Message]:
+        """The attempt's opening message, checkpointed with the files it starts from."""
+        env = self.env
+        if ph.generation > 0:
+            env.repo.restore(env.repo.head_tree())
+        start = load_prompt(Role.EXECUTOR).render(
+            "start", phase=ph.phase_id, title=phase["title"], objective=phase["objective"]
+        )
+        messages = [Message.user(start)]
+        checkpoint.last_instruction = start
+        checkpoint.mark(messages)
+        checkpoint.save()
+        return messages
+
+    def _executor_failed(
+        self, pid: int, detail: str, failure_class: FailureClass, *, blocked: bool
+    ) -> None:
+        self.env.journal.record(
+            "error",
+            {
+                "kind": "executor_failed",
+                "detail": detail,
+                "failure_class": failure_class,
+                "role": Role.EXECUTOR,
+                "attempt": self.env.state.phase(pid).attempt,
+                "blocked": blocked,
+            },
+            phase=pid,
+        )
 
     def _start_attempt(
         self, checkpoint: Checkpoint, messages: list[Message], attempt: int
@@ -243,7 +284,7 @@ class Phases:
         ph = self.env.state.phase(checkpoint.phase)
         checkpoint.attempt = attempt
         if ph.hint:
-            text = load_prompt("executor").render(
+            text = load_prompt(Role.EXECUTOR).render(
                 "retry",
                 previous=attempt - 1,
                 failure_class=ph.failure_class or "failure",
@@ -312,24 +353,28 @@ class Phases:
             )
         records.write_verified(env)
         failed = [r for r in results if not r.passed]
-        common: dict[str, Any] = dict(
-            gate="PHASE_REVIEW_GATE",
-            workflow_state="REVIEWING",
-            phase=pid,
-            iteration_index=len(ph.failures),
-            max_iterations=policy.MAX_RETRIES_PER_PHASE,
-            safety_checks=["scope_checked", "policy_checked", "destructive_action_checked"],
-            dryrun_status="FAIL" if failed else "PASS",
-        )
+        gate = ReviewGate(pid, ph, dryrun=CheckStatus.FAIL if failed else CheckStatus.PASS)
         if failed:
-            self._gate_failed(pid, failed, common)
+            self._gate_failed(gate, failed)
             return
-        review = self._ask_review(pid, phase, results, diff, changed)
+        review = self._ask_review(gate, phase, results, diff)
         if review is None:
             return
         faults.point("review.after_model")
         blocking, demoted = validate_blocking(review, changed)
-        env.journal.record(
+        self._record_review(pid, ph, review, blocking, demoted)
+        env.journal.gate(review_decision(gate, review, blocking, demoted, results, tree, changed))
+        faults.point("gate.after_decision")
+
+    def _record_review(
+        self,
+        pid: int,
+        ph: PhaseState,
+        review: dict[str, Any],
+        blocking: list[dict[str, Any]],
+        demoted: list[dict[str, Any]],
+    ) -> None:
+        self.env.journal.record(
             "verdict",
             {
                 "kind": "review",
@@ -346,85 +391,52 @@ class Phases:
             agent="CodeReviewer",
             phase=pid,
         )
-        records.write_verified(env)
-        if review.get("needs_replan"):
-            why = review.get("replan_reason") or review["summary"]
-            env.journal.gate(
-                **common,
-                decision="REPLAN",
-                failure_class="needs_replan",
-                skeptic_status="COMPLETE",
-                reason=f"the reviewer says phase {pid} needs a new plan: {why}",
-                next_action="a targeted replan of this phase",
-                diagnosis_packet={"hint": why, "scope": "replan"},
-            )
-        elif blocking:
-            env.journal.gate(
-                **common,
-                decision="BLOCKED",
-                failure_class="fixable",
-                skeptic_status="COMPLETE",
-                reason=f"the reviewer found {len(blocking)} validated blocking "
-                f"issue(s) in phase {pid}",
-                next_action="the executor fixes them (fix hint attached)",
-                diagnosis_packet={"hint": issues_hint(blocking), "scope": "executor"},
-            )
-        else:
-            env.journal.gate(
-                **common,
-                decision="GO",
-                skeptic_status="COMPLETE",
-                confidence=1.0 if all(r.status == "PASS" for r in results) else 0.8,
-                reason=f"phase {pid}: gates passed ({_gate_summary(results)}); review "
-                f"{review['verdict']}"
-                + (f", {len(demoted)} unvalidated issue(s) not blocking" if demoted else ""),
-                next_action=f"commit phase {pid}",
-                diagnosis_packet={"tree": tree, "changed": [p for _, p in changed]},
-            )
-        faults.point("gate.after_decision")
+        records.write_verified(self.env)
 
-    def _gate_failed(self, pid: int, failed: list[GateResult], common: dict[str, Any]) -> None:
+    def _gate_failed(self, gate: ReviewGate, failed: list[GateResult]) -> None:
         env = self.env
-        worst = min(failed, key=lambda r: CLASS_ORDER.index(r.failure_class or "fixable"))
+        worst = min(
+            failed, key=lambda r: CLASS_ORDER.index(r.failure_class or FailureClass.FIXABLE)
+        )
         regressed = verified.regressed(env.journal.events)
         hint = "\n\n".join(
             f"{r.gate}: {r.summary}\n{r.output_tail.strip()}".strip() for r in failed
         )
         if regressed:
             hint += "\n\nRegressed (verified before, failing now): " + ", ".join(regressed)
-        scope = "gates" if worst.failure_class == "transient" else "executor"
+        transient = worst.failure_class is FailureClass.TRANSIENT
         env.journal.gate(
-            **common,
-            decision="BLOCKED",
-            failure_class=worst.failure_class or "fixable",
-            skeptic_status="NOT_RUN",
-            reason=f"phase {pid}: " + "; ".join(r.summary for r in failed),
-            next_action="decide the retry for this failure class",
-            diagnosis_packet={
-                "hint": hint[-6000:],
-                "scope": scope,
-                "blocked": worst.blocked,
-                "gates": [r.gate for r in failed],
-                "regressed": regressed,
-            },
+            gate.event(
+                Decision.BLOCKED,
+                f"phase {gate.pid}: " + "; ".join(r.summary for r in failed),
+                "decide the retry for this failure class",
+                failure_class=worst.failure_class or FailureClass.FIXABLE,
+                skeptic=CheckStatus.NOT_RUN,
+                diagnosis=Diagnosis(
+                    hint=hint[-6000:],
+                    scope=Scope.GATES if transient else Scope.EXECUTOR,
+                    blocked=worst.blocked,
+                    gates=tuple(r.gate for r in failed),
+                    regressed=tuple(regressed),
+                ),
+            )
         )
         faults.point("gate.after_decision")
 
     def _ask_review(
         self,
-        pid: int,
+        gate: ReviewGate,
         phase: dict[str, Any],
         results: list[GateResult],
         diff: str,
-        changed: list[tuple[str, str]],
     ) -> dict[str, Any] | None:
-        env = self.env
-        ph = env.state.phase(pid)
+        """The reviewer's verdict on the phase's diff, or None when the gate recorded why not."""
+        env, pid, ph = self.env, gate.pid, gate.ph
         env.journal.record(
             "delegation",
             {
                 "to": "CodeReviewer",
-                "purpose": "reviewer",
+                "purpose": Role.REVIEWER,
                 "phase": pid,
                 "attempt": ph.attempt,
                 "reason": f"review the diff of phase {pid}",
@@ -432,13 +444,13 @@ class Phases:
             phase=pid,
         )
         role = JsonRole(
-            "reviewer",
-            env.model("reviewer", pid),
+            Role.REVIEWER,
+            env.model(Role.REVIEWER, pid),
             env.read_tools(),
             env.config.max_tokens,
             env.memory_context(pid),
         )
-        first = load_prompt("reviewer").render(
+        first = load_prompt(Role.REVIEWER).render(
             "phase",
             phase=pid,
             attempt=ph.attempt,
@@ -448,37 +460,31 @@ class Phases:
             gates="\n".join(f"- {r.gate}: {r.status} ({r.summary})" for r in results) or "- none",
             diff=diff or "(no change)",
         )
-        common: dict[str, Any] = dict(
-            gate="PHASE_REVIEW_GATE",
-            workflow_state="REVIEWING",
-            phase=pid,
-            iteration_index=len(ph.failures),
-            max_iterations=policy.MAX_RETRIES_PER_PHASE,
-            skeptic_status="ABSTAIN",
-        )
         try:
-            review = role.verdict(first, "review_verdict", phase=pid)
+            review: dict[str, Any] = role.verdict(first, "review_verdict", phase=pid)
+            return review
         except AnswerInvalid as exc:
-            env.journal.gate(
-                **common,
-                decision="BLOCKED",
-                failure_class="transient",
-                reason=f"phase {pid}: no valid review verdict ({exc.problems[0]})",
-                next_action="ask the reviewer again",
-                diagnosis_packet={"hint": str(exc), "scope": "gates"},
-            )
-            return None
+            failure = FailureClass.TRANSIENT
+            reason = f"phase {pid}: no valid review verdict ({exc.problems[0]})"
+            action = "ask the reviewer again"
+            diagnosis = Diagnosis(hint=str(exc), scope=Scope.GATES)
         except ModelError as exc:
-            env.journal.gate(
-                **common,
-                decision="BLOCKED",
-                failure_class=exc.failure_class,
-                reason=f"phase {pid}: the reviewer model failed: {exc.message}",
-                next_action="retry the review",
-                diagnosis_packet={"hint": exc.message, "scope": "gates", "blocked": True},
+            failure = exc.failure_class
+            reason = f"phase {pid}: the reviewer model failed: {exc.message}"
+            action = "retry the review"
+            diagnosis = Diagnosis(hint=exc.message, scope=Scope.GATES, blocked=True)
+        env.journal.gate(
+            gate.event(
+                Decision.BLOCKED,
+                reason,
+                action,
+                failure_class=failure,
+                skeptic=CheckStatus.ABSTAIN,
+                diagnosis=diagnosis,
+                checked=False,
             )
-            return None
-        return review
+        )
+        return None
 
     def _validate_own_files(self) -> list[str]:
         problems = []
@@ -487,8 +493,6 @@ class Phases:
             problems += [f"plan.json: {p}" for p in plan_problems(plan)[:3]]
         except (OSError, ValueError) as exc:
             problems.append(f"plan.json: {exc}")
-        from orchestrator.engine import tasklist
-
         try:
             tasklist.load(self.env.task.tasklist)
         except InvalidFile as exc:
@@ -496,29 +500,26 @@ class Phases:
         return problems
 
     # the retry decision ------------------------------------------------------------------------
-    def decide(self, pid: int) -> None:
+    def decide(self, pid: int, failure: Failure) -> None:
         env, s = self.env, self.env.state
         ph = s.phase(pid)
-        failure = ph.pending_failure
-        assert failure is not None
-        klass = failure["failure_class"]
-        cause = first_line(failure["reason"]).removeprefix(f"phase {pid}: ")
-        decision = policy.decide_retry(ph.failures, klass)
+        klass = failure.failure_class
+        cause = first_line(failure.reason).removeprefix(f"phase {pid}: ")
+        decision = policy.decide_retry(list(ph.failures), klass)
         if decision.retry:
-            scope = failure.get("scope", "executor")
-            if klass == "needs_replan":
-                scope = "replan"
+            scope = Scope.REPLAN if klass is FailureClass.NEEDS_REPLAN else failure.scope
+            with_hint = klass in (FailureClass.FIXABLE, FailureClass.NEEDS_REPLAN)
             env.journal.change(
-                "PLANNING"
-                if scope == "replan"
-                else ("REVIEWING" if scope == "gates" else "ACTING"),
-                "phase_retry",
-                f"phase {pid}: {decision.reason}: {cause}",
-                phase=pid,
-                attempt=ph.attempt + 1,
-                failure_class=klass,
-                hint=failure["hint"] if klass in ("fixable", "needs_replan") else None,
-                scope=scope,
+                StateChange(
+                    RETRY_STATE[scope],
+                    Step.PHASE_RETRY,
+                    f"phase {pid}: {decision.reason}: {cause}",
+                    phase=pid,
+                    attempt=ph.attempt + 1,
+                    failure_class=klass,
+                    hint=failure.hint if with_hint else None,
+                    scope=scope,
+                )
             )
             records.session_note(
                 env,
@@ -527,12 +528,12 @@ class Phases:
             )
             return
         reason = f"phase {pid} stopped: {cause} ({decision.reason})"
-        if failure.get("blocked"):
+        if failure.blocked:
             raise Blocked(
                 reason + "; fix the cause, then `orch resume`", phase=pid, failure_class=klass
             )
         raise NeedsApproval(
-            "escalation",
+            ApprovalKind.ESCALATION,
             reason + "; a person decides: `orch approve` retries the phase with a fresh budget",
             phase=pid,
             failure_class=klass,
@@ -543,7 +544,7 @@ class Phases:
         env, s = self.env, self.env.state
         ph = s.phase(pid)
         phase = env.plan_phase(pid)
-        found = env.repo.phase_commits(env.slug, s.trace_id, s.task.get("base_commit")).get(pid)
+        found = env.repo.phase_commits(env.slug, s.trace_id, s.spec.base_commit).get(pid)
         if found is None:
             env.repo.wait_for_index_lock()
             if ph.passed_tree:
@@ -561,13 +562,15 @@ class Phases:
         else:
             sha, reconciled = found.sha, True
         env.journal.change(
-            "REVIEWING",
-            "phase_committed",
-            f"phase {pid} committed as {sha[:12]}"
-            + (" (found by its trailers)" if reconciled else ""),
-            phase=pid,
-            commit=sha,
-            reconciled=reconciled,
+            StateChange(
+                WorkflowState.REVIEWING,
+                Step.PHASE_COMMITTED,
+                f"phase {pid} committed as {sha[:12]}"
+                + (" (found by its trailers)" if reconciled else ""),
+                phase=pid,
+                commit=sha,
+                reconciled=reconciled,
+            )
         )
 
     def close(self, pid: int) -> None:
@@ -575,40 +578,33 @@ class Phases:
         shell.kill_leftovers(env.layout)  # nothing a command started outlives its phase
         ph = s.phase(pid)
         phase = env.plan_phase(pid)
-        parent = f"{ph.commit}^" if ph.commit else "HEAD"
-        changed = env.repo.changed_paths(
-            env.repo.tree_of(parent), env.repo.tree_of(ph.commit or "HEAD")
-        )
-        report = records.phase_report(env, pid, changed)
-        env.task.write_phase_report(pid, report)
-        faults.point("phase.after_report")
-        records.write_verified(env)
+        self._write_report(pid, ph)
         sha = (ph.commit or "")[:12]
         records.session_note(env, "Worklog", f"phase {pid} committed {sha}: {phase['title']}")
         records.session_note(
             env, "Key Results", f"phase {pid}: {_gate_summary_from_events(env, pid)}"
         )
-        if env.parts.index_file is not None:
-            env.parts.index_file(env.layout, env.task.phase_report(pid))
-        checkpoint = self.checkpoint(pid)
-        messages = checkpoint.load()
-        context = context_manager(env, pid) if messages else None
+        env.parts.retrieval.index_file(env.layout, env.task.phase_report(pid))
+        messages = self.checkpoint(pid).load()
+        context = open_context(env, pid) if messages else None
         if context is not None and messages:
             context.close_phase(messages, phase=pid)  # the phase's last turns saved and folded
-        if env.parts.promote is not None:
-            outcome = env.parts.promote(env.layout, env.task, env.journal.as_log(), pid)
+        promoted = env.parts.memory.promote(env.layout, env.task, env.journal.as_log(), pid)
+        if promoted is not None:
             env.journal.record(
                 "execution_report",
-                {"kind": "promotion", "phase": pid, "summary": describe_outcome(outcome)},
+                {"kind": "promotion", "phase": pid, "summary": promoted},
                 phase=pid,
             )
-        remaining = [p for p in s.order if s.phase(p).status != "closed" and p != pid]
+        remaining = [p for p in s.order if s.phase(p).status is not PhaseStatus.CLOSED and p != pid]
         env.journal.change(
-            "ACTING" if remaining else "REVIEWING",
-            "phase_closed",
-            f"phase {pid} closed: report written"
-            + (f"; next: phase {remaining[0]}" if remaining else "; all phases done"),
-            phase=pid,
+            StateChange(
+                WorkflowState.ACTING if remaining else WorkflowState.REVIEWING,
+                Step.PHASE_CLOSED,
+                f"phase {pid} closed: report written"
+                + (f"; next: phase {remaining[0]}" if remaining else "; all phases done"),
+                phase=pid,
+            )
         )
         records.update_pending(env)
         records.session_state(
@@ -617,37 +613,116 @@ class Phases:
             + (f" Next: phase {remaining[0]}." if remaining else " All phases are done."),
         )
 
+    def _write_report(self, pid: int, ph: PhaseState) -> None:
+        env = self.env
+        parent = f"{ph.commit}^" if ph.commit else "HEAD"
+        changed = env.repo.changed_paths(
+            env.repo.tree_of(parent), env.repo.tree_of(ph.commit or "HEAD")
+        )
+        env.task.write_phase_report(pid, records.phase_report(env, pid, changed))
+        faults.point("phase.after_report")
+        records.write_verified(env)
 
-SHELL_WORDS = {
-    "cd",
-    "test",
-    "[",
-    "[[",
-    "echo",
-    "true",
-    "false",
-    "exit",
-    "export",
-    "set",
-    "source",
-    ".",
-    "exec",
-    "eval",
-    "command",
-    "if",
-    "for",
-    "while",
-    "case",
-    "(",
-    "{",
-    "time",
-    "!",
-    "builtin",
-    "type",
+
+# where a retry of each scope starts
+RETRY_STATE = {
+    Scope.REPLAN: WorkflowState.PLANNING,
+    Scope.GATES: WorkflowState.REVIEWING,
+    Scope.EXECUTOR: WorkflowState.ACTING,
+    Scope.PLAN: WorkflowState.PLANNING,
 }
 
 
-def _program_exists(command: str, root: Any) -> bool:
+class ReviewGate:
+    """The PHASE_REVIEW_GATE records of one phase attempt (what they share, said once)."""
+
+    def __init__(self, pid: int, ph: PhaseState, *, dryrun: CheckStatus) -> None:
+        self.pid = pid
+        self.ph = ph
+        self.dryrun = dryrun
+
+    def event(
+        self,
+        decision: Decision,
+        reason: str,
+        next_action: str,
+        *,
+        skeptic: CheckStatus,
+        diagnosis: Diagnosis,
+        failure_class: FailureClass | None = None,
+        confidence: float = 1.0,
+        checked: bool = True,
+    ) -> GateEvent:
+        """The gate's record; `checked` False leaves out the safety checks and the quality
+        gates' status (a review that did not happen says nothing about them)."""
+        return GateEvent(
+            Gate.PHASE_REVIEW_GATE,
+            WorkflowState.REVIEWING,
+            decision,
+            reason,
+            next_action,
+            phase=self.pid,
+            confidence=confidence,
+            iteration_index=len(self.ph.failures),
+            max_iterations=policy.MAX_RETRIES_PER_PHASE,
+            safety_checks=REVIEW_CHECKS if checked else None,
+            dryrun_status=self.dryrun if checked else None,
+            failure_class=failure_class,
+            skeptic_status=skeptic,
+            diagnosis=diagnosis,
+        )
+
+
+def review_decision(
+    gate: ReviewGate,
+    review: dict[str, Any],
+    blocking: list[dict[str, Any]],
+    demoted: list[dict[str, Any]],
+    results: list[GateResult],
+    tree: str,
+    changed: list[tuple[str, str]],
+) -> GateEvent:
+    """The PHASE_REVIEW_GATE's decision once the gates passed and the reviewer answered."""
+    pid = gate.pid
+    if review.get("needs_replan"):
+        why = review.get("replan_reason") or review["summary"]
+        return gate.event(
+            Decision.REPLAN,
+            f"the reviewer says phase {pid} needs a new plan: {why}",
+            "a targeted replan of this phase",
+            failure_class=FailureClass.NEEDS_REPLAN,
+            skeptic=CheckStatus.COMPLETE,
+            diagnosis=Diagnosis(hint=why, scope=Scope.REPLAN),
+        )
+    if blocking:
+        return gate.event(
+            Decision.BLOCKED,
+            f"the reviewer found {len(blocking)} validated blocking issue(s) in phase {pid}",
+            "the executor fixes them (fix hint attached)",
+            failure_class=FailureClass.FIXABLE,
+            skeptic=CheckStatus.COMPLETE,
+            diagnosis=Diagnosis(hint=issues_hint(blocking), scope=Scope.EXECUTOR),
+        )
+    return gate.event(
+        Decision.GO,
+        f"phase {pid}: gates passed ({_gate_summary(results)}); review {review['verdict']}"
+        + (f", {len(demoted)} unvalidated issue(s) not blocking" if demoted else ""),
+        f"commit phase {pid}",
+        skeptic=CheckStatus.COMPLETE,
+        confidence=1.0 if all(r.status == "PASS" for r in results) else 0.8,
+        diagnosis=Diagnosis(tree=tree, changed=tuple(p for _, p in changed)),
+    )
+
+
+# words a command line may start with that are not programs (the shell's own)
+SHELL_WORD_LIST = (
+    "cd test [ [[ echo true false exit export set source . exec eval command if for while "
+    "case ( { time ! builtin type"
+)
+SHELL_WORDS = frozenset(SHELL_WORD_LIST.split())
+
+
+def _program_exists(command: str, root: Path) -> bool:
     """False only when the command's program is surely missing (the gate sees exit 127 too)."""
     try:
         words = shlex.split(command)
@@ -659,11 +734,13 @@ def _program_exists(command: str, root: Any) -> bool:
         return True
     program = words[0]
     if "/" in program:
-        from pathlib import Path
-
         path = Path(program) if program.startswith("/") else root / program
         return path.exists()
     return shutil.which(program) is not None
+
+
+def _shown(paths: list[str]) -> str:
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
 
 
 def _gate_summary(results: list[GateResult]) -> str:
@@ -673,15 +750,3 @@ def _gate_summary(results: list[GateResult]) -> str:
 def _gate_summary_from_events(env: Env, pid: int) -> str:
     lines = records.gate_lines([e for e in env.journal.events if e.phase == pid])
     return "; ".join(line.removeprefix("- ").split(" (")[0] for line in lines) or "no gates ran"
-
-
-def describe_outcome(outcome: Any) -> str:
-    if outcome is None:
-        return "Checklist C ran"
-    for attr in ("summary", "describe"):
-        value = getattr(outcome, attr, None)
-        if callable(value):
-            value = value()
-        if isinstance(value, str):
-            return value
-    return str(outcome)[:500]

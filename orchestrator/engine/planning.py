@@ -9,15 +9,29 @@ that iteration, verified_items.md as a projection of the log).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from orchestrator.engine import faults, policy, records, verified
+from orchestrator.engine.enums import (
+    ApprovalKind,
+    AuditVerdict,
+    Decision,
+    Gate,
+    ReplanStage,
+    Role,
+    Scope,
+    Step,
+    WorkflowState,
+)
 from orchestrator.engine.env import Env, plan_sha
 from orchestrator.engine.exceptions import Blocked, NeedsApproval, StepAgain
+from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.roles import AnswerInvalid, JsonRole, fixer, plan_check
+from orchestrator.engine.state import AuditRecord
 from orchestrator.errors import ModelError
-from orchestrator.store.plans import topological_order
+from orchestrator.store.plans import plan_problems, topological_order
 
 
 class Planning:
@@ -25,25 +39,25 @@ class Planning:
         self.env = env
 
     # which step -------------------------------------------------------------------------
-    def next_step(self) -> Any:
+    def next_step(self) -> Callable[[], None]:
         s = self.env.state
         if s.replan is not None:
             return {
-                "plan": self.replan,
-                "audit": self.audit,
-                "gate": self.gate,
-                "approve": self.request_approval,
-                "restart": self.restart_phase,
+                ReplanStage.PLAN: self.replan,
+                ReplanStage.AUDIT: self.audit,
+                ReplanStage.GATE: self.gate,
+                ReplanStage.APPROVE: self.request_approval,
+                ReplanStage.RESTART: self.restart_phase,
             }[s.replan.stage]
         if s.plan_iteration == 0 or (
-            s.gated_iteration == s.plan_iteration and s.plan_gate == "REPLAN"
+            s.gated_iteration == s.plan_iteration and s.plan_gate is Decision.REPLAN
         ):
             return self.plan
-        if not s.audits or s.audits[-1]["iteration"] < s.plan_iteration:
+        if not s.audits or s.audits[-1].iteration < s.plan_iteration:
             return self.audit
         if s.gated_iteration < s.plan_iteration:
             return self.gate
-        if s.plan_gate == "GO":
+        if s.plan_gate is Decision.GO:
             return self.approve
         return self.request_approval
 
@@ -51,18 +65,18 @@ class Planning:
     def plan(self) -> None:
         env, s = self.env, self.env.state
         iteration = s.plan_iteration + 1
-        text = s.task["text"]
+        text = s.spec.text
         env.journal.record(
             "delegation",
             {
                 "to": "Planner",
-                "purpose": "planner",
+                "purpose": Role.PLANNER,
                 "iteration": iteration,
                 "reason": "write the plan" if iteration == 1 else "revise the plan after its audit",
             },
             agent="Orchestrator",
         )
-        prompt = load_prompt("planner")
+        prompt = load_prompt(Role.PLANNER)
         if iteration == 1:
             first = prompt.render(
                 "task",
@@ -70,8 +84,8 @@ class Planning:
                 task=text,
                 files=self._file_list(),
                 tier_line=(
-                    f"Complexity tier (set by the user): {s.task['tier']}"
-                    if s.task.get("tier")
+                    f"Complexity tier (set by the user): {s.spec.tier}"
+                    if s.spec.tier
                     else "Choose the complexity tier."
                 ),
                 context=self._related(text),
@@ -85,7 +99,7 @@ class Planning:
         if iteration > 1:
             records.add_revision(env, iteration, self._revision_text(iteration, plan))
         records.set_objective(env, plan)
-        self._record_plan(plan, iteration, attempts, scope="plan")
+        self._record_plan(plan, iteration, attempts, scope=Scope.PLAN)
 
     def _record_plan(
         self,
@@ -93,7 +107,7 @@ class Planning:
         iteration: int,
         attempts: int,
         *,
-        scope: str,
+        scope: Scope,
         phase: int | None = None,
     ) -> None:
         """The whole plan of an iteration goes to the log, the task's source of truth."""
@@ -115,8 +129,8 @@ class Planning:
     def _ask_plan(self, first: str, iteration: int) -> tuple[dict[str, Any], int]:
         env, s = self.env, self.env.state
         role = JsonRole(
-            "planner",
-            env.model("planner", None),
+            Role.PLANNER,
+            env.model(Role.PLANNER, None),
             env.read_tools(),
             env.config.max_tokens,
             env.memory_context(),
@@ -125,8 +139,8 @@ class Planning:
             return role.ask(
                 first,
                 phase=None,
-                check=plan_check(env.slug, s.task.get("tier")),
-                fix=fixer("planner", "schema_errors", iteration=iteration),
+                check=plan_check(env.slug, s.spec.tier),
+                fix=fixer(Role.PLANNER, "schema_errors", iteration=iteration),
                 attempts=policy.PLAN_SCHEMA_ATTEMPTS,
             )
         except AnswerInvalid as exc:
@@ -135,7 +149,7 @@ class Planning:
                 {
                     "kind": "plan_invalid",
                     "detail": str(exc),
-                    "role": "planner",
+                    "role": Role.PLANNER,
                     "problems": exc.problems[:10],
                 },
             )
@@ -144,12 +158,12 @@ class Planning:
                 f"({exc.problems[0]}); `orch resume` asks again"
             ) from None
         except ModelError as exc:
-            self._model_failed("planner", exc)
+            self._model_failed(Role.PLANNER, exc)
             raise StepAgain() from None
 
-    def _model_failed(self, role: str, exc: ModelError) -> None:
+    def _model_failed(self, role: Role, exc: ModelError) -> None:
         s = self.env.state
-        decision = policy.decide_retry(s.planning_failures, exc.failure_class)
+        decision = policy.decide_retry(list(s.planning_failures), exc.failure_class)
         self.env.journal.record(
             "error",
             {
@@ -170,7 +184,7 @@ class Planning:
         return self.env.read_tools().listing()
 
     def _related(self, text: str) -> str:
-        related = self.env.parts.related(self.env.layout, self.env.slug, text)
+        related = self.env.parts.retrieval.related(self.env.layout, self.env.slug, text)
         if not related:
             return ""
         return "Related past experience:\n" + "\n".join(f"- {r}" for r in related)
@@ -178,19 +192,19 @@ class Planning:
     def _revision_request(self, iteration: int) -> str:
         env, s = self.env, self.env.state
         previous = env.plan_of_iteration(iteration - 1) or env.plan()
-        audit = s.audits[-1] if s.audits else {}
+        audit = s.audits[-1] if s.audits else None
         findings = self._findings(iteration - 1)
         notes = "".join(f"\nA person asked: {n}" for n in s.human_revisions)
-        regressed = audit.get("regressed") or []
-        return load_prompt("planner").render(
+        regressed = audit.regressed if audit else ()
+        return load_prompt(Role.PLANNER).render(
             "revise",
             iteration=iteration,
             previous=iteration - 1,
-            task=s.task["text"],
+            task=s.spec.text,
             plan=json.dumps(previous, indent=2, ensure_ascii=False),
-            verdict=audit.get("effective_verdict", "NEEDS_REVISION"),
-            score=audit.get("score", 0),
-            summary=audit.get("summary", ""),
+            verdict=audit.effective_verdict if audit else AuditVerdict.NEEDS_REVISION,
+            score=audit.score if audit else 0,
+            summary=audit.summary if audit else "",
             findings=(findings or "- none") + notes,
             regressed=(
                 "Regressed checks (passed before, fail now; they block approval): "
@@ -213,29 +227,15 @@ class Planning:
         return ""
 
     def _revision_text(self, iteration: int, plan: dict[str, Any]) -> str:
-        env, s = self.env, self.env.state
-        before = env.plan_of_iteration(iteration - 1) or {}
-        audit = s.audits[-1] if s.audits else {}
-        old = {p["phase_id"]: p["title"] for p in before.get("phases", [])}
-        new = {p["phase_id"]: p["title"] for p in plan["phases"]}
-        changes = []
-        for pid in sorted(set(old) | set(new)):
-            if pid not in new:
-                changes.append(f"- phase {pid} removed ({old[pid]})")
-            elif pid not in old:
-                changes.append(f"- phase {pid} added: {new[pid]}")
-            elif old[pid] != new[pid]:
-                changes.append(f"- phase {pid}: {old[pid]} -> {new[pid]}")
-        before_phases = {p["phase_id"]: p for p in before.get("phases", [])}
-        for p in plan["phases"]:
-            prior = before_phases.get(p["phase_id"])
-            if prior is not None and prior != p and prior["title"] == p["title"]:
-                changes.append(f"- phase {p['phase_id']} ({p['title']}) revised")
+        s = self.env.state
+        before = self.env.plan_of_iteration(iteration - 1) or {}
+        audit = s.audits[-1] if s.audits else None
         why = self._findings(iteration - 1) or "- (no findings recorded)"
         notes = "".join(f"\n- a person asked: {n}" for n in s.human_revisions)
+        verdict = f"{audit.effective_verdict} (score {audit.score})" if audit else "? (score ?)"
+        changes = phase_changes(before.get("phases", []), plan["phases"])
         return (
-            f"Why: the audit of iteration {iteration - 1} said "
-            f"{audit.get('effective_verdict', '?')} (score {audit.get('score', '?')}).\n"
+            f"Why: the audit of iteration {iteration - 1} said {verdict}.\n"
             f"{why}{notes}\n\nWhat changed:\n" + ("\n".join(changes) or "- wording only")
         )
 
@@ -243,20 +243,20 @@ class Planning:
     def audit(self) -> None:
         env, s = self.env, self.env.state
         iteration = s.plan_iteration
-        scope = "replan" if s.replan is not None else "plan"
+        scope = Scope.REPLAN if s.replan is not None else Scope.PLAN
         plan = env.plan()
         budget = policy.audit_budget(s.tier, len(s.human_revisions))
         if plan["status"] == "ABSTAIN":
             raise NeedsApproval(
-                "plan",
+                ApprovalKind.PLAN,
                 "the planner abstained: " + ("; ".join(plan["open_questions"]) or plan["summary"]),
-                gate=dict(
-                    gate="PLAN_GATE",
-                    workflow_state="PLANNING",
-                    decision="ABSTAIN",
-                    reason="the planner abstained from planning this task",
-                    next_action="a person answers the open questions (orch approve "
-                    "--deny --note ...) or approves the plan as it is",
+                gate=GateEvent(
+                    Gate.PLAN_GATE,
+                    WorkflowState.PLANNING,
+                    Decision.ABSTAIN,
+                    "the planner abstained from planning this task",
+                    "a person answers the open questions (orch approve --deny --note ...) "
+                    "or approves the plan as it is",
                     requires_human_approval=True,
                     iteration_index=iteration,
                     max_iterations=budget,
@@ -267,7 +267,7 @@ class Planning:
             "delegation",
             {
                 "to": "PlanAuditor",
-                "purpose": "auditor",
+                "purpose": Role.AUDITOR,
                 "iteration": iteration,
                 "reason": f"audit plan iteration {iteration}",
             },
@@ -280,10 +280,10 @@ class Planning:
             if iteration >= 2
             else []
         )
-        effective = verdict["verdict"]
-        if effective == "APPROVED" and regressed:
-            effective = "NEEDS_REVISION"
-        scores = [a["score"] for a in s.audits] + [float(verdict["score"])]
+        effective = AuditVerdict(verdict["verdict"])
+        if effective is AuditVerdict.APPROVED and regressed:
+            effective = AuditVerdict.NEEDS_REVISION
+        scores = [a.score for a in s.audits] + [float(verdict["score"])]
         env.journal.record(
             "plan_audit",
             {
@@ -311,24 +311,24 @@ class Planning:
         if s.audits:
             last = s.audits[-1]
             previous = (
-                f"\nYour previous verdict (iteration {last['iteration']}): "
-                f"{last['verdict']} (score {last['score']}). {last.get('summary', '')}\n"
-                f"Findings then:\n{self._findings(last['iteration']) or '- none'}\n"
+                f"\nYour previous verdict (iteration {last.iteration}): "
+                f"{last.verdict} (score {last.score}). {last.summary}\n"
+                f"Findings then:\n{self._findings(last.iteration) or '- none'}\n"
             )
         items = [r for r in verified.rows(env.journal.events) if r.item_id.startswith("PLAN-")]
         listed = "".join(f"\n- {r.item_id[5:]}: {r.description} ({r.status})" for r in items)
         role = JsonRole(
-            "auditor",
-            env.model("auditor", None),
+            Role.AUDITOR,
+            env.model(Role.AUDITOR, None),
             env.read_tools(),
             env.config.max_tokens,
             env.memory_context(),
         )
-        first = load_prompt("auditor").render(
+        first = load_prompt(Role.AUDITOR).render(
             "audit",
             iteration=iteration,
             max_iterations=budget,
-            task=s.task["text"],
+            task=s.spec.text,
             plan=json.dumps(plan, indent=2, ensure_ascii=False),
             previous=previous,
             verified=f"\nChecks verified so far (re-check each):{listed}\n" if listed else "",
@@ -337,17 +337,17 @@ class Planning:
             verdict = role.verdict(first, "audit_verdict", phase=None)
         except AnswerInvalid as exc:
             env.journal.record(
-                "error", {"kind": "verdict_invalid", "detail": str(exc), "role": "auditor"}
+                "error", {"kind": "verdict_invalid", "detail": str(exc), "role": Role.AUDITOR}
             )
             return {
-                "verdict": "ABSTAIN",
-                "score": s.audits[-1]["score"] if s.audits else 0.0,
+                "verdict": AuditVerdict.ABSTAIN,
+                "score": s.audits[-1].score if s.audits else 0.0,
                 "summary": f"no valid verdict: {exc.problems[0]}",
                 "findings": [],
                 "checks": [],
             }
         except ModelError as exc:
-            self._model_failed("auditor", exc)
+            self._model_failed(Role.AUDITOR, exc)
             raise StepAgain() from None
         return verdict
 
@@ -355,82 +355,77 @@ class Planning:
     def gate(self) -> None:
         env, s = self.env, self.env.state
         audit = s.audits[-1]
-        iteration, budget = audit["iteration"], audit["max_iterations"]
-        verdict = audit["effective_verdict"]
         replan = s.replan is not None
-        common: dict[str, Any] = dict(
-            gate="PLAN_GATE",
-            workflow_state="PLANNING",
-            iteration_index=iteration,
-            max_iterations=budget,
-            confidence=audit["score"],
-            diagnosis_packet={
-                "scope": "replan" if replan else "plan",
-                "verdict": audit["verdict"],
-                "regressed": audit["regressed"],
-            },
-        )
-        if verdict == "APPROVED":
+        verdict = audit.effective_verdict
+        if verdict is AuditVerdict.APPROVED:
+            self._approved(audit)
+            return
+        exhausted = audit.iteration >= audit.max_iterations or replan
+        if verdict is AuditVerdict.NEEDS_REVISION and not exhausted and not audit.stagnated:
             env.journal.gate(
-                **common,
-                decision="GO",
-                reason=f"the PlanAuditor approved iteration {iteration} (score {audit['score']})",
-                next_action="continue with the revised plan"
-                if replan
-                else (
-                    "approved by --yes"
-                    if s.task.get("auto_approve")
-                    else "a person approves the plan: orch approve " + env.slug
-                ),
-                requires_human_approval=not s.task.get("auto_approve"),
-            )
-            if replan and not s.task.get("auto_approve"):
-                raise NeedsApproval(
-                    "plan",
-                    f"the replanned plan (iteration {iteration}) passed its audit; a "
-                    f"person approves it: orch approve {env.slug}",
+                plan_gate(
+                    audit,
+                    replan,
+                    Decision.REPLAN,
+                    f"the PlanAuditor asks for a revision (score {audit.score})"
+                    + (f"; regressed: {', '.join(audit.regressed)}" if audit.regressed else ""),
+                    f"the Planner revises the plan (iteration {audit.iteration + 1})",
                 )
-            return
-        exhausted = iteration >= budget or replan
-        if verdict == "NEEDS_REVISION" and not exhausted and not audit["stagnated"]:
-            env.journal.gate(
-                **common,
-                decision="REPLAN",
-                reason=f"the PlanAuditor asks for a revision (score {audit['score']})"
-                + (f"; regressed: {', '.join(audit['regressed'])}" if audit["regressed"] else ""),
-                next_action=f"the Planner revises the plan (iteration {iteration + 1})",
             )
             return
-        if verdict == "NEEDS_REVISION":
-            why = (
-                "the revision stagnated (less than 0.05 score gain over two iterations)"
-                if audit["stagnated"]
-                else f"the iteration budget ({budget}) is used up"
-            )
-            decision = "BLOCKED"
-        elif verdict == "REJECTED":
-            why, decision = "the PlanAuditor rejected the plan", "BLOCKED"
-        else:
-            why, decision = "the PlanAuditor abstained", "ABSTAIN"
-        reason = f"{why} at iteration {iteration}: {audit.get('summary', '')}".strip()
+        why, decision = _stop_reason(audit)
+        reason = f"{why} at iteration {audit.iteration}: {audit.summary}".strip()
         raise NeedsApproval(
-            "plan",
+            ApprovalKind.PLAN,
             reason + "; a person decides",
-            gate=dict(
-                **common,
-                decision=decision,
-                reason=reason,
+            gate=plan_gate(
+                audit,
+                replan,
+                decision,
+                reason,
+                "a person approves the plan as it is (orch approve) or asks for changes "
+                "(orch approve --deny --note ...)",
                 requires_human_approval=True,
-                next_action="a person approves the plan as it is (orch approve) or asks "
-                "for changes (orch approve --deny --note ...)",
             ),
         )
 
+    def _approved(self, audit: AuditRecord) -> None:
+        env, s = self.env, self.env.state
+        replan = s.replan is not None
+        auto = s.spec.auto_approve
+        if replan:
+            next_action = "continue with the revised plan"
+        elif auto:
+            next_action = "approved by --yes"
+        else:
+            next_action = "a person approves the plan: orch approve " + env.slug
+        env.journal.gate(
+            plan_gate(
+                audit,
+                replan,
+                Decision.GO,
+                f"the PlanAuditor approved iteration {audit.iteration} (score {audit.score})",
+                next_action,
+                requires_human_approval=not auto,
+            )
+        )
+        if replan and not auto:
+            raise NeedsApproval(
+                ApprovalKind.PLAN,
+                f"the replanned plan (iteration {audit.iteration}) passed its audit; a "
+                f"person approves it: orch approve {env.slug}",
+            )
+
     def approve(self) -> None:
         env, s = self.env, self.env.state
-        if s.task.get("auto_approve"):
+        if s.spec.auto_approve:
             env.journal.change(
-                "PLAN_REVIEW", "plan_approved", "the plan was approved by --yes", by="--yes"
+                StateChange(
+                    WorkflowState.PLAN_REVIEW,
+                    Step.PLAN_APPROVED,
+                    "the plan was approved by --yes",
+                    by="--yes",
+                )
             )
             faults.point("plan.approved")
             return
@@ -438,11 +433,12 @@ class Planning:
 
     def request_approval(self) -> None:
         s = self.env.state
-        audit = s.audits[-1] if s.audits else {}
+        audit = s.audits[-1] if s.audits else None
+        judged = f"{audit.effective_verdict}, score {audit.score}" if audit else "?, score ?"
         raise NeedsApproval(
-            "plan",
-            f"the plan (iteration {s.plan_iteration}, {audit.get('effective_verdict', '?')}, "
-            f"score {audit.get('score', '?')}) waits for a person: orch approve {self.env.slug}",
+            ApprovalKind.PLAN,
+            f"the plan (iteration {s.plan_iteration}, {judged}) waits for a person: "
+            f"orch approve {self.env.slug}",
         )
 
     # after approval: PLAN_REVIEW ----------------------------------------------------------
@@ -453,11 +449,13 @@ class Planning:
         order = topological_order(plan)
         records.set_objective(env, plan)
         env.journal.change(
-            "ACTING",
-            "plan_ready",
-            f"executing {len(order)} phase(s) in order " + ", ".join(map(str, order)),
-            order=order,
-            plan_sha256=plan_sha(plan),
+            StateChange(
+                WorkflowState.ACTING,
+                Step.PLAN_READY,
+                f"executing {len(order)} phase(s) in order " + ", ".join(map(str, order)),
+                order=tuple(order),
+                plan_sha256=plan_sha(plan),
+            )
         )
 
     # a targeted replan (failure class needs_replan) ----------------------------------------
@@ -471,16 +469,16 @@ class Planning:
             "delegation",
             {
                 "to": "Planner",
-                "purpose": "planner",
+                "purpose": Role.PLANNER,
                 "iteration": iteration,
                 "phase": pid,
                 "reason": f"targeted replan from phase {pid}",
             },
         )
-        first = load_prompt("planner").render(
+        first = load_prompt(Role.PLANNER).render(
             "replan",
             phase=pid,
-            task=s.task["text"],
+            task=s.spec.text,
             diagnosis=s.replan.diagnosis,
             plan=json.dumps(current, indent=2, ensure_ascii=False),
         )
@@ -488,8 +486,6 @@ class Planning:
         kept = [p for p in current["phases"] if p["phase_id"] < pid]
         if plan["phases"][: len(kept)] != kept:
             plan["phases"] = kept + [p for p in plan["phases"] if p["phase_id"] >= pid]
-            from orchestrator.store.plans import plan_problems
-
             if plan_problems(plan):
                 raise Blocked(
                     f"the replanned plan changes committed phases 1..{pid - 1} and cannot be "
@@ -505,7 +501,7 @@ class Planning:
             f"Targeted replan from phase {pid}: {s.replan.diagnosis}\n\nPhases now: "
             + ", ".join(f"{p['phase_id']}. {p['title']}" for p in plan["phases"]),
         )
-        self._record_plan(plan, iteration, attempts, scope="replan", phase=pid)
+        self._record_plan(plan, iteration, attempts, scope=Scope.REPLAN, phase=pid)
 
     def restart_phase(self) -> None:
         env, s = self.env, self.env.state
@@ -514,11 +510,73 @@ class Planning:
         plan = env.plan()
         ph = s.phase(pid)
         env.journal.change(
-            "ACTING",
-            "phase_restarted",
-            f"phase {pid} starts again on the replanned plan",
-            phase=pid,
-            attempt=ph.attempt,
-            order=topological_order(plan),
-            plan_sha256=plan_sha(plan),
+            StateChange(
+                WorkflowState.ACTING,
+                Step.PHASE_RESTARTED,
+                f"phase {pid} starts again on the replanned plan",
+                phase=pid,
+                attempt=ph.attempt,
+                order=tuple(topological_order(plan)),
+                plan_sha256=plan_sha(plan),
+            )
         )
+
+
+def plan_gate(
+    audit: AuditRecord,
+    replan: bool,
+    decision: Decision,
+    reason: str,
+    next_action: str,
+    *,
+    requires_human_approval: bool = False,
+) -> GateEvent:
+    """The PLAN_GATE's record for the newest audit."""
+    return GateEvent(
+        Gate.PLAN_GATE,
+        WorkflowState.PLANNING,
+        decision,
+        reason,
+        next_action,
+        requires_human_approval=requires_human_approval,
+        iteration_index=audit.iteration,
+        max_iterations=audit.max_iterations,
+        confidence=audit.score,
+        diagnosis=Diagnosis(
+            scope=Scope.REPLAN if replan else Scope.PLAN,
+            verdict=audit.verdict,
+            regressed=audit.regressed,
+        ),
+    )
+
+
+def _stop_reason(audit: AuditRecord) -> tuple[str, Decision]:
+    """Why the plan loop stops for a person, and the gate's decision."""
+    if audit.effective_verdict is AuditVerdict.NEEDS_REVISION:
+        if audit.stagnated:
+            why = "the revision stagnated (less than 0.05 score gain over two iterations)"
+        else:
+            why = f"the iteration budget ({audit.max_iterations}) is used up"
+        return why, Decision.BLOCKED
+    if audit.effective_verdict is AuditVerdict.REJECTED:
+        return "the PlanAuditor rejected the plan", Decision.BLOCKED
+    return "the PlanAuditor abstained", Decision.ABSTAIN
+
+
+def phase_changes(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[str]:
+    """revisions.md's lines for what a new plan iteration changed in the phases."""
+    old = {p["phase_id"]: p for p in before}
+    new = {p["phase_id"]: p for p in after}
+    changes = []
+    for pid in sorted(set(old) | set(new)):
+        if pid not in new:
+            changes.append(f"- phase {pid} removed ({old[pid]['title']})")
+        elif pid not in old:
+            changes.append(f"- phase {pid} added: {new[pid]['title']}")
+        elif old[pid]["title"] != new[pid]["title"]:
+            changes.append(f"- phase {pid}: {old[pid]['title']} -> {new[pid]['title']}")
+    for p in after:
+        prior = old.get(p["phase_id"])
+        if prior is not None and prior != p and prior["title"] == p["title"]:
+            changes.append(f"- phase {p['phase_id']} ({p['title']}) revised")
+    return changes

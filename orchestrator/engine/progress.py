@@ -1,133 +1,192 @@
-"""Terminal progress: one short line per event a person cares about.
+"""Events as text for a person: one line of progress per event that matters, and the
+one-line summaries `orch log` prints.
 
-`describe(event)` is pure (a line and a style, or None to stay quiet); `Printer` writes
-the lines with rich, which only the commands that print progress import.
+Everything here is pure: `describe(event)` gives a line and a style (or None to stay
+quiet), `format_event(event)` a line of `orch log`. Printing them is the commands' job
+(`orchestrator/commands/run.py` prints progress as a listener of the journal).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
-from orchestrator.engine.state import TaskState
+from orchestrator.engine.enums import Decision, Step
 from orchestrator.events.log import Event
 
-GATE_STYLE = {"GO": "green", "REPLAN": "yellow", "ABSTAIN": "yellow", "BLOCKED": "red"}
+Line = tuple[str, str]  # the text and its rich style ("" for none)
+Payload = dict[str, Any]
+
+GATE_STYLE = {
+    Decision.GO: "green",
+    Decision.REPLAN: "yellow",
+    Decision.ABSTAIN: "yellow",
+    Decision.BLOCKED: "red",
+}
+TOOL_INPUTS = ("path", "command", "op", "pattern", "title", "id", "status")
+# steps shown as their reason only, dimmed
+QUIET_STEPS = {
+    Step.APPROVAL_GIVEN,
+    Step.APPROVAL_DENIED,
+    Step.RESUMED,
+    Step.PLAN_READY,
+    Step.PLAN_APPROVED,
+    Step.BRANCH_CREATED,
+    Step.GATES_STARTED,
+}
 
 
-def _s(text: Any, limit: int = 140) -> str:
+def short(text: Any, limit: int = 140) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def describe(event: Event) -> tuple[str, str] | None:
-    p = event.payload
-    kind = event.event_type
-    if kind == "state_change":
-        step = p.get("step")
-        if step == "task_created":
-            return f"Task {event.task}: {_s(p['task']['text'])}", "bold"
-        if step in ("phase_started", "phase_restarted"):
-            return f"Phase {p['phase']}: {_s(p['reason'].split(': ', 1)[-1])}", "bold cyan"
-        if step == "phase_retry":
-            return f"  retry, attempt {p.get('attempt')}: {_s(p['reason'])}", "yellow"
-        if step == "phase_committed":
-            return f"  committed {p['commit'][:12]}" + (
-                " (reconciled)" if p.get("reconciled") else ""
-            ), "green"
-        if step == "approval_requested":
-            return f"WAITING_APPROVAL: {_s(p['reason'], 300)}", "bold yellow"
-        if step == "blocked":
-            return f"BLOCKED: {_s(p['reason'], 300)}", "bold red"
-        if step == "complete":
-            return f"COMPLETE: {_s(p['reason'])}", "bold green"
-        if step in (
-            "approval_given",
-            "approval_denied",
-            "resumed",
-            "plan_ready",
-            "plan_approved",
-            "branch_created",
-            "gates_started",
-        ):
-            return f"  {_s(p['reason'])}", "dim"
-        return None
-    if kind == "delegation":
-        return f"  -> {p['to']}: {_s(p['reason'])}", "dim"
-    if kind == "execution_report":
-        if p["kind"] == "plan":
-            return (
-                f"  plan iteration {p.get('iteration')}: {p.get('phases')} phase(s), tier "
-                f"{p.get('tier')}"
-            ), ""
-        if p["kind"] == "final_review":
-            return None  # its verdict event says it already
-        if p["kind"] == "phase":
-            return f"  executor done after {p.get('turns')} turn(s): {_s(p['summary'], 100)}", ""
-        return f"  {p['kind'].replace('_', ' ')}: {_s(p['summary'], 100)}", "dim"
-    if kind == "plan_audit":
-        return (
-            f"  audit iteration {p['iteration']}: {p['effective_verdict']} (score "
-            f"{p['score']}, {len(p['findings'])} finding(s))"
-        ), ""
-    if kind == "gate_event":
-        phase = f" phase {p['phase_id']}" if p.get("phase_id") else ""
-        return (
-            f"  {p['event_type']}{phase}: {p['decision']}: {_s(p['reason'])}",
-            GATE_STYLE.get(p["decision"], ""),
-        )
-    if kind == "verdict":
-        if p["kind"] == "quality_gate":
-            secs = f" in {p.get('duration_ms', 0) / 1000:.1f} s" if p.get("command") else ""
-            return f"  {p['gate']}: {p['status']}{secs}", "green" if p["passed"] else "red"
-        return (
-            f"  {p['kind'].replace('_', ' ')}: {'pass' if p['passed'] else 'FAIL'}: {_s(p['summary'], 100)}",
-            ("green" if p["passed"] else "red"),
-        )
-    if kind == "tool_call":
-        shown = " ".join(
-            f"{k}={_s(v, 40)}"
-            for k, v in (p.get("input") or {}).items()
-            if k in ("path", "command", "op", "pattern", "title", "id", "status")
-        )
-        return f"    {p['tool']} {shown}" + ("" if p["ok"] else " (error)"), "dim"
-    if kind == "error":
-        return f"  error ({p.get('kind')}): {_s(p.get('detail', ''))}", "red"
-    if kind == "compaction":
-        tokens = ""
-        if p.get("tokens_before") is not None and p.get("tokens_after") is not None:
-            tokens = f", {p['tokens_before']} -> {p['tokens_after']} tokens"
-        return f"  compaction ({p.get('kind')}): {p.get('outcome')}{tokens}", "dim"
-    if kind == "memory_verification" and p.get("purpose") == "prompt":
-        if p.get("fresh_context"):
-            return "  memory: none for this turn (the user asked for a fresh context)", "dim"
-        if not p.get("checked"):
-            return None  # no repo memory yet: nothing worth a line
-        withheld = len(p.get("withheld") or [])
-        line = f"  memory verified: {p['checked']} checked, {p['ok']} ok, {p['changed']} changed, {p['stale']} stale"
-        return line + (f" ({withheld} withheld)" if withheld else ""), "dim"
-    if kind in ("memory_promotion", "memory_verification"):
-        from orchestrator.commands.log import summarise
+# orch log ------------------------------------------------------------------------------------
 
-        return f"  {kind}: {_s(summarise(event), 100)}", "dim"
+
+def summarise(event: Event) -> str:
+    """What an event says, in one line."""
+    p: Payload = event.payload
+    if event.event_type == "gate_event":
+        return f"{p.get('event_type')} {p.get('decision')} [{p.get('workflow_state')}]: {p.get('reason')}"
+    if event.event_type == "state_change":
+        return f"{p.get('from')} -> {p.get('to')}" + (f": {p['reason']}" if p.get("reason") else "")
+    for key in ("summary", "detail", "message", "reason"):
+        if isinstance(p.get(key), str):
+            return str(p[key])
+    text = json.dumps(p, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def format_event(event: Event) -> str:
+    phase = "-" if event.phase is None else str(event.phase)
+    return f"{event.ts}  {phase:>2}  {event.agent:<14} {event.event_type:<19} {summarise(event)}"
+
+
+# progress ------------------------------------------------------------------------------------
+
+
+def describe(event: Event) -> Line | None:
+    """The progress line for `event`, or None when a person need not see it."""
+    render = DESCRIBERS.get(event.event_type)
+    return render(event) if render is not None else None
+
+
+def _state_change(event: Event) -> Line | None:
+    p = event.payload
+    step = p.get("step")
+    if step == Step.TASK_CREATED:
+        return f"Task {event.task}: {short(p['task']['text'])}", "bold"
+    if step in (Step.PHASE_STARTED, Step.PHASE_RESTARTED):
+        return f"Phase {p['phase']}: {short(p['reason'].split(': ', 1)[-1])}", "bold cyan"
+    if step == Step.PHASE_RETRY:
+        return f"  retry, attempt {p.get('attempt')}: {short(p['reason'])}", "yellow"
+    if step == Step.PHASE_COMMITTED:
+        reconciled = " (reconciled)" if p.get("reconciled") else ""
+        return f"  committed {p['commit'][:12]}{reconciled}", "green"
+    if step == Step.APPROVAL_REQUESTED:
+        return f"WAITING_APPROVAL: {short(p['reason'], 300)}", "bold yellow"
+    if step == Step.BLOCKED:
+        return f"BLOCKED: {short(p['reason'], 300)}", "bold red"
+    if step == Step.COMPLETE:
+        return f"COMPLETE: {short(p['reason'])}", "bold green"
+    if step in QUIET_STEPS:
+        return f"  {short(p['reason'])}", "dim"
     return None
 
 
-class Printer:
-    """Prints progress lines with rich (colour on a terminal, plain text otherwise)."""
+def _delegation(event: Event) -> Line:
+    return f"  -> {event.payload['to']}: {short(event.payload['reason'])}", "dim"
 
-    def __init__(self, *, stderr: bool = False, tools: bool = True) -> None:
-        from rich.console import Console
 
-        self.console = Console(stderr=stderr, highlight=False, soft_wrap=True)
-        self.tools = tools
+def _execution_report(event: Event) -> Line | None:
+    p = event.payload
+    if p["kind"] == "plan":
+        line = f"  plan iteration {p.get('iteration')}: {p.get('phases')} phase(s), tier {p.get('tier')}"
+        return line, ""
+    if p["kind"] == "final_review":
+        return None  # its verdict event says it already
+    if p["kind"] == "phase":
+        return f"  executor done after {p.get('turns')} turn(s): {short(p['summary'], 100)}", ""
+    return f"  {p['kind'].replace('_', ' ')}: {short(p['summary'], 100)}", "dim"
 
-    def __call__(self, event: Event, state: TaskState) -> None:
-        if event.event_type == "tool_call" and not self.tools:
-            return
-        shown = describe(event)
-        if shown is not None:
-            text, style = shown
-            self.console.print(text, style=style or None, markup=False)
 
-    def line(self, text: str, style: str = "") -> None:
-        self.console.print(text, style=style or None, markup=False)
+def _plan_audit(event: Event) -> Line:
+    p = event.payload
+    return (
+        f"  audit iteration {p['iteration']}: {p['effective_verdict']} (score "
+        f"{p['score']}, {len(p['findings'])} finding(s))"
+    ), ""
+
+
+def _gate_event(event: Event) -> Line:
+    p = event.payload
+    phase = f" phase {p['phase_id']}" if p.get("phase_id") else ""
+    line = f"  {p['event_type']}{phase}: {p['decision']}: {short(p['reason'])}"
+    return line, GATE_STYLE.get(p["decision"], "")
+
+
+def _verdict(event: Event) -> Line:
+    p = event.payload
+    style = "green" if p["passed"] else "red"
+    if p["kind"] == "quality_gate":
+        secs = f" in {p.get('duration_ms', 0) / 1000:.1f} s" if p.get("command") else ""
+        return f"  {p['gate']}: {p['status']}{secs}", style
+    passed = "pass" if p["passed"] else "FAIL"
+    return f"  {p['kind'].replace('_', ' ')}: {passed}: {short(p['summary'], 100)}", style
+
+
+def _tool_call(event: Event) -> Line:
+    p = event.payload
+    inputs = p.get("input") or {}
+    shown = " ".join(f"{k}={short(v, 40)}" for k, v in inputs.items() if k in TOOL_INPUTS)
+    return f"    {p['tool']} {shown}" + ("" if p["ok"] else " (error)"), "dim"
+
+
+def _error(event: Event) -> Line:
+    p = event.payload
+    return f"  error ({p.get('kind')}): {short(p.get('detail', ''))}", "red"
+
+
+def _compaction(event: Event) -> Line:
+    p = event.payload
+    tokens = ""
+    if p.get("tokens_before") is not None and p.get("tokens_after") is not None:
+        tokens = f", {p['tokens_before']} -> {p['tokens_after']} tokens"
+    return f"  compaction ({p.get('kind')}): {p.get('outcome')}{tokens}", "dim"
+
+
+def _memory_verification(event: Event) -> Line | None:
+    p = event.payload
+    if p.get("purpose") != "prompt":
+        return _memory(event)
+    if p.get("fresh_context"):
+        return "  memory: none for this turn (the user asked for a fresh context)", "dim"
+    if not p.get("checked"):
+        return None  # no repo memory yet: nothing worth a line
+    withheld = len(p.get("withheld") or [])
+    line = (
+        f"  memory verified: {p['checked']} checked, {p['ok']} ok, {p['changed']} changed, "
+        f"{p['stale']} stale"
+    )
+    return line + (f" ({withheld} withheld)" if withheld else ""), "dim"
+
+
+def _memory(event: Event) -> Line:
+    return f"  {event.event_type}: {short(summarise(event), 100)}", "dim"
+
+
+DESCRIBERS: dict[str, Callable[[Event], Line | None]] = {
+    "state_change": _state_change,
+    "delegation": _delegation,
+    "execution_report": _execution_report,
+    "plan_audit": _plan_audit,
+    "gate_event": _gate_event,
+    "verdict": _verdict,
+    "tool_call": _tool_call,
+    "error": _error,
+    "compaction": _compaction,
+    "memory_verification": _memory_verification,
+    "memory_promotion": _memory,
+}

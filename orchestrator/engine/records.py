@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.engine import verified
+from orchestrator.engine.enums import PhaseStatus
 from orchestrator.engine.env import Env
 from orchestrator.events.log import Event
 from orchestrator.store.notes import NotesFile
@@ -18,6 +19,10 @@ from orchestrator.store.templates import fill, template
 
 MAX_PENDING = 10
 MAX_LINE = 160
+
+
+def _task_text(env: Env) -> str:
+    return env.state.task.text if env.state.task else env.slug
 
 
 def _short(text: str, limit: int = MAX_LINE) -> str:
@@ -55,7 +60,8 @@ def _pending(env: Env, plan: dict[str, Any]) -> list[str]:
     left = [
         f"phase {p['phase_id']}: {p['title']}"
         for p in plan["phases"]
-        if s.phases.get(p["phase_id"]) is None or s.phases[p["phase_id"]].status != "closed"
+        if s.phases.get(p["phase_id"]) is None
+        or s.phases[p["phase_id"]].status is not PhaseStatus.CLOSED
     ]
     if len(left) > MAX_PENDING:
         left = [*left[: MAX_PENDING - 1], f"and {len(left) - MAX_PENDING + 1} more phases"]
@@ -79,7 +85,7 @@ def clear_objective(env: Env) -> None:
 
 def session_note(env: Env, heading: str, line: str) -> None:
     notes = SessionNotes(env.layout, env.slug)
-    notes.ensure(env.state.task.get("text", env.slug))
+    notes.ensure(_task_text(env))
     entry = line if line.startswith("- ") else f"- {line}"
     if entry not in notes.text().splitlines():
         notes.append(heading, entry)
@@ -87,7 +93,7 @@ def session_note(env: Env, heading: str, line: str) -> None:
 
 def session_state(env: Env, text: str) -> None:
     notes = SessionNotes(env.layout, env.slug)
-    notes.ensure(env.state.task.get("text", env.slug))
+    notes.ensure(_task_text(env))
     notes.set("Current State", text)
 
 
@@ -155,7 +161,7 @@ def phase_report(env: Env, phase: int, changed: list[tuple[str, str]]) -> str:
         template(env.layout, "phase-report.md"),
         phase_id=phase,
         title=plan_phase["title"],
-        task=f"{s.task.get('text', '')} ({env.slug})",
+        task=f"{_task_text(env)} ({env.slug})",
         objective=plan_phase["objective"],
         changes="\n".join(f"- {status} {path}" for status, path in changed) or "- no file changed",
         gates="\n".join(gates) or "- none ran",
@@ -179,7 +185,7 @@ def final_review(env: Env, review: dict[str, Any], checks: list[str]) -> str:
     lines = [
         f"# Final review: {plan['task_title']}",
         "",
-        f"Task: {s.task.get('text', '')} (`{env.slug}`)",
+        f"Task: {_task_text(env)} (`{env.slug}`)",
         f"Verdict: {review.get('verdict', '?')}. {review.get('summary', '')}",
         "",
         "## Phases",

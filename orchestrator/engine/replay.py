@@ -18,7 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from orchestrator.engine.agent import Checkpoint
+from orchestrator.engine.enums import PhaseStatus, Step, WorkflowState
 from orchestrator.engine.env import Env
+from orchestrator.engine.payloads import StateChange
 from orchestrator.engine.state import TaskState
 from orchestrator.events.log import Event, read_events
 from orchestrator.store.fs import sweep_temps
@@ -49,14 +51,14 @@ def reconcile(env: Env) -> list[str]:
     """Bring the task list, the project files and git in line with the log; what was done."""
     s = env.state
     done: list[str] = []
-    if not s.task or not s.trace_id:
+    if s.task is None or not s.trace_id:
         return done
     env.repo.wait_for_index_lock()
     for folder in (env.layout.root, env.layout.repo_memories, env.task.path):
         for temp in sweep_temps(folder):  # a write cut by the crash: its target is intact
             done.append(f"removed {temp.relative_to(env.layout.root)}, left by a cut write")
     for pid, ph in sorted(s.phases.items()):
-        if ph.status in ("acting", "reviewing") and not ph.commit:
+        if ph.status in (PhaseStatus.ACTING, PhaseStatus.REVIEWING) and not ph.commit:
             checkpoint = Checkpoint(
                 env.task.conversation(pid),
                 env.repo,
@@ -71,18 +73,20 @@ def reconcile(env: Env) -> list[str]:
                     f"phase {pid}: task list and {len(restored)} file(s) restored "
                     f"from the checkpoint at turn {checkpoint.data.get('turn', 0)}"
                 )
-    commits = env.repo.phase_commits(env.slug, s.trace_id, s.task.get("base_commit"))
+    commits = env.repo.phase_commits(env.slug, s.trace_id, s.task.base_commit)
     for pid, found in sorted(commits.items()):
         ph = s.phase(pid)
-        if ph.commit is None and ph.status == "passed":
+        if ph.commit is None and ph.status is PhaseStatus.PASSED:
             env.journal.change(
-                "REVIEWING",
-                "phase_committed",
-                f"phase {pid} committed as {found.sha[:12]} (found by its trailers; its event "
-                "was lost in a crash)",
-                phase=pid,
-                commit=found.sha,
-                reconciled=True,
+                StateChange(
+                    WorkflowState.REVIEWING,
+                    Step.PHASE_COMMITTED,
+                    f"phase {pid} committed as {found.sha[:12]} (found by its trailers; its "
+                    "event was lost in a crash)",
+                    phase=pid,
+                    commit=found.sha,
+                    reconciled=True,
+                )
             )
             done.append(f"phase {pid}: commit {found.sha[:12]} reconciled from git")
     return done

@@ -15,17 +15,20 @@ from typing import Any
 
 from orchestrator.engine import policy
 from orchestrator.engine.agent import AgentLoop
+from orchestrator.engine.enums import Role
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.tools import ReadOnlyTools
 from orchestrator.errors import OrchError
 from orchestrator.messages import Message, SystemPart
 from orchestrator.protocols import Model
+from orchestrator.schemas import errors
+from orchestrator.store.plans import plan_problems
 
 ROLE_TURNS = 30  # tool rounds a JSON role may take before it must answer
 
 
 class AnswerInvalid(OrchError):
-    def __init__(self, role: str, problems: list[str], attempts: int) -> None:
+    def __init__(self, role: Role, problems: list[str], attempts: int) -> None:
         self.problems = problems
         self.attempts = attempts
         super().__init__(
@@ -53,7 +56,7 @@ def extract_json(text: str) -> tuple[Any, str | None]:
 class JsonRole:
     """A role that reads the repository and answers with one JSON object."""
 
-    role: str  # planner | auditor | reviewer (the prompt file and the request purpose)
+    role: Role  # the prompt file and the request purpose
     model: Model
     tools: ReadOnlyTools
     max_tokens: int
@@ -113,8 +116,6 @@ class JsonRole:
 
 def schema_check(name: str) -> Callable[[Any], list[str]]:
     def check(data: Any) -> list[str]:
-        from orchestrator.schemas import errors
-
         return errors(name, data)
 
     return check
@@ -124,8 +125,6 @@ def plan_check(slug: str, tier: str | None) -> Callable[[Any], list[str]]:
     """The plan schema and its rules; the slug (and a forced tier) are set by orch first."""
 
     def check(data: Any) -> list[str]:
-        from orchestrator.store.plans import plan_problems
-
         if isinstance(data, dict):
             data["slug"] = slug
             data.setdefault("schema_version", 1)
@@ -136,7 +135,7 @@ def plan_check(slug: str, tier: str | None) -> Callable[[Any], list[str]]:
     return check
 
 
-def fixer(role: str, template: str, **values: object) -> Callable[[list[str]], str]:
+def fixer(role: Role, template: str, **values: object) -> Callable[[list[str]], str]:
     def fix(problems: list[str]) -> str:
         listed = "\n".join(f"- {p}" for p in problems[:20])
         return load_prompt(role).render(template, problems=listed, **values)

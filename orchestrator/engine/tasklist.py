@@ -10,14 +10,30 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InvalidFile, UsageError
+from orchestrator.schemas import errors
 from orchestrator.store.fs import atomic_write
 
-STATUSES = ("pending", "in_progress", "completed", "cancelled")
-DONE = ("completed", "cancelled")
+
+class ItemStatus(StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+
+
+STATUSES = tuple(ItemStatus)
+DONE = (ItemStatus.COMPLETED, ItemStatus.CANCELLED)
+MARKS = {
+    ItemStatus.PENDING: "[ ]",
+    ItemStatus.IN_PROGRESS: "[>]",
+    ItemStatus.COMPLETED: "[x]",
+    ItemStatus.CANCELLED: "[-]",
+}
 REMIND_AFTER_ROUNDS = 3
 
 
@@ -29,7 +45,7 @@ class TaskListError(UsageError):
 class Item:
     id: str
     title: str
-    status: str = "pending"
+    status: ItemStatus = ItemStatus.PENDING
     phase: int | None = None
     blockedBy: list[str] = field(default_factory=list)
     blocks: list[str] = field(default_factory=list)
@@ -53,7 +69,7 @@ class Item:
         return cls(
             id=str(raw["id"]),
             title=str(raw["title"]),
-            status=str(raw.get("status", "pending")),
+            status=ItemStatus(raw.get("status", ItemStatus.PENDING)),
             phase=raw.get("phase"),
             blockedBy=[str(x) for x in raw.get("blockedBy", [])],
             blocks=[str(x) for x in raw.get("blocks", [])],
@@ -70,8 +86,6 @@ class TaskList:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> TaskList:
-        from orchestrator.schemas import errors
-
         problems = errors("tasklist", raw)
         if problems:
             raise ValueError(problems[0])
@@ -101,9 +115,10 @@ class TaskList:
     def set_status(self, item_id: str, status: str, notes: str | None = None) -> Item:
         if status not in STATUSES:
             raise TaskListError(f"status must be one of {', '.join(STATUSES)}")
+        new = ItemStatus(status)
         item = self.get(item_id)
-        if status == "in_progress":
-            busy = [i for i in self.items if i.status == "in_progress" and i.id != item.id]
+        if new is ItemStatus.IN_PROGRESS:
+            busy = [i for i in self.items if i.status is ItemStatus.IN_PROGRESS and i.id != item.id]
             if busy:
                 raise TaskListError(
                     f"item {busy[0].id} ({busy[0].title!r}) is in progress: complete or "
@@ -114,27 +129,19 @@ class TaskList:
                 raise TaskListError(
                     f"item {item.id} is blocked by {', '.join(waiting)}, not done yet"
                 )
-        item.status = status
+        item.status = new
         if notes is not None:
             item.notes = notes
         return item
-
-    def open_items(self, phase: int | None = None) -> list[Item]:
-        return [
-            i
-            for i in self.items
-            if i.status not in DONE and (phase is None or i.phase in (None, phase))
-        ]
 
     def render(self, phase: int | None = None) -> str:
         shown = [i for i in self.items if phase is None or i.phase in (None, phase)]
         if not shown:
             return "(the task list is empty)"
-        marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
         lines = []
         for i in shown:
             extra = f" (blocked by {', '.join(i.blockedBy)})" if i.blockedBy else ""
-            lines.append(f"{marks[i.status]} {i.id}. {i.title}{extra}")
+            lines.append(f"{MARKS[i.status]} {i.id}. {i.title}{extra}")
         return "\n".join(lines)
 
 

@@ -22,12 +22,15 @@ from typing import Any, Protocol
 
 from orchestrator.config import PolicyConfig
 from orchestrator.engine import faults, shell, tasklist
+from orchestrator.engine.enums import ApprovalKind, Decision, Gate, SafetyCheck, WorkflowState
 from orchestrator.engine.exceptions import NeedsApproval
+from orchestrator.engine.payloads import Diagnosis, GateEvent
 from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.errors import OrchError
 from orchestrator.messages import ToolCall, ToolResult, ToolSpec
 from orchestrator.store.fs import atomic_write, confine
 
+Handler = Callable[[dict[str, Any]], str]  # a tool: its input -> the text the model sees
 MAX_LIST = 500
 MAX_READ_LINES = 2000
 MAX_MATCHES = 200
@@ -133,8 +136,16 @@ class ReadOnlyTools:
     def specs(self) -> list[ToolSpec]:
         return list(READ_SPECS)
 
+    def handlers(self) -> dict[str, Handler]:
+        """Each tool's function, by the tool's name."""
+        return {
+            "list_files": self._t_list_files,
+            "read_file": self._t_read_file,
+            "search": self._t_search,
+        }
+
     def run(self, call: ToolCall) -> ToolResult:
-        handler: Callable[[dict[str, Any]], str] | None = getattr(self, f"_t_{call.name}", None)
+        handler = self.handlers().get(call.name)
         if handler is None or call.name not in {s.name for s in self.specs()}:
             known = ", ".join(s.name for s in self.specs())
             return ToolResult(call.id, f"unknown tool {call.name!r} (tools: {known})", True)
@@ -241,7 +252,7 @@ class ExecutorTools(ReadOnlyTools):
         approvals: dict[str, bool],
         tasklist_path: Path,
         memory: MemoryHandler | None = None,
-        record_gate: Callable[..., Any] | None = None,
+        record_gate: Callable[[GateEvent], object] = lambda _gate: None,
     ) -> None:
         super().__init__(repo, output_cap=policy.shell_output_cap)
         self.phase = phase
@@ -251,6 +262,15 @@ class ExecutorTools(ReadOnlyTools):
         self.memory = memory
         self.record_gate = record_gate  # Journal.gate: a high-risk command that goes ahead
         self.sandbox = shell.sandbox_for(repo.layout, policy)
+
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            **super().handlers(),
+            "write_file": self._t_write_file,
+            "edit_file": self._t_edit_file,
+            "run_shell": self._t_run_shell,
+            "tasks": self._t_tasks,
+        }
 
     def specs(self) -> list[ToolSpec]:
         specs = [*READ_SPECS, *WRITE_SPECS]
@@ -335,40 +355,42 @@ class ExecutorTools(ReadOnlyTools):
 
     def _high_risk(self, command: str, risk: shell.Risk) -> None:
         """Pass the HIGH_RISK_APPROVAL_GATE, or stop at it until a person answers."""
-        gate: dict[str, Any] = dict(
-            gate="HIGH_RISK_APPROVAL_GATE",
-            workflow_state="ACTING",
-            phase=self.phase,
-            safety_checks=["destructive_action_checked", "policy_checked"],
-            diagnosis_packet={"command": command, "rule": risk.rule, "detail": risk.detail},
-        )
+
+        def gate(decision: Decision, reason: str, next_action: str) -> GateEvent:
+            return GateEvent(
+                Gate.HIGH_RISK_APPROVAL_GATE,
+                WorkflowState.ACTING,
+                decision,
+                reason,
+                next_action,
+                phase=self.phase,
+                requires_human_approval=decision is not Decision.GO,
+                safety_checks=(SafetyCheck.DESTRUCTIVE_ACTION, SafetyCheck.POLICY),
+                diagnosis=Diagnosis(command=command, rule=risk.rule, detail=risk.detail),
+            )
+
         key = approval_key(self.phase, command)
         if shell.allowed(command, self.policy):
-            verdict = ("GO", f"allowed by configuration (allow_high_risk): {risk.detail}")
+            reason = f"allowed by configuration (allow_high_risk): {risk.detail}"
         elif self.approvals.get(key) is True:
-            verdict = ("GO", f"approved by a person: {risk.detail}")
+            reason = f"approved by a person: {risk.detail}"
         elif self.approvals.get(key) is False:
             raise ToolFailed(f"a person denied this command ({risk.detail}); do without it")
         else:
             raise NeedsApproval(
-                "high_risk",
+                ApprovalKind.HIGH_RISK,
                 f"high-risk command needs approval ({risk.detail}): {command}",
                 key=key,
                 command=command,
                 rule=risk.rule,
                 phase=self.phase,
-                gate=dict(
-                    gate,
-                    decision="BLOCKED",
-                    requires_human_approval=True,
-                    reason=f"high-risk command ({risk.detail}): {command}",
-                    next_action="a person approves or denies it: orch approve",
+                gate=gate(
+                    Decision.BLOCKED,
+                    f"high-risk command ({risk.detail}): {command}",
+                    "a person approves or denies it: orch approve",
                 ),
             )
-        if self.record_gate is not None:
-            self.record_gate(
-                **gate, decision=verdict[0], reason=verdict[1], next_action="run the command"
-            )
+        self.record_gate(gate(Decision.GO, reason, "run the command"))
 
     def _t_tasks(self, args: dict[str, Any]) -> str:
         op = args.get("op")

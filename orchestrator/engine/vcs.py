@@ -20,14 +20,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from git import GitCommandError, InvalidGitRepositoryError, Repo
 
 from orchestrator.errors import OrchError
 from orchestrator.store.fs import atomic_write
 from orchestrator.store.layout import Layout
-
-if TYPE_CHECKING:
-    from git import Repo
 
 TRAILER_TASK = "Orch-Task"
 TRAILER_PHASE = "Orch-Phase"
@@ -48,8 +46,6 @@ class PhaseCommit:
 
 class ProjectRepo:
     def __init__(self, layout: Layout) -> None:
-        from git import InvalidGitRepositoryError, Repo
-
         self.layout = layout
         try:
             self.repo: Repo = Repo(layout.root)
@@ -75,8 +71,6 @@ class ProjectRepo:
         return self._pathspec
 
     def _check_ignored(self, paths: list[str]) -> list[str]:
-        from git import GitCommandError
-
         try:
             out: str = self.repo.git.execute(["git", "check-ignore", "--", *paths])
         except GitCommandError:  # exit 1: none is ignored
@@ -84,8 +78,6 @@ class ProjectRepo:
         return out.splitlines()
 
     def _git(self, *args: str, env: dict[str, str] | None = None, strip: bool = True) -> str:
-        from git import GitCommandError
-
         try:
             out: str = self.repo.git.execute(["git", *args], env=env, strip_newline_in_stdout=strip)
         except GitCommandError as exc:

@@ -13,14 +13,16 @@ from collections.abc import Callable
 
 from orchestrator.engine import faults, records
 from orchestrator.engine.completion import Completion
+from orchestrator.engine.enums import PhaseStatus, Step, WorkflowState
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, NeedsApproval, StepAgain, WorkflowExit
+from orchestrator.engine.payloads import StateChange
 from orchestrator.engine.phases import Phases
 from orchestrator.engine.planning import Planning
 from orchestrator.engine.state import TaskState
 from orchestrator.errors import OrchError
 
-Step = Callable[[], None]
+Action = Callable[[], None]  # one step of the workflow
 
 
 class Workflow:
@@ -52,57 +54,58 @@ class Workflow:
                 self.stop(Blocked(f"{exc.line()}; fix it, then `orch resume`"))
                 return self.state
 
-    def next_step(self) -> Step | None:
+    def next_step(self) -> Action | None:
         s = self.state
         if s.done or s.waiting is not None or s.blocked is not None:
             return None
-        if s.task.get("branch") and not s.branch_ready:
+        if s.spec.branch and not s.branch_ready:
             return self.make_branch
         if s.replan is not None or not s.plan_approved:
-            step: Step = self.planning.next_step()
-            return step
+            return self.planning.next_step()
         if not s.plan_ready:
             return self.planning.review_plan
         for pid in s.order:
-            if s.phase(pid).status != "closed":
+            if s.phase(pid).status is not PhaseStatus.CLOSED:
                 return functools.partial(self.phases.advance, pid)
-        done: Step = self.completion.next_step()
-        return done
+        return self.completion.next_step()
 
     def make_branch(self) -> None:
         env, s = self.env, self.state
-        branch = s.task["branch"]
+        branch = s.spec.branch or ""
         stash = env.repo.stash_and_branch(branch, f"orch: uncommitted changes before {env.slug}")
         env.journal.change(
-            "PLANNING",
-            "branch_created",
-            f"working on branch {branch}; uncommitted changes are in the stash"
-            if stash
-            else f"working on branch {branch}",
-            branch=branch,
-            stash=stash,
+            StateChange(
+                WorkflowState.PLANNING,
+                Step.BRANCH_CREATED,
+                f"working on branch {branch}; uncommitted changes are in the stash"
+                if stash
+                else f"working on branch {branch}",
+                branch=branch,
+                stash=stash,
+            )
         )
 
     def stop(self, stop: WorkflowExit) -> None:
         env, s = self.env, self.state
         if stop.gate is not None:
-            env.journal.gate(**stop.gate)
+            env.journal.gate(stop.gate)
         if isinstance(stop, NeedsApproval):
-            env.journal.change(
-                "WAITING_APPROVAL",
-                "approval_requested",
+            change = StateChange(
+                WorkflowState.WAITING_APPROVAL,
+                Step.APPROVAL_REQUESTED,
                 stop.reason,
                 phase=stop.phase,
-                approval=stop.approval(),
+                approval=stop.request,
                 failure_class=stop.failure_class,
             )
         else:
-            env.journal.change(
-                "BLOCKED",
-                "blocked",
+            change = StateChange(
+                WorkflowState.BLOCKED,
+                Step.BLOCKED,
                 stop.reason,
                 phase=stop.phase,
                 failure_class=stop.failure_class,
             )
-        if s.task:
+        env.journal.change(change)
+        if s.task is not None:
             records.set_blocker(env, stop.reason)

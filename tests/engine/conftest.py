@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from engine_support import MINI_FILES, TEST_CMD, make_repo
 
+from orchestrator.engine.demo import prepare_repo, sample_paths
+
 
 @pytest.fixture
 def mini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -24,8 +26,6 @@ def mini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path]]:
     """The demo's sample project and its model script; the current directory."""
-    from orchestrator.engine.demo import prepare_repo, sample_paths
-
     with sample_paths() as (src, script):
         repo = prepare_repo(tmp_path / "wordstats", src)
         monkeypatch.chdir(repo)

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from orchestrator.engine.prompts import load_prompt
+from orchestrator.engine.prompts import Prompt, TemplateError, load_prompt
 
 ROLES = ("planner", "auditor", "executor", "reviewer")
 TEMPLATES = {
@@ -43,3 +43,22 @@ def test_json_roles_describe_their_answer() -> None:
         in load_prompt("auditor").system
     )
     assert "risk_review" in load_prompt("planner").system
+
+
+def test_a_misspelt_placeholder_fails_loudly() -> None:
+    prompt = load_prompt("executor")
+    with pytest.raises(
+        TemplateError, match=r"executor.md, template 'start' needs a value for \$title"
+    ):
+        prompt.render("start", phase=1, tilte="Add the flag", objective="a --verbose flag")
+    misspelt = Prompt("executor", "", {"start": "Phase $phase: $tilte"})
+    with pytest.raises(TemplateError, match=r"needs a value for \$tilte"):
+        misspelt.render("start", phase=1, title="Add the flag")
+
+
+def test_a_value_without_its_placeholder_or_an_unknown_template_fails() -> None:
+    prompt = load_prompt("executor")
+    with pytest.raises(TemplateError, match="no placeholder for rounds"):
+        prompt.render("notes", notes="n", rounds=3)
+    with pytest.raises(TemplateError, match="'retyr' does not exist"):
+        prompt.render("retyr", previous=1)

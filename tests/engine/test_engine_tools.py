@@ -11,6 +11,7 @@ from engine_support import Script, done, write_calc
 from orchestrator.config import PolicyConfig
 from orchestrator.engine import tasklist
 from orchestrator.engine.api import Options, start
+from orchestrator.engine.enums import Gate
 from orchestrator.engine.exceptions import NeedsApproval
 from orchestrator.engine.executor import rounds_since_tasks_update
 from orchestrator.engine.parts import Parts
@@ -102,8 +103,9 @@ def test_a_high_risk_command_stops_unless_approved_or_allowed(mini: Path) -> Non
     t = tools(mini)
     with pytest.raises(NeedsApproval) as stop:
         call(t, "run_shell", command="rm victim.txt")
-    assert stop.value.key == approval_key(1, "rm victim.txt") and stop.value.rule == "delete"
-    assert stop.value.gate is not None and stop.value.gate["gate"] == "HIGH_RISK_APPROVAL_GATE"
+    assert stop.value.request.key == approval_key(1, "rm victim.txt")
+    assert stop.value.request.rule == "delete"
+    assert stop.value.gate is not None and stop.value.gate.gate is Gate.HIGH_RISK_APPROVAL_GATE
     assert (mini / "victim.txt").exists()
     t.approvals[approval_key(1, "rm victim.txt")] = False
     text, err = call(t, "run_shell", command="rm victim.txt")
