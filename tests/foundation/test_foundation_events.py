@@ -85,7 +85,11 @@ def test_envelope_fields_and_trace_id_kept_across_writers(log_path: Path) -> Non
         "phase",
         "event_type",
         "payload",
+        "prev",
+        "kid",
+        "mac",
     ]
+    assert raw[0]["prev"] == "0" * 64 and raw[1]["prev"] != raw[0]["prev"]
     assert raw[0]["v"] == 1 and raw[0]["agent"] == "Planner" and raw[0]["phase"] == 1
     assert not errors("event", raw[0]) and not errors("event", raw[1])
     assert [e.event_type for e in read_events(log_path).events] == [e1.event_type, e2.event_type]
