@@ -22,6 +22,7 @@ from orchestrator.engine.state import TaskState
 from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.engine.workflow import Workflow
 from orchestrator.errors import UsageError
+from orchestrator.events.verify import admit, verify_log
 from orchestrator.store.fs import file_lock
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder, list_tasks
@@ -36,6 +37,7 @@ class Options:
     parts: Parts | None = None
     overrides: dict[str, Any] = field(default_factory=dict)  # configuration from flags
     notices: Callable[[str], None] | None = None  # one-line notes for the terminal
+    accept_log: bool = False  # a person read a log that does not verify and goes on from it
 
 
 @contextlib.contextmanager
@@ -50,8 +52,13 @@ def _worktree_lock(layout: Layout) -> Iterator[None]:
 
 
 def _open(task: TaskFolder, config: Config, options: Options) -> Env:
+    # A log that does not verify is refused before anything acts on it, unless a person
+    # accepts it: that is recorded first (orchestrator/events/verify.py).
+    accepted = admit(task.event_log_path, task.slug, task.layout.root, accept=options.accept_log)
     loaded = load(task)
     journal = Journal(task.events(), loaded.state, loaded.events)
+    if accepted is not None:
+        journal.record("error", accepted)
     journal.listeners.extend(options.listeners)
     if options.notices:
         for problem in loaded.problems:
@@ -291,6 +298,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "folder": str(task.path),
         "log": str(task.event_log_path),
         "log_problems": loaded.problems,
+        "log_check": verify_log(task.event_log_path, task=task.slug).to_dict(),
         "model": s.task.get("model"),
     }
 
