@@ -82,7 +82,7 @@ def load_key(*, create: bool = True) -> Key | None:
     path = key_path()
     try:
         return _read(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         if not create:
             return None
     _create(path)
@@ -96,7 +96,7 @@ def _read(path: Path) -> Key:
     for attempt in range(50):  # a key written without link() may be seen half-written
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise
         except OSError as exc:
             raise KeyUnavailable(
