@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
 import resource
 import shutil
@@ -27,7 +28,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from orchestrator.events.chain import GENESIS, line_hash, seal
+from orchestrator.events.keys import load_key
 from orchestrator.events.log import Event, EventLog, read_events
+from orchestrator.events.verify import verify_log
 from orchestrator.store.index import render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory, serialize_memory
@@ -255,6 +259,26 @@ def event_figures(args: argparse.Namespace, tmp: Path, row: Row) -> None:
     row(f"read back {args.events:,} events", t, note=f"{t[0] / args.events * 1e6:.1f} us/event")
     t = median_time(lambda: read_events(read_path, check=True), 1)
     row(f"read back {args.events:,} events, schema-checked (1 run)", t)
+
+    signed_path = tmp / "signed" / "bench.ndjson"
+    signed_path.parent.mkdir()
+    key = load_key()
+    assert key is not None
+    with signed_path.open("wb") as fh:
+        prev = GENESIS
+        for i in range(args.events):
+            line, _ = seal(json.loads(event_line(i)), prev, key)
+            fh.write(line)
+            prev = line_hash(line[:-1])
+    t = median_time(lambda: read_events(signed_path), args.big_runs)
+    row(f"read back {args.events:,} signed events", t)
+    assert verify_log(signed_path, task="bench").ok
+    t = median_time(lambda: verify_log(signed_path, task="bench"), args.big_runs)
+    row(
+        f"verify {args.events:,} signed events (orch log --check, status, resume)",
+        t,
+        note=f"{t[0] / args.events * 1e6:.1f} us/event",
+    )
 
 
 if __name__ == "__main__":

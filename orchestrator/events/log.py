@@ -372,10 +372,12 @@ class EventLog:
         if size == 0:
             return _Tip(0, 0, GENESIS, inode), b""
         if os.pread(fd, 1, size - 1) == b"\n":
-            for tip in (self._tip, self._tip_from_head()):
-                if tip is not None and tip.end == size and tip.inode == inode:
-                    return tip, b""
-            return _tip_of(_read_all(fd, size), inode), b""
+            tip = self._tip
+            if tip is None or tip.end != size or tip.inode != inode:
+                tip = self._tip_from_head()
+            if tip is None or tip.end != size or tip.inode != inode:
+                tip = _tip_of(_read_all(fd, size), inode)
+            return tip, b""
         data = _read_all(fd, size)
         start = data.rfind(b"\n") + 1
         tip = _tip_of(data[:start], inode)
