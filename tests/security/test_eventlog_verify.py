@@ -555,3 +555,18 @@ def test_an_approval_under_any_other_key_does_not_let_a_command_run(git_repo: Pa
     tools.approvals[approval_key(TRACE, 1, command)] = True
     assert tools.run(ToolCall("c2", "run_shell", {"command": command})).is_error is False
     assert not (git_repo / "victim.txt").exists()
+
+
+def test_a_torn_head_record_reads_as_absent_and_is_rewritten(log_path: Path) -> None:
+    write(log_path, 3)
+    where = head_path(log_path)
+    record = where.read_bytes()
+    where.write_bytes(record[: len(record) // 2])  # a power cut in the middle of its write
+    assert read_head(log_path) is None
+    rewrite(log_path, lines(log_path)[:2])
+    result = verify_log(log_path)  # a cut it can no longer tell: said, not hidden
+    assert result.status is LogStatus.VERIFIED and "no head record" in result.notes[0]
+    write(log_path, 1)
+    head = read_head(log_path)
+    assert head is not None and head.lines == 3
+    assert where.read_bytes().count(b"\n") == 2  # the record and its checksum, nothing left over
