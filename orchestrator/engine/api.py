@@ -22,6 +22,7 @@ from orchestrator.engine.state import TaskState
 from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.engine.workflow import Workflow
 from orchestrator.errors import UsageError
+from orchestrator.events.keys import signing_key_for
 from orchestrator.events.verify import admit, verify_log
 from orchestrator.store.fs import file_lock
 from orchestrator.store.layout import Layout
@@ -97,6 +98,7 @@ def start(
     from orchestrator.models import get_model
 
     get_model(config.model, config)  # an unknown or unreadable model fails here, before any write
+    signing_key_for(layout.root)  # so does a key that cannot be made, or would be in reach
     with _worktree_lock(layout):
         dirty = repo.dirty_paths()
         if dirty and config.dirty_tree == "refuse":

