@@ -161,8 +161,7 @@ class _Walk:
     newest_ts: float = -math.inf
     segment: str | None = None  # the key id of the current run of signed lines
     kid: str | None = None
-    accepted: int | None = None
-    accepted_lines: int = 0
+    accepted: int | None = None  # the line of the acceptance in force
 
     @property
     def ours(self) -> str | None:
@@ -287,7 +286,7 @@ class _Walk:
                 f"line {number}: a person accepted lines 1-{count} as they were "
                 f"(first problem then: line {cleared[0].line}: {cleared[0].reason})"
             )
-        self.accepted, self.accepted_lines = number, count
+        self.accepted = number
 
     def _meaning(self, number: int, raw: dict[str, Any]) -> list[tuple[LogStatus, str]]:
         out: list[tuple[LogStatus, str]] = []
