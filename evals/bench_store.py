@@ -1,6 +1,7 @@
 """Speed of the store, the CLI start-up and the event log (run on demand, never in tests).
 
     python -m evals.bench_store [--runs 11] [--big-runs 5] [--files 10000] [--events 100000]
+    python -m evals.bench_store --only events     # the event log's figures alone
 
 Every figure is the median of several runs. Start-up and the memory commands run as real
 subprocesses of the installed `orch` console script, against `python -c pass` for scale.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
 import resource
 import shutil
@@ -26,7 +28,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from orchestrator.events.chain import GENESIS, line_hash, seal
+from orchestrator.events.keys import load_key
 from orchestrator.events.log import Event, EventLog, read_events
+from orchestrator.events.verify import verify_log
 from orchestrator.store.index import render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory, serialize_memory
@@ -127,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--appends", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument(
+        "--only", choices=("all", "events"), default="all", help="events: the event log alone"
+    )
     args = parser.parse_args(argv)
     if not ORCH.exists():
         print(f"no console script at {ORCH}: run `make test` (it installs the package) first")
@@ -150,80 +158,11 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"orch benchmarks: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {load:.2f}"
         )
-        small = make_repo(tmp / "small", 20)
-        time.sleep(2.2)  # past the parse cache's racy window
-        run_cmd([str(ORCH), "memory", "list"], small.root)()  # fill the cache
-        python = median_time(run_cmd([sys.executable, "-c", "pass"], small.root), args.runs)
-        row("python -c pass", python)
-        for cmd in (["--help"], ["memory", "list"]):
-            t = median_time(run_cmd([str(ORCH), *cmd], small.root), args.runs)
-            row(f"orch {' '.join(cmd)} (20 memories)", t, 0.150, f"{t[0] / python[0]:.1f}x python")
-
-        print(f"writing {args.files} memory files...", flush=True)
-        big = make_repo(tmp / "big", args.files)
-        time.sleep(2.2)
-        cache = big.cache / "cache.sqlite"
-
-        def drop_cache() -> None:
-            cache.unlink(missing_ok=True)
-
-        def drop_index() -> None:
-            big.memory_index.unlink(missing_ok=True)
-
-        def drop_both() -> None:
-            drop_cache()
-            drop_index()
-
-        n = f"{args.files:,}"
-        list_json = run_cmd([str(ORCH), "memory", "list", "--json"], big.root)
-        index = run_cmd([str(ORCH), "memory", "index"], big.root)
-        row(
-            f"orch memory list --json, {n} files, cold",
-            median_time(list_json, args.big_runs, drop_cache),
-            1.0,
-        )
-        list_json()  # fill the cache
-        row(f"orch memory list --json, {n} files, warm", median_time(list_json, args.big_runs), 1.0)
-        row(
-            f"orch memory index, {n} files, cold", median_time(index, args.big_runs, drop_both), 1.0
-        )
-        list_json()
-        row(
-            f"orch memory index, {n} files, warm",
-            median_time(index, args.big_runs, drop_index),
-            1.0,
-        )
-        memories = RepoMemoryStore(big).load_all().memories
-        row(
-            f"render_index alone, {n} memories",
-            median_time(lambda: render_index(memories), args.runs),
-        )
-
-        log_path = tmp / "append" / "bench.ndjson"
-        log = EventLog(log_path, "bench")
-        payload = {"tool": "shell", "command": "pytest -q", "exit_code": 0}
-
-        def appends() -> None:
-            for _ in range(args.appends):
-                log.append("tool_call", payload, agent="Executor", phase=1)
-
-        t = median_time(appends, 1)
-        assert len(read_events(log_path).events) == args.appends
-        row(
-            f"append {args.appends:,} events, one fsync each (1 run)",
-            t,
-            note=f"{t[0] / args.appends * 1e6:.0f} us/event",
-        )
-
-        read_path = tmp / "read" / "bench.ndjson"
-        read_path.parent.mkdir()
-        read_path.write_text("".join(event_line(i) for i in range(args.events)))
-        got = read_events(read_path)
-        assert len(got.events) == args.events and not got.problems
-        t = median_time(lambda: read_events(read_path), args.big_runs)
-        row(f"read back {args.events:,} events", t, note=f"{t[0] / args.events * 1e6:.1f} us/event")
-        t = median_time(lambda: read_events(read_path, check=True), 1)
-        row(f"read back {args.events:,} events, schema-checked (1 run)", t)
+        # The event log's key and head records go to a state folder of the bench's own.
+        os.environ["ORCH_STATE_DIR"] = str(tmp / "state")
+        if args.only == "all":
+            store_figures(args, tmp, row)
+        event_figures(args, tmp, row)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -240,6 +179,106 @@ def main(argv: list[str] | None = None) -> int:
             f"{what:<{width}}  {wall * 1000:>7.1f} ms  {cpu * 1000:>7.1f} ms  {target:>9}  {verdict}"
         )
     return 0
+
+
+Row = Callable[..., None]
+
+
+def store_figures(args: argparse.Namespace, tmp: Path, row: Row) -> None:
+    small = make_repo(tmp / "small", 20)
+    time.sleep(2.2)  # past the parse cache's racy window
+    run_cmd([str(ORCH), "memory", "list"], small.root)()  # fill the cache
+    python = median_time(run_cmd([sys.executable, "-c", "pass"], small.root), args.runs)
+    row("python -c pass", python)
+    for cmd in (["--help"], ["memory", "list"]):
+        t = median_time(run_cmd([str(ORCH), *cmd], small.root), args.runs)
+        row(f"orch {' '.join(cmd)} (20 memories)", t, 0.150, f"{t[0] / python[0]:.1f}x python")
+
+    print(f"writing {args.files} memory files...", flush=True)
+    big = make_repo(tmp / "big", args.files)
+    time.sleep(2.2)
+    cache = big.cache / "cache.sqlite"
+
+    def drop_cache() -> None:
+        cache.unlink(missing_ok=True)
+
+    def drop_index() -> None:
+        big.memory_index.unlink(missing_ok=True)
+
+    def drop_both() -> None:
+        drop_cache()
+        drop_index()
+
+    n = f"{args.files:,}"
+    list_json = run_cmd([str(ORCH), "memory", "list", "--json"], big.root)
+    index = run_cmd([str(ORCH), "memory", "index"], big.root)
+    row(
+        f"orch memory list --json, {n} files, cold",
+        median_time(list_json, args.big_runs, drop_cache),
+        1.0,
+    )
+    list_json()  # fill the cache
+    row(f"orch memory list --json, {n} files, warm", median_time(list_json, args.big_runs), 1.0)
+    row(f"orch memory index, {n} files, cold", median_time(index, args.big_runs, drop_both), 1.0)
+    list_json()
+    row(
+        f"orch memory index, {n} files, warm",
+        median_time(index, args.big_runs, drop_index),
+        1.0,
+    )
+    memories = RepoMemoryStore(big).load_all().memories
+    row(
+        f"render_index alone, {n} memories",
+        median_time(lambda: render_index(memories), args.runs),
+    )
+
+
+def event_figures(args: argparse.Namespace, tmp: Path, row: Row) -> None:
+    log_path = tmp / "append" / "bench.ndjson"
+    log = EventLog(log_path, "bench")
+    payload = {"tool": "shell", "command": "pytest -q", "exit_code": 0}
+
+    def appends() -> None:
+        for _ in range(args.appends):
+            log.append("tool_call", payload, agent="Executor", phase=1)
+
+    t = median_time(appends, 1)
+    assert len(read_events(log_path).events) == args.appends
+    row(
+        f"append {args.appends:,} events, one fsync each (1 run)",
+        t,
+        note=f"{t[0] / args.appends * 1e6:.0f} us/event",
+    )
+
+    read_path = tmp / "read" / "bench.ndjson"
+    read_path.parent.mkdir()
+    read_path.write_text("".join(event_line(i) for i in range(args.events)))
+    got = read_events(read_path)
+    assert len(got.events) == args.events and not got.problems
+    t = median_time(lambda: read_events(read_path), args.big_runs)
+    row(f"read back {args.events:,} events", t, note=f"{t[0] / args.events * 1e6:.1f} us/event")
+    t = median_time(lambda: read_events(read_path, check=True), 1)
+    row(f"read back {args.events:,} events, schema-checked (1 run)", t)
+
+    signed_path = tmp / "signed" / "bench.ndjson"
+    signed_path.parent.mkdir()
+    key = load_key()
+    assert key is not None
+    with signed_path.open("wb") as fh:
+        prev = GENESIS
+        for i in range(args.events):
+            line, _ = seal(json.loads(event_line(i)), prev, key)
+            fh.write(line)
+            prev = line_hash(line[:-1])
+    t = median_time(lambda: read_events(signed_path), args.big_runs)
+    row(f"read back {args.events:,} signed events", t)
+    assert verify_log(signed_path, task="bench").ok
+    t = median_time(lambda: verify_log(signed_path, task="bench"), args.big_runs)
+    row(
+        f"verify {args.events:,} signed events (orch log --check, status, resume)",
+        t,
+        note=f"{t[0] / args.events * 1e6:.1f} us/event",
+    )
 
 
 if __name__ == "__main__":

@@ -80,6 +80,10 @@ def _isolated_home(
     for key in list(os.environ):
         if key.startswith(("ORCH_", "ANTHROPIC_")):
             monkeypatch.delenv(key, raising=False)
+    # orch's state folder (the event-log key, head records): never the real one. The same
+    # folder by either name, for subprocesses started without the ORCH_ variables.
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("ORCH_STATE_DIR", str(home / ".local" / "state" / "orch"))
 
 
 @pytest.fixture

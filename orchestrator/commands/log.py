@@ -26,12 +26,18 @@ from orchestrator.store.tasks import TaskFolder
     type=click.Choice(EVENT_TYPES),
     help="Only this event type (repeatable).",
 )
-@click.option("--check", is_flag=True, help="Also validate every line against the JSON Schemas.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Also verify the log (chain, MACs, head record) and every line's JSON Schema.",
+)
 def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: bool) -> None:
     """Print task SLUG's event log (one event per line, or NDJSON with --json).
 
     Lines that cannot be read (a torn last line, a line that is not JSON or not an event)
     are skipped and reported on stderr, one line each, and the exit code is then 1.
+    With --check, the verdict on the whole log follows on stderr (verified, tampered with
+    the first bad line and why, or unverified: no MACs, another key); exit 1 unless verified.
     """
     layout = repo()
     task = TaskFolder.open(layout, slug)
@@ -58,6 +64,14 @@ def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: b
         if follow and result.torn_tail and line is result.problems[-1]:
             continue  # following: a last line still being written shows once it is complete
         problem(line)
+    if check:
+        from orchestrator.events.verify import verify_log
+
+        verdict = verify_log(task.event_log_path, task=task.slug)
+        for note in verdict.notes:
+            click.echo(f"note: {where}: {note}", err=True)
+        click.echo(f"{'' if verdict.ok else 'error: '}{where}: {verdict.summary()}", err=True)
+        problems += 0 if verdict.ok else 1
     if follow:
         try:
             for event in follow_log(

@@ -141,15 +141,23 @@ def approve(
 @click.command()
 @click.argument("slug", required=False)
 @click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
+@click.option(
+    "--accept-log",
+    is_flag=True,
+    help="Go on from a log that does not verify, as it is, once you have read it (recorded).",
+)
 @json_option
-def resume(slug: str | None, quiet_tools: bool, as_json: bool) -> None:
+def resume(slug: str | None, quiet_tools: bool, accept_log: bool, as_json: bool) -> None:
     """Continue task SLUG (default: the newest unfinished one) from its event log.
 
     \b
     Use it after a crash, a context reset, or once a BLOCKED task's cause is fixed.
-    Work already committed is never redone.
+    Work already committed is never redone. A log that does not verify (edited, cut,
+    signed elsewhere: see orch log SLUG --check) is refused; read it, then --accept-log.
     """
-    env = resume_task(repo(), slug, options=_options(as_json, quiet_tools))
+    options = _options(as_json, quiet_tools)
+    options.accept_log = accept_log
+    env = resume_task(repo(), slug, options=options)
     _finish(env, as_json)
 
 
@@ -183,6 +191,7 @@ def status(slug: str | None, as_json: bool) -> None:
             click.echo(f"  phase {ph['phase']}: {ph['status']:<9} {ph['title']}{commit}{retries}")
         click.echo(f"  task folder: {info['folder']}")
         click.echo(f"  event log:   {info['log']} ({info['events']} events)")
+        click.echo(f"  log check:   {info['log_check']['summary']}")
         for problem in info["log_problems"]:
             click.echo(f"  log: {problem}")
         return
@@ -201,3 +210,7 @@ def status(slug: str | None, as_json: bool) -> None:
         )
         if info["state"] in (WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED):
             click.echo(f"  {info['reason'][:200]}")
+        if not info["log_check"]["ok"]:
+            click.echo(
+                f"  log {info['log_check']['summary'][:200]} (orch log {info['task']} --check)"
+            )

@@ -25,6 +25,8 @@ from orchestrator.engine.state import TaskState, Waiting
 from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.engine.workflow import Workflow
 from orchestrator.errors import UsageError
+from orchestrator.events.keys import signing_key_for
+from orchestrator.events.verify import admit, verify_log
 from orchestrator.models import get_model
 from orchestrator.sandbox import Mode, mode_of, off_notice
 from orchestrator.store.fs import file_lock
@@ -42,6 +44,7 @@ class Options:
     parts: Parts | None = None
     overrides: dict[str, Any] = field(default_factory=dict)  # configuration from flags
     notices: Callable[[str], None] | None = None  # one-line notes for the terminal
+    accept_log: bool = False  # a person read a log that does not verify and goes on from it
 
 
 @contextlib.contextmanager
@@ -56,8 +59,13 @@ def _worktree_lock(layout: Layout) -> Iterator[None]:
 
 
 def _open(task: TaskFolder, config: Config, options: Options) -> Env:
+    # A log that does not verify is refused before anything acts on it, unless a person
+    # accepts it: that is recorded first (orchestrator/events/verify.py).
+    accepted = admit(task.event_log_path, task.slug, task.layout.root, accept=options.accept_log)
     loaded = load(task)
     journal = Journal(task.events(), loaded.state, loaded.events)
+    if accepted is not None:
+        journal.record("error", accepted)
     journal.listeners.extend(options.listeners)
     if options.notices:
         for problem in loaded.problems:
@@ -98,6 +106,7 @@ def start(
     if head is None:
         raise UsageError("the repository has no commit yet: make a first commit, then orch run")
     get_model(config.model, config)  # an unknown or unreadable model fails here, before any write
+    signing_key_for(layout.root)  # so does a key that cannot be made, or would be in reach
     with _worktree_lock(layout):
         dirty = repo.dirty_paths()
         if dirty and config.dirty_tree == "refuse":
@@ -309,6 +318,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "folder": str(task.path),
         "log": str(task.event_log_path),
         "log_problems": loaded.problems,
+        "log_check": verify_log(task.event_log_path, task=task.slug).to_dict(),
         "model": s.task.model if s.task else None,
     }
 

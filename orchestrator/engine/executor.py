@@ -194,6 +194,7 @@ class ExecutorSetup:
         return ExecutorTools(
             env.repo,
             phase=self.pid,
+            trace_id=env.journal.log.trace_id,
             policy=env.config.policy,
             approvals=env.state.phase(self.pid).approvals,
             tasklist_path=env.task.tasklist,

@@ -14,7 +14,6 @@ through the memory tool, the task list through `tasks`.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -27,6 +26,7 @@ from orchestrator.engine.exceptions import NeedsApproval
 from orchestrator.engine.payloads import Diagnosis, GateEvent
 from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.errors import OrchError
+from orchestrator.events.keys import load_key
 from orchestrator.messages import ToolCall, ToolResult, ToolSpec
 from orchestrator.store.fs import atomic_write, confine
 
@@ -248,6 +248,7 @@ class ExecutorTools(ReadOnlyTools):
         repo: ProjectRepo,
         *,
         phase: int,
+        trace_id: str,
         policy: PolicyConfig,
         approvals: dict[str, bool],
         tasklist_path: Path,
@@ -256,6 +257,7 @@ class ExecutorTools(ReadOnlyTools):
     ) -> None:
         super().__init__(repo, output_cap=policy.shell_output_cap)
         self.phase = phase
+        self.trace_id = trace_id
         self.policy = policy
         self.approvals = approvals
         self.tasklist_path = tasklist_path
@@ -369,7 +371,7 @@ class ExecutorTools(ReadOnlyTools):
                 diagnosis=Diagnosis(command=command, rule=risk.rule, detail=risk.detail),
             )
 
-        key = approval_key(self.phase, command)
+        key = approval_key(self.trace_id, self.phase, command)
         if shell.allowed(command, self.policy):
             reason = f"allowed by configuration (allow_high_risk): {risk.detail}"
         elif self.approvals.get(key) is True:
@@ -414,6 +416,10 @@ class ExecutorTools(ReadOnlyTools):
         return f"{message}\n{tasks.render(self.phase)}"
 
 
-def approval_key(phase: int, command: str) -> str:
-    """An approval covers one exact command for the rest of its phase."""
-    return f"p{phase}-" + hashlib.sha256(command.encode("utf-8")).hexdigest()[:16]
+def approval_key(trace_id: str, phase: int, command: str) -> str:
+    """An approval covers one exact command for the rest of its phase, in one task. It is
+    an HMAC with orch's key, which nothing inside the sandbox can read: the agent cannot
+    compute it."""
+    key = load_key()
+    assert key is not None  # load_key creates it or raises
+    return key.approval(trace_id, phase, command)

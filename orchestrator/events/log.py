@@ -1,30 +1,45 @@
-"""Append-only NDJSON event log (DESIGN.md section 3).
+"""Append-only NDJSON event log, signed and chained.
 
 Writer: each append is one `os.write` of a whole line on an O_APPEND descriptor, then
 fsync. The write happens under an exclusive `flock` on the log, during which the writer
 also checks the file's last byte: if a crash (a power cut, a full disk) left a torn last
 line, the writer cuts it off and first appends an `error` event holding the cut bytes, so
-the file stays valid NDJSON and nothing is silently lost. fsync runs after the lock is
-released, so concurrent writers do not queue behind each other's disk flushes.
+the file stays valid NDJSON and nothing is silently lost. Every line is signed and chained
+to the one before (`orchestrator.events.chain`): the writer takes the previous line's
+hash from the head record it keeps in orch's state folder, and updates that record, still
+under the lock, once the line is fsynced.
 
 Reader: `read_events` returns every valid event and one problem line per line it skipped
 (a torn last line, a line that is not JSON, an envelope that is not an event; with
 `check=True`, one that fails its JSON Schema or its payload's). It never raises on content.
-Readers take no lock.
+Readers take no lock. Whether a log is intact is `orchestrator.events.verify`'s question.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from orchestrator.events.chain import (
+    GENESIS,
+    Head,
+    head_path,
+    line_hash,
+    read_head,
+    seal,
+    signed_part,
+    write_head,
+)
+from orchestrator.events.keys import Key, load_key
 
 EVENT_TYPES = (
     "gate_event",
@@ -42,6 +57,7 @@ EVENT_TYPES = (
     "error",
 )
 ENVELOPE_KEYS = ("v", "ts", "trace_id", "task", "agent", "phase", "event_type", "payload")
+SEAL_KEYS = ("prev", "kid", "mac")  # last on a signed line (orchestrator.events.chain)
 
 
 def utc_ts() -> str:
@@ -60,8 +76,13 @@ class Event:
     payload: dict[str, Any]
     v: int = 1
     line: int = field(default=0, compare=False)  # 1-based line number when read from a file
+    # The seal (None on a line written before logs were signed): see orchestrator.events.chain.
+    prev: str | None = field(default=None, compare=False)
+    kid: str | None = field(default=None, compare=False)
+    mac: str | None = field(default=None, compare=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def envelope(self) -> dict[str, Any]:
+        """The event without its seal: what the seal signs."""
         return {
             "v": self.v,
             "ts": self.ts,
@@ -73,8 +94,15 @@ class Event:
             "payload": self.payload,
         }
 
+    def to_dict(self) -> dict[str, Any]:
+        out = self.envelope()
+        if self.mac is not None:
+            out.update(prev=self.prev, kid=self.kid, mac=self.mac)
+        return out
+
     def to_line(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
+        """The line without a seal (a signed line is written by `EventLog.append` only)."""
+        return json.dumps(self.envelope(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], line: int = 0) -> Event:
@@ -88,6 +116,9 @@ class Event:
             event_type=raw["event_type"],
             payload=raw["payload"],
             line=line,
+            prev=raw.get("prev"),
+            kid=raw.get("kid"),
+            mac=raw.get("mac"),
         )
 
 
@@ -112,6 +143,9 @@ def envelope_shape_error(raw: Any) -> str | None:
         return "payload: not an object"
     if type(raw["v"]) is not int:
         return "v: not an integer"
+    for key in SEAL_KEYS:
+        if key in raw and not isinstance(raw[key], str):
+            return f"{key}: not a string"
     return None
 
 
@@ -227,16 +261,70 @@ def _write_all(fd: int, data: bytes) -> None:
 TORN_KEEP = 2000  # bytes of a cut line kept in the `error` event that records it
 
 
+@dataclass(frozen=True, slots=True)
+class _Tip:
+    """Where a log ends: complete lines, size in bytes, the last line's hash, the inode."""
+
+    lines: int
+    end: int
+    hash: str
+    inode: int
+
+    def after(self, line: bytes) -> _Tip:
+        """The tip once `line` (with its newline) is appended."""
+        return _Tip(self.lines + 1, self.end + len(line), line_hash(line[:-1]), self.inode)
+
+
+def _tip_of(data: bytes, inode: int) -> _Tip:
+    """The tip of a log whose complete lines are `data` (empty, or ending with a newline)."""
+    if not data:
+        return _Tip(0, 0, GENESIS, inode)
+    start = data.rfind(b"\n", 0, len(data) - 1) + 1
+    return _Tip(data.count(b"\n"), len(data), line_hash(data[start:-1]), inode)
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    chunks = []
+    done = 0
+    while done < size:
+        chunk = os.pread(fd, min(size - done, 1 << 24), done)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        done += len(chunk)
+    return b"".join(chunks)
+
+
 class EventLog:
-    """The writer for one task's log. One trace_id per task, kept across resumes."""
+    """The writer for one task's log. One trace_id per task, kept across resumes.
+
+    `key` signs the lines (default: this user's key from orch's state folder, created on
+    the first append).
+    """
 
     def __init__(
-        self, path: Path, task: str, trace_id: str | None = None, *, validate: bool = True
+        self,
+        path: Path,
+        task: str,
+        trace_id: str | None = None,
+        *,
+        validate: bool = True,
+        key: Key | None = None,
     ):
         self.path = path
         self.task = task
         self.validate = validate
         self.trace_id = trace_id or self._existing_trace_id() or str(uuid.uuid4())
+        self._key = key
+        self._tip: _Tip | None = None  # where this writer's last append left the log
+        self._head: tuple[str, Path] | None = None  # (absolute log path, head record path)
+
+    def key(self) -> Key:
+        if self._key is None:
+            key = load_key(create=True)
+            assert key is not None  # load_key creates it or raises
+            self._key = key
+        return self._key
 
     def _existing_trace_id(self) -> str | None:
         """The trace_id of the first readable event (a resumed task keeps its trace)."""
@@ -266,38 +354,80 @@ class EventLog:
             payload=payload,
         )
 
-    def _cut_torn_tail(self, fd: int) -> bytes:
-        """Under the lock: repair a torn last line; the bytes to append before the event."""
-        size = os.fstat(fd).st_size
-        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-            return b""
-        start = 0  # where the torn line begins: just past the last newline
-        pos = size
-        while pos > 0:
-            begin = max(0, pos - 65536)
-            cut = os.pread(fd, pos - begin, begin).rfind(b"\n")
-            if cut != -1:
-                start = begin + cut + 1
-                break
-            pos = begin
-        length = size - start
-        if length <= 1_000_000:
-            event, _ = _decode(os.pread(fd, length, start), 0, False)
-            if event is not None:  # the whole event made it, only its newline did not
-                return b"\n"
-        head = os.pread(fd, min(length, TORN_KEEP), start)
+    def _head_where(self) -> tuple[str, Path]:
+        if self._head is None:
+            self._head = (str(self.path.absolute()), head_path(self.path))
+        return self._head
+
+    def _find_tip(self, fd: int, key: Key) -> tuple[_Tip, bytes]:
+        """Under the lock: the bytes that repair a torn last line, and where the log ends
+        once they are written.
+
+        The previous line's hash comes from this writer's last append or the head record
+        when either still describes the file (same size and inode); otherwise (after a
+        crash, or a log this machine never wrote) from the file itself.
+        """
+        st = os.fstat(fd)
+        size, inode = st.st_size, st.st_ino
+        if size == 0:
+            return _Tip(0, 0, GENESIS, inode), b""
+        if os.pread(fd, 1, size - 1) == b"\n":
+            tip = self._tip
+            if tip is None or tip.end != size or tip.inode != inode:
+                tip = self._tip_from_head()
+            if tip is None or tip.end != size or tip.inode != inode:
+                tip = _tip_of(_read_all(fd, size), inode)
+            return tip, b""
+        data = _read_all(fd, size)
+        start = data.rfind(b"\n") + 1
+        tip = _tip_of(data[:start], inode)
+        torn = data[start:]
+        if self._whole_line(torn, tip.hash, key):  # the whole line made it, not its newline
+            return _Tip(tip.lines + 1, size + 1, line_hash(torn), inode), b"\n"
         os.ftruncate(fd, start)
         record = self._event(
             "error",
             {
                 "kind": "torn_line",
-                "detail": f"a torn last line ({length} bytes) was cut from the log",
-                "bytes": head.decode("utf-8", "replace"),
+                "detail": f"a torn last line ({len(torn)} bytes) was cut from the log",
+                "bytes": torn[:TORN_KEEP].decode("utf-8", "replace"),
             },
             "Orchestrator",
             None,
         )
-        return record.to_line().encode("utf-8")
+        line, _ = seal(record.envelope(), tip.hash, key)
+        return tip.after(line), line
+
+    def _tip_from_head(self) -> _Tip | None:
+        where, record = self._head_where()
+        head = read_head(self.path, record)
+        if head is None or head.path != where:
+            return None
+        return _Tip(head.lines, head.end, head.hash, head.inode)
+
+    @staticmethod
+    def _whole_line(line: bytes, prev: str, key: Key) -> bool:
+        """True when `line` is a complete line this key signed, chained after `prev`."""
+        part = signed_part(line)
+        if part is None or len(line) > 10_000_000:
+            return False
+        try:
+            raw = json.loads(line)
+        except (ValueError, RecursionError):
+            return False
+        return (
+            isinstance(raw, dict)
+            and raw.get("prev") == prev
+            and raw.get("kid") == key.kid
+            and key.verifies(*part)
+        )
+
+    def _save_tip(self, tip: _Tip, key: Key) -> None:
+        self._tip = tip
+        where, record = self._head_where()
+        head = Head(where, self.trace_id, key.kid, tip.lines, tip.end, tip.inode, tip.hash)
+        with contextlib.suppress(OSError):  # without it, the next writer reads the log once
+            write_head(head, record)
 
     def append(
         self,
@@ -307,28 +437,31 @@ class EventLog:
         agent: str = "Orchestrator",
         phase: int | None = None,
     ) -> Event:
-        """Append one event: one write of one full line, then fsync. Returns the event."""
+        """Append one signed event: one write of one full line, then fsync. Returns it."""
         event = self._event(event_type, payload, agent, phase)
+        envelope = event.envelope()
         if self.validate:
-            errs = envelope_errors(event.to_dict())
+            errs = envelope_errors(envelope)
             if errs:
                 raise ValueError(f"event {event_type} does not fit its schema: {errs[0]}")
-        data = event.to_line().encode("utf-8")
+        key = self.key()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _lock(fd)
             try:
-                repair = self._cut_torn_tail(fd)
+                tip, repair = self._find_tip(fd, key)
                 if repair:
                     _write_all(fd, repair)
+                data, mac = seal(envelope, tip.hash, key)
                 _write_all(fd, data)
+                os.fsync(fd)  # the line is on disk before the head record says so
+                self._save_tip(tip.after(data), key)
             finally:
                 _unlock(fd)
-            os.fsync(fd)
         finally:
             os.close(fd)
-        return event
+        return replace(event, prev=tip.hash, kid=key.kid, mac=mac)
 
     def read(self, *, check: bool = False) -> ReadResult:
         return read_events(self.path, check=check)

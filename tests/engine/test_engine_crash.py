@@ -41,6 +41,7 @@ def isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         for key in list(os.environ):
             if key.startswith("ORCH_") or key == "ANTHROPIC_API_KEY":
                 mp.delenv(key)
+        mp.setenv("ORCH_STATE_DIR", str(home / "orch-state"))  # the runs' shared key
         yield dict(os.environ)
 
 

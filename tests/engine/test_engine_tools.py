@@ -21,11 +21,14 @@ from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.messages import Message, Reply, Request, ToolCall
 from orchestrator.store.layout import Layout
 
+TRACE = "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b"
+
 
 def tools(repo: Path, **policy: object) -> ExecutorTools:
     return ExecutorTools(
         ProjectRepo(Layout(repo)),
         phase=1,
+        trace_id=TRACE,
         policy=PolicyConfig(**policy),  # type: ignore[arg-type]
         approvals={},
         tasklist_path=repo / "plans" / "artifacts" / "t" / "tasks.json",
@@ -103,14 +106,14 @@ def test_a_high_risk_command_stops_unless_approved_or_allowed(mini: Path) -> Non
     t = tools(mini)
     with pytest.raises(NeedsApproval) as stop:
         call(t, "run_shell", command="rm victim.txt")
-    assert stop.value.request.key == approval_key(1, "rm victim.txt")
+    assert stop.value.request.key == approval_key(TRACE, 1, "rm victim.txt")
     assert stop.value.request.rule == "delete"
     assert stop.value.gate is not None and stop.value.gate.gate is Gate.HIGH_RISK_APPROVAL_GATE
     assert (mini / "victim.txt").exists()
-    t.approvals[approval_key(1, "rm victim.txt")] = False
+    t.approvals[approval_key(TRACE, 1, "rm victim.txt")] = False
     text, err = call(t, "run_shell", command="rm victim.txt")
     assert err and "denied" in text and (mini / "victim.txt").exists()
-    t.approvals[approval_key(1, "rm victim.txt")] = True
+    t.approvals[approval_key(TRACE, 1, "rm victim.txt")] = True
     assert call(t, "run_shell", command="rm victim.txt")[1] is False
     assert not (mini / "victim.txt").exists()
     allowed = tools(mini, allow_high_risk=(r"rm -f build/.*",))

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from foundation_helpers import ORCH, one_error_line
 
+from orchestrator.events.chain import read_head
 from orchestrator.events.log import EVENT_TYPES, EventLog, follow, read_events
+from orchestrator.events.verify import LogStatus, verify_log
 from orchestrator.schemas import errors, load_schema, validator
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder
@@ -85,7 +87,11 @@ def test_envelope_fields_and_trace_id_kept_across_writers(log_path: Path) -> Non
         "phase",
         "event_type",
         "payload",
+        "prev",
+        "kid",
+        "mac",
     ]
+    assert raw[0]["prev"] == "0" * 64 and raw[1]["prev"] != raw[0]["prev"]
     assert raw[0]["v"] == 1 and raw[0]["agent"] == "Planner" and raw[0]["phase"] == 1
     assert not errors("event", raw[0]) and not errors("event", raw[1])
     assert [e.event_type for e in read_events(log_path).events] == [e1.event_type, e2.event_type]
@@ -295,3 +301,36 @@ def test_log_follow_with_a_real_writer_thread_and_ctrl_c(layout: Layout) -> None
     assert got == list(range(20))
     assert reader.returncode == 0, err
     assert "Traceback" not in err
+
+
+def test_concurrent_writers_keep_one_unbroken_chain(log_path: Path) -> None:
+    EventLog(log_path, "t").append("state_change", {"from": "A", "to": "B"})
+    code = (
+        "import sys; from pathlib import Path; from orchestrator.events.log import EventLog\n"
+        "log = EventLog(Path(sys.argv[1]), 't')\n"
+        "for i in range(100): log.append('tool_call', {'w': sys.argv[2], 'n': i})\n"
+    )
+    writers = [
+        subprocess.Popen([sys.executable, "-c", code, str(log_path), str(w)]) for w in range(3)
+    ]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0, 0]
+    check = verify_log(log_path)
+    assert check.status is LogStatus.VERIFIED and check.lines == 301, check
+    head = read_head(log_path)
+    assert head is not None and (head.lines, head.end) == (301, log_path.stat().st_size)
+
+
+def test_log_check_names_the_first_bad_line_and_exits_1(layout: Layout, orch: Any) -> None:
+    task = make_task(layout, events=4)
+    rel = "plans/artifacts/demo-task/observability/demo-task.ndjson"
+    good = orch("log", "demo-task", "--check")
+    assert good.code == 0 and good.err == f"{rel}: verified (4 lines)\n"
+    data = task.event_log_path.read_bytes()
+    task.event_log_path.write_bytes(data.replace(b"ran tool 1", b"ran tool 9"))
+    bad = orch("log", "demo-task", "--check")
+    assert bad.code == 1 and len(bad.out.splitlines()) == 4  # the events still print
+    assert bad.err == f"error: {rel}: tampered: line 4: MAC does not match (the line was changed)\n"
+    status = orch("status")
+    assert "log tampered: line 4: MAC does not match" in status.out
+    detail = orch("status", "demo-task", "--json")
+    assert json.loads(detail.out)["log_check"]["line"] == 4
