@@ -276,6 +276,9 @@ class Listener:
         self.sock.close()
 
 
+TRACE = "5ec0e7a1-0000-4000-8000-000000000001"  # the approval keys' task identity
+
+
 # one command through the real shell tool -----------------------------------------------------
 
 
@@ -284,6 +287,7 @@ def _tools(base: Path, timeout: float, mode: Mode = Mode.BWRAP) -> ExecutorTools
     tools = ExecutorTools(
         ProjectRepo(layout),
         phase=1,
+        trace_id=TRACE,
         policy=PolicyConfig(shell_timeout=timeout),
         approvals={},
         tasklist_path=TaskFolder.open(layout, TASK).tasklist,

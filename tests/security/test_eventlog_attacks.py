@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.engine.demo import sample_paths
 from evals.tamper import (
     ATTACKS,
     Attack,
@@ -28,6 +27,7 @@ from evals.tamper import (
     run_attack,
     run_controls,
 )
+from orchestrator.engine.demo import sample_paths
 from orchestrator.events.keys import STATE_ENV
 
 pytestmark = pytest.mark.slow

@@ -242,6 +242,7 @@ def test_without_bwrap_the_shell_tool_refuses_in_one_line(
     tools = ExecutorTools(
         ProjectRepo(Layout(repo)),
         phase=1,
+        trace_id="5ec0e7a1-0000-4000-8000-000000000002",
         policy=PolicyConfig(),
         approvals={},
         tasklist_path=repo / "plans" / "tasks.json",
