@@ -10,6 +10,9 @@ near-duplicate every 100 memories, a stale claim every 50), then times, as separ
 - `orch memory audit` on a fresh clone, cold (none of its caches; the store's parse cache
   warm, as after any `orch memory list`), after one memory file changed, after one code
   file changed, and with nothing changed.
+- `orch memory audit` in a real `git clone` of the repository (memories committed, no
+  `.orch/` folder at all, as a new checkout or a CI runner has it): the first run, and the
+  second run in the same clone; at N memories and at 1,000.
 - near-duplicate detection alone (`audit.near_duplicate_groups`) at 1k, 10k and 50k
   memories, with the growth ratio (10x the memories should cost ~10x, not ~100x), twice:
   with code that grows with the store (one function for every four memories), and with a
@@ -115,6 +118,8 @@ def build_repo(root: Path, n_memories: int, seed: int = 7) -> Layout:
     for m in memories:
         (layout.repo_memories / f"{m.name}.md").write_text(serialize_memory(m))
     layout.memory_index.write_text(render_index(memories))
+    git(root, "add", "-A")  # .orch/ stays out: the scaffold's .gitignore names it
+    git(root, "commit", "-qm", "memories")
     return layout
 
 
@@ -183,6 +188,23 @@ def timed(cmd: list[str], root: Path, before: object = None) -> float:
 
 def median(cmd: list[str], root: Path, runs: int, before: object = None) -> float:
     return statistics.median(timed(cmd, root, before) for _ in range(runs))
+
+
+def in_clones(cmd: list[str], source: Path, runs: int) -> tuple[float, float]:
+    """(median first run, median second run) of `cmd` in fresh `git clone`s of `source`:
+    no `.orch/` folder, every file newly written, as on a new checkout or a CI runner."""
+    clone = source.parent / "clone"
+    firsts, seconds = [], []
+    for _ in range(runs):
+        shutil.rmtree(clone, ignore_errors=True)
+        subprocess.run(
+            ["git", "clone", "-q", str(source), str(clone)], check=True, capture_output=True
+        )
+        time.sleep(2.1)  # past the parse cache's racy window, as a clone used later would be
+        firsts.append(timed(cmd, clone))
+        seconds.append(timed(cmd, clone))
+    shutil.rmtree(clone, ignore_errors=True)
+    return statistics.median(firsts), statistics.median(seconds)
 
 
 def clear_caches() -> None:
@@ -269,9 +291,21 @@ def main() -> None:
             ("audit, after one code file changed", median(audit, root, args.runs, edit_code)),
             ("audit, warm (nothing changed)", median(audit, root, args.runs)),
         ]  # fmt: skip
+        first, second = in_clones(audit, root, args.runs)
+        rows += [
+            ("audit, git clone: first run", first),
+            ("audit, git clone: second run", second),
+        ]
         print(f"\nmedian of {args.runs} runs, as separate `orch` processes, {n} memories:")
         for label, seconds in rows:
             print(f"  {label:<40} {seconds:6.2f} s")
+        small = tmp / "small" / "repo"
+        small.parent.mkdir()
+        build_repo(small, 1_000)
+        first, second = in_clones(audit, small, args.runs)
+        print(f"\n1,000 memories, median of {args.runs} runs:")
+        print(f"  {'audit, git clone: first run':<40} {first:6.2f} s")
+        print(f"  {'audit, git clone: second run':<40} {second:6.2f} s")
         sizes = [1_000, 5_000] if args.quick else [1_000, 10_000, 50_000]
         for growing, title in (
             (True, "the code grows with the store (one function per four memories)"),
