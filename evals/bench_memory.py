@@ -209,11 +209,10 @@ def in_clones(cmd: list[str], source: Path, runs: int) -> tuple[float, float]:
 
 def clear_caches() -> None:
     """Forget every per-process cache, so each timed run reads every memory afresh."""
-    from orchestrator.memory import compare, dedup, exclusions, text
+    from orchestrator.memory import dedup, exclusions, text
 
     for cached in (
-        text.read_fact, text.subject_stems, text.stem, compare.fact_of, dedup.tokens,
-        dedup._fact, exclusions.excluded,
+        text.read_fact, text.subject_stems, text.stem, dedup.tokens, exclusions.excluded,
     ):  # fmt: skip
         cached.cache_clear()
 

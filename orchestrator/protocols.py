@@ -2,7 +2,7 @@
 
 The workflow engine depends on these protocols, never on a concrete SDK, tool set or
 folder: `Model` (orchestrator.models), `ToolSet` (orchestrator.engine.tools) and
-`MemoryStore` (orchestrator.store.repo.RepoMemoryStore).
+`MemoryStore` (orchestrator.memory.writer.MemoryWriter).
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from orchestrator.memory.writer import WriteResult
     from orchestrator.messages import Reply, Request, ToolCall, ToolResult, ToolSpec
     from orchestrator.store.memfile import Memory
-    from orchestrator.store.repo import LoadResult, WriteResult
+    from orchestrator.store.repo import LoadResult
 
 
 @runtime_checkable

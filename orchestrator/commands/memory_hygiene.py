@@ -11,7 +11,16 @@ from pathlib import Path
 import click
 
 from orchestrator.commands._common import emit_json, json_option, repo
+from orchestrator.config import load_config
 from orchestrator.errors import UsageError
+from orchestrator.memory.audit import audit as run_audit
+from orchestrator.memory.importer import import_claude_code
+from orchestrator.memory.promotion import promote as run_promote
+from orchestrator.memory.verify import record as record_results
+from orchestrator.memory.verify import verify_store
+from orchestrator.models import get_model
+from orchestrator.store.repo import RepoMemoryStore
+from orchestrator.store.tasks import TaskFolder
 
 
 @click.command("verify")
@@ -35,10 +44,6 @@ def verify(names: tuple[str, ...], include_all: bool, record: bool, as_json: boo
       orch memory verify test-command --json
       orch memory verify --record
     """
-    from orchestrator.memory.verify import record as record_results
-    from orchestrator.memory.verify import verify_store
-    from orchestrator.store.repo import RepoMemoryStore
-
     layout = repo()
     everything, active = verify_store(layout)
     if names:
@@ -94,8 +99,6 @@ def audit(check: bool, no_verify: bool, as_json: bool) -> None:
       orch memory audit --json
       orch memory audit --check      # in CI or as a pre-commit hook
     """
-    from orchestrator.memory.audit import audit as run_audit
-
     report = run_audit(repo(), verify=not no_verify)
     if as_json:
         emit_json(report.to_dict())
@@ -126,16 +129,10 @@ def promote(slug: str, phase: int | None, model_name: str | None, as_json: bool)
       orch memory promote add-rate-limit
       orch memory promote add-rate-limit --json
     """
-    from orchestrator.memory.promotion import promote as run_promote
-    from orchestrator.store.tasks import TaskFolder
-
     layout = repo()
     task = TaskFolder.open(layout, slug)
     model = None
     if model_name:
-        from orchestrator.config import load_config
-        from orchestrator.models import get_model
-
         model = get_model(model_name, load_config(layout.root))
     with task.lock(wait=10):
         report = run_promote(layout, task, task.events(), phase=phase, model=model)
@@ -172,8 +169,6 @@ def import_(source: str, folder: Path, on_duplicate: str, as_json: bool) -> None
     Example:
       orch memory import --from claude-code ~/.claude/projects/my-app/memory
     """
-    from orchestrator.memory.importer import import_claude_code
-
     report = import_claude_code(repo(), folder, on_duplicate=on_duplicate)
     if as_json:
         emit_json(report.to_dict())

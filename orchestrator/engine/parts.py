@@ -96,13 +96,13 @@ def default_parts(config: Config | None = None) -> Parts:
         index_written(layout, path)
 
     def memory_prompt(layout: Layout, log: EventLog, user_turn: str, phase: int | None) -> str:
-        from orchestrator.memory import memories_for_prompt
+        from orchestrator.memory.use import memories_for_prompt
 
         found = memories_for_prompt(layout, config.memory, log, user_turn=user_turn, phase=phase)
         return found.index_text
 
     def promote(layout: Layout, task: TaskFolder, log: EventLog, phase: int | None) -> Any:
-        from orchestrator.memory import promote as checklist_c
+        from orchestrator.memory.promotion import promote as checklist_c
 
         return checklist_c(layout, task, log, phase=phase, config=config.memory)
 

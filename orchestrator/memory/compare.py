@@ -26,11 +26,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
 from orchestrator.memory.text import Clause, Reading, read_fact, subject_stems
-from orchestrator.store.memfile import Memory, first_paragraph
+from orchestrator.store.memfile import Memory
 
 REWORDED = 0.6
 ANCHORED = 0.4  # the same code spans, paths or URLs: rewording may go further
@@ -56,26 +55,9 @@ class Conflict:
         return "one negates what the other states"
 
 
-@lru_cache(maxsize=65536)
-def fact_of(body: str) -> str:
-    """`Memory.fact`, cached by body (the property recomputes it on every use)."""
-    return first_paragraph(body)
-
-
-_PRIMED: dict[tuple[str, str], Reading] = {}
-
-
-def prime(memory: Memory, known: Reading) -> None:
-    """Hand over a reading computed earlier (the audit's cache), so it is not redone."""
-    if len(_PRIMED) > 200_000:  # a long-lived process: start over rather than grow
-        _PRIMED.clear()
-    _PRIMED[(fact_of(memory.body), memory.subject or "")] = known
-
-
 def reading(memory: Memory) -> Reading:
-    key = (fact_of(memory.body), memory.subject or "")
-    known = _PRIMED.get(key)
-    return known if known is not None else read_fact(*key)
+    """How the memory's fact reads (`text.read_fact`, which remembers what it read)."""
+    return read_fact(memory.fact, memory.subject or "")
 
 
 def _frames_equal(a: Clause, b: Clause) -> bool:
@@ -278,7 +260,7 @@ def keeper(memories: list[Memory]) -> Memory:
         key=lambda m: (
             specificity(m),
             m.updated or m.created or "",
-            len(fact_of(m.body)),
+            len(m.fact),
             m.name,
         ),
     )

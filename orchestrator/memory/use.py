@@ -14,14 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.config import MemoryConfig
 from orchestrator.memory.fresh import wants_fresh_context
 from orchestrator.memory.verify import Verification, verify_store
 from orchestrator.store.index import index_entry, render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
+from orchestrator.store.repo import RepoMemoryStore
 
 if TYPE_CHECKING:
-    from orchestrator.config import MemoryConfig
     from orchestrator.events.log import EventLog
 
 STALE_POLICIES = ("withhold", "mark")
@@ -90,8 +91,6 @@ def memories_for_prompt(
     agent: str = "Orchestrator",
 ) -> PromptMemory:
     """The verified repo memory tier for one prompt (see the module docstring)."""
-    from orchestrator.store.repo import RepoMemoryStore
-
     policy = config.stale_policy if config.stale_policy in STALE_POLICIES else "withhold"
     if user_turn is not None and wants_fresh_context(user_turn):
         result = PromptMemory(index_text="", policy=policy, fresh_context=True)

@@ -222,7 +222,7 @@ def test_a_warm_run_over_an_unchanged_tree_parses_nothing(
     )
     memories = RepoMemoryStore(layout).load_all().memories
     cold = verify_memories(layout, memories)
-    assert (layout.cache / "verify.sqlite").is_file()
+    assert (layout.cache / "cache.sqlite").is_file()
 
     def no_parsing(data: bytes, path: str) -> None:
         raise AssertionError(f"{path} was parsed again")
