@@ -35,10 +35,11 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from orchestrator import __version__
 from orchestrator.checks.secrets import SecretHit, scan_texts
+from orchestrator.events.log import EventLog
 from orchestrator.memory import compare
 from orchestrator.memory.codeindex import TreeState
 from orchestrator.memory.dedup import (
@@ -57,9 +58,6 @@ from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
 from orchestrator.store.notes import MAX_NOTES_LINES
 from orchestrator.store.repo import LoadResult, RepoMemoryStore
-
-if TYPE_CHECKING:
-    from orchestrator.events.log import EventLog
 
 KINDS = (
     "near_duplicate",

@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from orchestrator.config import MemoryConfig
 from orchestrator.errors import ModelError, OrchError, PathEscape
+from orchestrator.events.log import EventLog
 from orchestrator.memory import compare
 from orchestrator.memory.candidates import Candidate, task_candidates
 from orchestrator.memory.dedup import DedupIndex, NearDuplicate, jaccard, normalise_subject
@@ -38,15 +39,12 @@ from orchestrator.memory.text import read_fact
 from orchestrator.memory.writer import MemoryWriter, WriteResult
 from orchestrator.messages import Message, Request, SystemPart
 from orchestrator.prompts import prompt_text
+from orchestrator.protocols import Model
 from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import KEBAB, MEMORY_TYPES, NEEDS_CITATIONS, Citation, Memory
 from orchestrator.store.repo import LoadResult
 from orchestrator.store.tasks import TaskFolder, list_tasks, slugify
-
-if TYPE_CHECKING:
-    from orchestrator.events.log import EventLog
-    from orchestrator.protocols import Model
 
 DECISIONS = (
     "written",

@@ -12,18 +12,16 @@ withheld (`stale_policy = "withhold"`, the default) or kept in the index with a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from orchestrator.config import MemoryConfig
+from orchestrator.events.log import EventLog
 from orchestrator.memory.fresh import wants_fresh_context
 from orchestrator.memory.verify import Verification, verify_store
 from orchestrator.store.index import index_entry, render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
 from orchestrator.store.repo import RepoMemoryStore
-
-if TYPE_CHECKING:
-    from orchestrator.events.log import EventLog
 
 STALE_POLICIES = ("withhold", "mark")
 MAX_LISTED = 50  # stale memories named in one event
