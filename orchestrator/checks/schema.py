@@ -194,6 +194,7 @@ def shape_of(annotation: Any) -> Shape:
     raise TypeError(f"no schema for the type {annotation!r}")
 
 
+@cache
 def schema_fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
     """The fields a record's mapping holds, in declaration order."""
     return tuple(f for f in dataclasses.fields(cls) if f.metadata.get("schema", True))
@@ -232,10 +233,11 @@ def problems(cls: type, raw: Any) -> list[str]:
 
 
 def _record_problems(cls: type, raw: dict[Any, Any], prefix: str) -> Iterator[str]:
+    declared_shapes = shapes(cls)
     for f in schema_fields(cls):
         where = f"{prefix}.{f.name}" if prefix else f.name
         if f.name in raw:
-            yield from _value_problems(shapes(cls)[f.name], raw[f.name], where)
+            yield from _value_problems(declared_shapes[f.name], raw[f.name], where)
         elif required(f):
             yield f"{prefix + ': ' if prefix else ''}missing required field {f.name!r}"
 

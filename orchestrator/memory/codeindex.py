@@ -4,10 +4,9 @@ Checking a memory's claims needs, for each file of the working tree: its line co
 Python symbols it defines (through `ast`), the words it holds (the word-boundary search
 for other languages), and the `--flags` it spells. These facts depend only on the file's
 content, so they are cached by git blob id (table `code-facts`): a warm run over an
-unchanged tree parses nothing. The whole-tree index (the union over code files) is cached
-too (`code-index`), keyed by a digest of every (path, blob) pair, so a warm run reads one
-row; and the listing of a commit (`commit-trees`), keyed by its id, since a commit never
-changes.
+unchanged tree parses nothing, and a run after one file changed parses that file only.
+The whole-tree index (the union over code files) is cached too (`code-index`), keyed by a
+digest of every (path, blob) pair, so a warm run reads one row.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ from orchestrator.store.cache import Cache
 FACTS_VERSION = 5  # of the cache tables below: a change of what is stored empties them
 FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
 INDEX_TABLE = "code-index"  # signature of the code files' (path, blob) pairs -> CodeIndex
-COMMITS_TABLE = "commit-trees"  # commit id -> {path: blob id}
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
 MAX_FILE_BYTES = 2_000_000
@@ -339,14 +337,8 @@ def _package_bins(root: Path) -> set[str]:
     return names
 
 
-def tree_at(root: Path, sha: str, cache: Cache | None) -> dict[str, str] | None:
-    """{path: blob} of commit `sha` (None if git does not know it). A commit never
-    changes, so its listing is cached for good: one `git ls-tree` per commit, ever."""
-    table = cache.table(COMMITS_TABLE, FACTS_VERSION) if cache is not None else None
-    hit = table.get(sha) if table is not None else None
-    if hit is not None:
-        listing: dict[str, str] = json.loads(hit)
-        return listing
+def tree_at(root: Path, sha: str) -> dict[str, str] | None:
+    """{path: blob} of commit `sha` (None if git does not know it)."""
     if not _commit_exists(root, sha):
         return None
     listing = {}
@@ -354,8 +346,6 @@ def tree_at(root: Path, sha: str, cache: Cache | None) -> dict[str, str] | None:
         if entry:
             meta, _, raw_path = entry.partition(b"\t")
             listing[raw_path.decode("utf-8", "replace")] = meta.split()[2].decode()
-    if table is not None:
-        table.put_many([(sha, json.dumps(listing))])
     return listing
 
 

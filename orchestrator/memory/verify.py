@@ -343,7 +343,7 @@ class Verifier:
         if not files:
             return []
         if sha not in self._trees:
-            self._trees[sha] = tree_at(self.layout.root, sha, self.cache)
+            self._trees[sha] = tree_at(self.layout.root, sha)  # one `git ls-tree` a commit
         then = self._trees[sha]
         if then is None:
             return files  # the recorded commit is gone (rebased away): cannot tell

@@ -128,7 +128,7 @@ class Memory:
     def stored(self) -> dict[str, Any]:
         """Every frontmatter key's value as a file holds it, defaults included, then the
         keys orch does not know."""
-        out = {f.name: _stored(getattr(self, f.name)) for f in schema_fields(Memory)}
+        out = {key: _stored(getattr(self, key)) for key in FRONTMATTER_KEYS}
         out.update(self.extra)
         return out
 
@@ -144,7 +144,7 @@ class Memory:
         """The JSON form used by `--json` output and the parse cache: every field, defaults
         included, the fact, the body (`body=False` leaves it out, as listings do) and the
         keys orch does not know under `extra`."""
-        out = {f.name: _stored(getattr(self, f.name)) for f in schema_fields(Memory)}
+        out = {key: _stored(getattr(self, key)) for key in FRONTMATTER_KEYS}
         out["fact"] = self.fact
         if body:
             out["body"] = self.body
@@ -158,6 +158,9 @@ class Memory:
 
     def with_changes(self, **changes: Any) -> Memory:
         return replace(self, **changes)
+
+
+FRONTMATTER_KEYS = tuple(f.name for f in schema_fields(Memory))  # in file order
 
 
 def _stored(value: Any) -> Any:
@@ -306,8 +309,7 @@ def _read_mapping(fm_text: str) -> dict[str, Any] | str:
 
 def _from_frontmatter(raw: dict[str, Any], body: str) -> Memory:
     """The memory a frontmatter mapping the model accepted describes."""
-    known = {f.name for f in schema_fields(Memory)}
-    extra = {k: v for k, v in raw.items() if k not in known}
+    extra = {k: v for k, v in raw.items() if k not in FRONTMATTER_KEYS}
     return build(Memory, raw, body=body, extra=extra)
 
 
@@ -437,7 +439,7 @@ def _render(
     memory: Memory, preamble: str, kept: dict[str, str], omit: set[str], old_body: str | None
 ) -> str:
     new = {k: v for k, v in memory.frontmatter().items() if k not in omit}
-    rank = {f.name: i for i, f in enumerate(schema_fields(Memory))}
+    rank = {key: i for i, key in enumerate(FRONTMATTER_KEYS)}
     last = len(rank)
     order = list(kept)
     for key in new:  # new or changed keys go to their declared place among the kept ones
