@@ -39,7 +39,6 @@ class ContextConfig:
 @dataclass(frozen=True)
 class MemoryConfig:
     stale_policy: Annotated[str, OneOf(("withhold", "mark"))] = "withhold"
-    duplicate_threshold: float = 0.85
     related_results: int = 5  # past experiences injected at phase start
     skill_min_occurrences: int = 3
 
