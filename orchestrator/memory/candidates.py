@@ -94,15 +94,10 @@ def parse_citation(text: str) -> Citation | None:
 def _citations(raw: Any) -> tuple[Citation, ...]:
     out = []
     for item in raw or ():
-        if isinstance(item, dict) and isinstance(item.get("path"), str):
-            line = item.get("line")
-            out.append(
-                Citation(
-                    item["path"],
-                    line if isinstance(line, int) else None,
-                    item.get("symbol") if isinstance(item.get("symbol"), str) else None,
-                )
-            )
+        if isinstance(item, dict):
+            cite = Citation.loosely(item)
+            if cite is not None:
+                out.append(cite)
         elif isinstance(item, str):
             cite = parse_citation(item)
             if cite is not None:

@@ -124,8 +124,9 @@ def _read_topic(path: Path) -> tuple[dict[str, Any] | None, str, str | None]:
 def _citations(layout: Layout, raw: dict[str, Any], body: str) -> tuple[Citation, ...]:
     out = []
     for item in raw.get("citations") or ():
-        if isinstance(item, dict) and isinstance(item.get("path"), str):
-            out.append(Citation.from_dict(item))
+        cite = Citation.loosely(item) if isinstance(item, dict) else None
+        if cite is not None:
+            out.append(cite)
     return tuple(out) or derived_citations(layout, body)
 
 

@@ -95,6 +95,15 @@ class Citation:
     def from_dict(cls, raw: dict[str, Any]) -> Citation:
         return build(cls, raw)
 
+    @classmethod
+    def loosely(cls, raw: dict[str, Any]) -> Citation | None:
+        """The citation a loosely written mapping gives (a model's candidate, an imported
+        file): the fields that pass the model's check; None without a usable path."""
+        kept = {
+            key: value for key, value in raw.items() if not problems(cls, {"path": "-", key: value})
+        }
+        return build(cls, kept) if kept.get("path") else None
+
 
 @dataclass(frozen=True)
 class Memory:

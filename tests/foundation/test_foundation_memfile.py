@@ -263,3 +263,13 @@ def test_a_whole_float_line_is_read_as_the_integer() -> None:
     memory = parse_memory(text, "x").memory
     assert memory is not None and memory.citations == (Citation("a.py", 3),)
     assert type(memory.citations[0].line) is int
+
+
+def test_a_loosely_written_citation_keeps_the_fields_the_model_takes() -> None:
+    assert Citation.loosely({"path": "a.py", "line": "x", "symbol": 3}) == Citation("a.py")
+    assert Citation.loosely({"path": "a.py", "line": 2.0, "note": 1}) == Citation("a.py", 2)
+    assert Citation.loosely({"path": "a.py", "line": 0, "symbol": "f"}) == Citation(
+        "a.py", None, "f"
+    )
+    assert Citation.loosely({"line": 2}) is None
+    assert Citation.loosely({"path": "", "line": 3}) is None
