@@ -31,6 +31,7 @@ from orchestrator.store.memfile import (
     MEMORY_TYPES,
     NEEDS_CITATIONS,
     Memory,
+    Parsed,
     Problem,
     frontmatter_problems,
     now_iso,
@@ -70,24 +71,32 @@ class LoadResult:
         return [m for m in self.memories if m.active]
 
 
-def parse_file(path: str) -> dict[str, Any]:
-    """One file's parse result as plain data (what the parse cache stores)."""
+def parse_file(path: str) -> Parsed:
+    """One memory file, read and parsed (problems name the file by `path`)."""
     stem = os.path.basename(path)[: -len(".md")]
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except UnicodeDecodeError:
-        problem = Problem(path, "invalid_file", "not UTF-8 text")
-        return {"memory": None, "problems": [problem.to_dict()]}
+        return Parsed(None, (Problem(path, "invalid_file", "not UTF-8 text"),))
     except OSError as exc:
-        problem = Problem(path, "invalid_file", f"unreadable: {exc.strerror or exc}")
-        return {"memory": None, "problems": [problem.to_dict()]}
-    parsed = parse_memory(text, stem, path=path)
+        reason = f"unreadable: {exc.strerror or exc}"
+        return Parsed(None, (Problem(path, "invalid_file", reason),))
+    return parse_memory(text, stem, path=path)
+
+
+def _row(parsed: Parsed) -> dict[str, Any]:
+    """A parse result as the cache stores it."""
     memory = parsed.memory.to_dict() if parsed.memory is not None else None
     return {"memory": memory, "problems": [pr.to_dict() for pr in parsed.problems]}
 
 
-def parse_all(table: Table, files: list[tuple[str, os.stat_result]]) -> dict[str, dict[str, Any]]:
+def _from_row(row: dict[str, Any]) -> Parsed:
+    memory = Memory.from_dict(row["memory"]) if row["memory"] is not None else None
+    return Parsed(memory, tuple(Problem(**p) for p in row["problems"]))
+
+
+def parse_all(table: Table, files: list[tuple[str, os.stat_result]]) -> dict[str, Parsed]:
     """{path: parse result} of every file: from the cache where the file's stat key is the
     one cached, else parsed (and cached once the file is older than `RACY_NS`)."""
     cached = table.items()
@@ -100,13 +109,13 @@ def parse_all(table: Table, files: list[tuple[str, os.stat_result]]) -> dict[str
             hits.append((path, st, data))
         else:
             todo.append((path, st))
-    out = _decode(hits, todo)
+    out = {path: _from_row(row) for path, row in _decode(hits, todo).items()}
     racy_after = time.time_ns() - RACY_NS
     fresh = []
     for path, st in todo:
         out[path] = parse_file(path)
         if max(st.st_mtime_ns, st.st_ctime_ns) < racy_after:
-            data = json.dumps(out[path], ensure_ascii=False, default=str)
+            data = json.dumps(_row(out[path]), ensure_ascii=False, default=str)
             fresh.append((path, f"{keys[path]}\t{data}"))
     table.put_many(fresh, drop=[p for p in cached if p not in keys])
     return out
@@ -186,13 +195,10 @@ class RepoMemoryStore:
         problems: list[Problem] = list(self._outside)
         for path in sorted(parsed):
             item = parsed[path]
-            if item["memory"] is not None:
-                memories.append(Memory.from_dict(item["memory"]))
-            if item["problems"]:
-                rel = self._rel(path)
-                problems.extend(
-                    Problem(rel, p["kind"], p["detail"], p["severity"]) for p in item["problems"]
-                )
+            if item.memory is not None:
+                memories.append(item.memory)
+            rel = self._rel(path)
+            problems.extend(Problem(rel, p.kind, p.detail, p.severity) for p in item.problems)
         memories.sort(key=lambda m: m.name)
         problems.sort(key=lambda p: p.path)
         return LoadResult(memories, problems)
