@@ -31,19 +31,19 @@ MORE: dict[str, tuple[str, str]] = {
         "Search memories, episodes, reports and transcripts.",
     ),
     "verify": (
-        "orchestrator.commands.memory_hygiene:verify",
+        "orchestrator.commands.memory_verify:verify",
         "Check memories' claims against the working tree.",
     ),
     "audit": (
-        "orchestrator.commands.memory_hygiene:audit",
+        "orchestrator.commands.memory_audit:audit",
         "Find duplicated, contradicted, stale or polluted memory.",
     ),
     "promote": (
-        "orchestrator.commands.memory_hygiene:promote",
+        "orchestrator.commands.memory_promote:promote",
         "Run Checklist C on a task's candidates.",
     ),
     "import": (
-        "orchestrator.commands.memory_hygiene:import_",
+        "orchestrator.commands.memory_promote:import_",
         "Import a Claude Code memory folder.",
     ),
 }

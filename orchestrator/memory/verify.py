@@ -9,9 +9,8 @@ Results:
 Checking reads nothing twice: file facts are cached by git blob in `.orch/cache.sqlite`
 (see `codeindex`), and each memory's result under its file's stat key and the signature of
 the tracked files (table `verifications`). Verification itself writes nothing to memory
-files; `record` writes `verified: {commit, at, result}` into the memories whose record
-would change (what `orch memory verify --record` does), keeping every other byte of the
-file.
+files; `record.record` writes `verified: {commit, at, result}` into the memories whose
+record would change (what `orch memory verify --record` does).
 """
 
 from __future__ import annotations
@@ -35,12 +34,11 @@ from orchestrator.memory.codeindex import (
     git,
     tree_at,
 )
-from orchestrator.memory.writer import MemoryWriter
 from orchestrator.store.cache import Cache, stat_key
 from orchestrator.store.fs import confine
 from orchestrator.store.layout import Layout
-from orchestrator.store.memfile import Citation, Memory, now_iso
-from orchestrator.store.repo import InvalidMemory, LoadResult, RepoMemoryStore
+from orchestrator.store.memfile import Citation, Memory
+from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
@@ -473,37 +471,3 @@ def verify_memories(
 
 def head_commit(layout: Layout) -> str | None:
     return git(layout.root, "rev-parse", "--verify", "-q", "HEAD").decode().strip() or None
-
-
-def record(
-    layout: Layout, memories: Sequence[Memory], results: Sequence[Verification]
-) -> list[str]:
-    """Write `verified: {commit, at, result}` into memories whose record would change.
-
-    A memory is rewritten when it has no record, when its recorded result differs, or when
-    it was `changed` (the record moves to HEAD). Only the `verified` line changes (so
-    MEMORY.md, which does not show it, is left alone). Returns the names written.
-    """
-    head = head_commit(layout)
-    if head is None:
-        return []
-    by_name = {m.name: m for m in memories}
-    writer = MemoryWriter(layout)
-    written = []
-    with writer.store.transaction() as tx:
-        for result in results:
-            memory = by_name.get(result.name)
-            if memory is None or not writer.store.path_of(memory.name).is_file():
-                continue
-            outcome = "stale" if result.stale else "ok"
-            old = memory.verified if isinstance(memory.verified, dict) else {}
-            if old.get("result") == outcome and result.result != "changed" and old.get("commit"):
-                continue
-            try:
-                tx.update(
-                    memory.name, verified={"commit": head, "at": now_iso(), "result": outcome}
-                )
-            except InvalidMemory:
-                continue  # the file says something the model does not take: leave it
-            written.append(memory.name)
-    return written

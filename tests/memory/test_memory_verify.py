@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from orchestrator.cli import cli
 from orchestrator.memory import codeindex
 from orchestrator.memory.claims import RepoShape, span_claims
-from orchestrator.memory.verify import Verifier, record, verify_memories
+from orchestrator.memory.record import record
+from orchestrator.memory.verify import Verifier, verify_memories
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
 from orchestrator.store.repo import RepoMemoryStore
