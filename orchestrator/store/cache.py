@@ -9,7 +9,9 @@ The file (and `.orch/` with it) is created by the first write, so a fresh clone 
 caches from the first command that fills one. Reading an absent cache costs nothing and
 creates nothing. A broken cache file is removed (the next write starts a new one); a cache
 locked by another process for too long, or on a read-only disk, is skipped. Neither is an
-error: a cache is an optimisation only.
+error: a cache is an optimisation only. For the same reason SQLite does not wait for the
+disk at each commit (`synchronous = OFF`): a crash of the process loses nothing, a crash
+of the machine may break the file, and a broken file is removed.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ SCHEMA = (
     " value TEXT NOT NULL, PRIMARY KEY (tab, key)) WITHOUT ROWID",
 )
 BATCH = 500  # keys a query names at most
+BUSY_TIMEOUT = 10.0  # seconds to wait for another process's write before skipping the cache
 
 
 def stat_key(st: os.stat_result) -> str:
@@ -63,7 +66,8 @@ class Cache:
             return None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=10)
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT)
+            conn.execute("PRAGMA synchronous = OFF")  # a cache: see the module docstring
             if conn.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
                 conn.execute("DROP TABLE IF EXISTS entries")
                 conn.execute("DROP TABLE IF EXISTS tables")
@@ -72,16 +76,22 @@ class Cache:
                 conn.execute(statement)
             conn.commit()
         except sqlite3.DatabaseError as exc:
-            self._broken = True
-            if not isinstance(exc, sqlite3.OperationalError):  # not a database: start over
-                with contextlib.suppress(OSError):
-                    self.path.unlink()
+            self.failed(exc)
             return None
         except OSError:  # no folder can be made here (a read-only checkout)
             self._broken = True
             return None
         self._conn = conn
         return conn
+
+    def failed(self, exc: sqlite3.DatabaseError) -> None:
+        """Stop using the cache for this run; a file that is not a sound database (rather
+        than a busy or read-only one) is removed, so the next write starts a new one."""
+        self.close()
+        self._broken = True
+        if not isinstance(exc, sqlite3.OperationalError):
+            with contextlib.suppress(OSError):
+                self.path.unlink()
 
     def close(self) -> None:
         if self._conn is not None:
@@ -110,7 +120,8 @@ class Table:
                     conn.execute(
                         "INSERT OR REPLACE INTO tables VALUES (?, ?)", (self.name, self.version)
                     )
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            self.cache.failed(exc)
             return None
         self._checked = True
         return conn
@@ -134,7 +145,8 @@ class Table:
                         (self.name, *chunk),
                     )
                 )
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            self.cache.failed(exc)
             return {}
         return out
 
@@ -145,7 +157,8 @@ class Table:
             return {}
         try:
             return dict(conn.execute("SELECT key, value FROM entries WHERE tab = ?", (self.name,)))
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            self.cache.failed(exc)
             return {}
 
     def put_many(self, rows: Iterable[tuple[str, str]], *, drop: Iterable[str] = ()) -> None:
@@ -175,5 +188,5 @@ class Table:
                     "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
                     ((self.name, key, value) for key, value in rows),
                 )
-        except sqlite3.DatabaseError:
-            pass  # locked for too long, or the disk is full: the cache is an optimisation
+        except sqlite3.DatabaseError as exc:
+            self.cache.failed(exc)  # locked for too long, a full disk, a broken file
