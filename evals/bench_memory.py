@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.memory.audit import REPORT_TABLE, SECRETS_TABLE
+from orchestrator.memory.audit import READINGS_TABLE, REPORT_TABLE, SECRETS_TABLE
 from orchestrator.memory.codeindex import FACTS_TABLE, INDEX_TABLE, Facts, TreeState
 from orchestrator.memory.verify import RESULTS_TABLE
 from orchestrator.store.cache import CACHE_FILE, Cache
@@ -334,7 +334,7 @@ def main() -> None:
             path.write_text(path.read_text() + f"# edited {next(edits)}\n")
 
         verifying = (RESULTS_TABLE, FACTS_TABLE, INDEX_TABLE)
-        auditing = (*verifying, SECRETS_TABLE, REPORT_TABLE)
+        auditing = (*verifying, SECRETS_TABLE, READINGS_TABLE, REPORT_TABLE)
         verify, audit = [*orch, "memory", "verify"], [*orch, "memory", "audit", "--json"]
         rows = [
             ("verify, no cache file", median(verify, root, args.runs, drop())),
@@ -344,6 +344,7 @@ def main() -> None:
             ("audit, cold (no cache of its own)", median(audit, root, args.runs, drop(*auditing))),
             ("audit, after one memory file changed", median(audit, root, args.runs, edit_memory)),
             ("  ...without the secret-scans table", median(audit, root, args.runs, both(edit_memory, drop(SECRETS_TABLE)))),
+            ("  ...without the fact-readings table", median(audit, root, args.runs, both(edit_memory, drop(READINGS_TABLE)))),
             ("audit, after one code file changed", median(audit, root, args.runs, edit_code)),
             ("  ...without the code-facts table", median(audit, root, args.runs, both(edit_code, drop(FACTS_TABLE, INDEX_TABLE)))),
             ("audit, warm (nothing changed)", median(audit, root, args.runs)),

@@ -50,7 +50,8 @@ from orchestrator.memory.dedup import (
     normalise_subject,
     similar_pairs,
 )
-from orchestrator.memory.exclusions import excluded
+from orchestrator.memory.exclusions import Exclusion, excluded
+from orchestrator.memory.text import Reading, read_fact
 from orchestrator.memory.verify import verify_store_details
 from orchestrator.store.cache import Cache, stat_key
 from orchestrator.store.index import MAX_INDEX_LINES, render_index
@@ -88,6 +89,8 @@ REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the rep
 REPORT_VERSION = 5
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
+READINGS_TABLE = "fact-readings"  # SHA-1 of a subject and a fact -> its reading, exclusion
+READINGS_VERSION = 1
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
@@ -222,17 +225,19 @@ class _Keys:
     anchors: list[frozenset[str]]  # the anchored ones: code spans, paths, URLs
 
     @classmethod
-    def of(cls, active: Sequence[Memory]) -> _Keys:
-        values = [compare.reading(m).values for m in active]
+    def of(cls, active: Sequence[Memory], readings: compare.Readings) -> _Keys:
+        values = [readings.of(m).values for m in active]
         return cls(
             [(i, dedup_key(m)) for i, m in enumerate(active)],
-            [(i, compare.content_stems(m)) for i, m in enumerate(active)],
+            [(i, compare.content_stems(m, readings=readings)) for i, m in enumerate(active)],
             values,
             [compare.anchored(v) for v in values],
         )
 
 
-def duplicate_candidates(active: list[Memory]) -> set[tuple[str, str]]:
+def duplicate_candidates(
+    active: list[Memory], readings: compare.Readings | None = None
+) -> set[tuple[str, str]]:
     """Pairs that might be near-duplicates: a superset of `compare.duplicate`'s pairs.
 
     `compare.duplicate` holds only for memories whose asserted values are nested (one set
@@ -251,7 +256,7 @@ def duplicate_candidates(active: list[Memory]) -> set[tuple[str, str]]:
     `compare.REWORDED` (the latter for one subject): exact cross joins (`dedup.cross_pairs`)
     of those memories against the store.
     """
-    keys = _Keys.of(active)
+    keys = _Keys.of(active, readings or compare.Readings())
     pairs = _value_bucket_pairs(keys) | _anchor_bucket_pairs(keys) | _bare_pairs(keys)
     names = [m.name for m in active]
     return {(min(names[a], names[b]), max(names[a], names[b])) for a, b in pairs if a != b}
@@ -304,11 +309,14 @@ def _bare_pairs(keys: _Keys) -> set[tuple[int, int]]:
     return pairs
 
 
-def near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Memory]]]:
+def near_duplicate_groups(
+    memories: list[Memory], readings: compare.Readings | None = None
+) -> list[tuple[Memory, list[Memory]]]:
     """(keeper, decay candidates) for every near-duplicate group of active memories."""
+    readings = readings or compare.Readings()
     active = [m for m in memories if m.active]
     by_name = {m.name: m for m in active}
-    candidates = duplicate_candidates(active)
+    candidates = duplicate_candidates(active, readings)
     parent: dict[str, str] = {}
     members: set[str] = set()
 
@@ -320,7 +328,7 @@ def near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Mem
 
     for a, b in sorted(candidates):
         ma, mb = by_name[a], by_name[b]
-        if _linked(ma, mb) or compare.duplicate(ma, mb) is None:
+        if _linked(ma, mb) or compare.duplicate(ma, mb, readings=readings) is None:
             continue
         parent[find(a)] = find(b)
         members.update((a, b))
@@ -331,12 +339,14 @@ def near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Mem
     for group in groups.values():
         if len(group) < 2:
             continue
-        keep = compare.keeper(group)
+        keep = compare.keeper(group, readings=readings)
         out.append((keep, sorted((m for m in group if m is not keep), key=lambda m: m.name)))
     return sorted(out, key=lambda g: g[0].name)
 
 
-def contradictions(memories: list[Memory]) -> list[tuple[Memory, Memory, compare.Conflict]]:
+def contradictions(
+    memories: list[Memory], readings: compare.Readings | None = None
+) -> list[tuple[Memory, Memory, compare.Conflict]]:
     buckets: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
         if m.active and normalise_subject(m.subject):
@@ -347,7 +357,7 @@ def contradictions(memories: list[Memory]) -> list[tuple[Memory, Memory, compare
             for b in bucket[i + 1 :]:
                 if _linked(a, b):
                     continue
-                how = compare.conflict(a, b)
+                how = compare.conflict(a, b, readings=readings)
                 if how is not None:
                     first, second = sorted((a, b), key=lambda m: m.name)
                     found.append((first, second, how))
@@ -525,7 +535,7 @@ def _run(
 ) -> tuple[AuditReport, bool]:
     """Every check; (the report, whether it depends on tracked files only)."""
     loaded = store.load_all()
-    report = _compare_memories(loaded.memories)
+    report = _compare_memories(loaded.memories, cache)
     findings = list(report.findings)
     complete = True
     if verify:
@@ -552,17 +562,47 @@ def _problem_findings(loaded: LoadResult) -> list[Finding]:
     ]
 
 
-def _compare_memories(memories: list[Memory]) -> AuditReport:
+def _readings(
+    active: list[Memory], cache: Cache
+) -> tuple[compare.Readings, dict[str, Exclusion | None]]:
+    """How each active memory reads and the save exclusion its fact falls under, read back
+    from the cache by a digest of subject and fact, or read now (and cached); rows no
+    memory needs any more are dropped."""
+    table = cache.table(READINGS_TABLE, READINGS_VERSION)
+    rows = table.items()
+    known: dict[tuple[str, str], Reading] = {}
+    exclusions: dict[str, Exclusion | None] = {}
+    fresh, wanted = [], set()
+    for memory in active:
+        key = (memory.fact, memory.subject or "")
+        digest = hashlib.sha1("\0".join(key).encode("utf-8", "replace")).hexdigest()
+        wanted.add(digest)
+        if key in known:
+            continue
+        row = rows.get(digest)
+        if row is not None:
+            clauses, exclusion = json.loads(row)
+            known[key] = Reading.from_data(clauses)
+            exclusions[memory.fact] = Exclusion(*exclusion) if exclusion else None
+            continue
+        known[key] = read_fact(*key)
+        exclusions[memory.fact] = found = excluded(memory.fact)
+        data = [known[key].to_data(), [found.kind, found.evidence] if found else None]
+        fresh.append((digest, json.dumps(data)))
+    table.put_many(fresh, drop=[d for d in rows if d not in wanted])
+    return compare.Readings(known), exclusions
+
+
+def _compare_memories(memories: list[Memory], cache: Cache) -> AuditReport:
     """Near-duplicates, contradictions and save exclusions: the memories among themselves."""
     active = [m for m in memories if m.active]
+    readings, exclusions = _readings(active, cache)
     report = AuditReport(memories=len(memories))
-    for keep, decay in near_duplicate_groups(memories):
+    for keep, decay in near_duplicate_groups(memories, readings):
         report.groups.append(Group(keep.name, tuple(m.name for m in decay)))
-        why = (
-            "more specific"
-            if any(compare.specificity(keep) > compare.specificity(m) for m in decay)
-            else "most recent"
-        )
+        kept = compare.specificity(keep, readings=readings)
+        more_specific = any(kept > compare.specificity(m, readings=readings) for m in decay)
+        why = "more specific" if more_specific else "most recent"
         for m in decay:
             others = tuple(x.name for x in decay if x is not m)
             report.findings.append(
@@ -574,7 +614,7 @@ def _compare_memories(memories: list[Memory]) -> AuditReport:
                     "warning",
                 )
             )
-    for a, b, how in contradictions(memories):
+    for a, b, how in contradictions(memories, readings):
         report.findings.append(
             Finding(
                 "contradiction",
@@ -586,7 +626,7 @@ def _compare_memories(memories: list[Memory]) -> AuditReport:
             )
         )
     for m in active:
-        exclusion = excluded(m.fact)
+        exclusion = exclusions[m.fact]
         if exclusion is not None:
             report.findings.append(
                 Finding(

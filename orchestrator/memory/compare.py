@@ -55,8 +55,26 @@ class Conflict:
         return "one negates what the other states"
 
 
-def reading(memory: Memory) -> Reading:
-    """How the memory's fact reads (`text.read_fact`, which remembers what it read)."""
+class Readings:
+    """How memories' facts read, each read once: computed, or handed over by the caller
+    (the audit reads them back from its cache). A caller makes one for a run and passes
+    it to the tests below; none is kept between runs."""
+
+    def __init__(self, known: dict[tuple[str, str], Reading] | None = None) -> None:
+        self.known = dict(known or {})  # (fact, subject) -> reading
+
+    def of(self, memory: Memory) -> Reading:
+        key = (memory.fact, memory.subject or "")
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = read_fact(*key)
+        return found
+
+
+def reading(memory: Memory, readings: Readings | None = None) -> Reading:
+    """How the memory's fact reads: from `readings`, else read now."""
+    if readings is not None:
+        return readings.of(memory)
     return read_fact(memory.fact, memory.subject or "")
 
 
@@ -155,9 +173,9 @@ def clause_conflict(a: Clause, b: Clause) -> str | None:
     return None
 
 
-def conflict(a: Memory, b: Memory) -> Conflict | None:
+def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Conflict | None:
     """How `a` and `b` disagree, or None (callers check that the subjects match)."""
-    ra, rb = reading(a), reading(b)
+    ra, rb = reading(a, readings), reading(b, readings)
     for ca in ra.clauses[:MAX_CLAUSES]:
         for cb in rb.clauses[:MAX_CLAUSES]:
             how = clause_conflict(ca, cb)
@@ -171,12 +189,12 @@ def same_subject(a: Memory, b: Memory) -> bool:
     return bool(sa) and sa == sb
 
 
-def content_stems(memory: Memory) -> frozenset[str]:
+def content_stems(memory: Memory, *, readings: Readings | None = None) -> frozenset[str]:
     """Stems of subject and fact, values included: what the memory is about and says."""
-    return subject_stems(memory.subject or "") | reading(memory).stems
+    return subject_stems(memory.subject or "") | reading(memory, readings).stems
 
 
-def _subjects_compatible(a: Memory, b: Memory) -> bool:
+def _subjects_compatible(a: Memory, b: Memory, readings: Readings | None) -> bool:
     """The more specific subject's words all appear in the other memory ("scheduler cache
     sharing" is not "cache sharing" unless the other memory speaks of the scheduler);
     subjects of one size: either way round ("running tests" meets "test command")."""
@@ -184,10 +202,10 @@ def _subjects_compatible(a: Memory, b: Memory) -> bool:
     if not sa or not sb:
         return True
     if len(sa) > len(sb):
-        return sa <= content_stems(b)
+        return sa <= content_stems(b, readings=readings)
     if len(sb) > len(sa):
-        return sb <= content_stems(a)
-    return sa <= content_stems(b) or sb <= content_stems(a)
+        return sb <= content_stems(a, readings=readings)
+    return sa <= content_stems(b, readings=readings) or sb <= content_stems(a, readings=readings)
 
 
 def _values_compatible(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -219,13 +237,13 @@ def containment(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / min(len(a), len(b))
 
 
-def duplicate(a: Memory, b: Memory) -> float | None:
+def duplicate(a: Memory, b: Memory, *, readings: Readings | None = None) -> float | None:
     """The similarity score when `a` and `b` near-duplicate each other, else None."""
-    if same_subject(a, b) and conflict(a, b) is not None:
+    if same_subject(a, b) and conflict(a, b, readings=readings) is not None:
         return None
-    if not _subjects_compatible(a, b):
+    if not _subjects_compatible(a, b, readings):
         return None
-    ra, rb = reading(a), reading(b)
+    ra, rb = reading(a, readings), reading(b, readings)
     if ra.negated != rb.negated or _opposed(ra, rb):
         return None  # one denies something the other does not, or what the other states
     if ra.values and rb.values and not _values_compatible(ra.values, rb.values):
@@ -235,7 +253,7 @@ def duplicate(a: Memory, b: Memory) -> float | None:
         return raw
     if bool(ra.values) != bool(rb.values) and not same_subject(a, b):
         return None
-    sa, sb = content_stems(a), content_stems(b)
+    sa, sb = content_stems(a, readings=readings), content_stems(b, readings=readings)
     score = jaccard(sa, sb)
     if score >= REWORDED:
         return score
@@ -247,18 +265,18 @@ def duplicate(a: Memory, b: Memory) -> float | None:
     return None
 
 
-def specificity(memory: Memory) -> tuple[int, int]:
+def specificity(memory: Memory, *, readings: Readings | None = None) -> tuple[int, int]:
     """How concrete a memory is: anchors (citations, lines, symbols) and asserted values."""
     anchors = sum(1 + (c.line is not None) + bool(c.symbol) for c in memory.citations)
-    return anchors, len(reading(memory).values)
+    return anchors, len(reading(memory, readings).values)
 
 
-def keeper(memories: list[Memory]) -> Memory:
+def keeper(memories: list[Memory], *, readings: Readings | None = None) -> Memory:
     """The memory a near-duplicate group keeps: most specific, else most recent."""
     return max(
         memories,
         key=lambda m: (
-            specificity(m),
+            specificity(m, readings=readings),
             m.updated or m.created or "",
             len(m.fact),
             m.name,

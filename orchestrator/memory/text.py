@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import Stemmer  # PyStemmer: the Snowball English stemmer, in C
 
@@ -468,6 +469,40 @@ class Reading:
     negated: bool
     clauses: tuple[Clause, ...]
 
+    @classmethod
+    def of(cls, clauses: tuple[Clause, ...]) -> Reading:
+        """The reading its clauses make: their frames and values, and the polarity."""
+        frames: set[str] = set()
+        values: set[str] = set()
+        negated = False
+        for clause in clauses:
+            frames |= clause.frame
+            values |= clause.values
+            negated ^= clause.negated
+        return cls(frozenset(frames | values), frozenset(values), negated, clauses)
+
+    def to_data(self) -> list[Any]:
+        """The clauses as JSON data (what the audit's cache keeps)."""
+        return [
+            [sorted(c.frame), sorted(c.values), c.negated, sorted(c.words), sorted(c.numbers)]
+            for c in self.clauses
+        ]
+
+    @classmethod
+    def from_data(cls, data: list[Any]) -> Reading:
+        return cls.of(
+            tuple(
+                Clause(
+                    frozenset(frame),
+                    frozenset(values),
+                    bool(negated),
+                    frozenset(words),
+                    frozenset((n, u) for n, u in numbers),
+                )
+                for frame, values, negated, words, numbers in data
+            )
+        )
+
 
 def _protect(text: str) -> tuple[str, list[str]]:
     """Replace code spans, URLs and quoted strings with placeholders (so clause splitting and
@@ -641,7 +676,6 @@ def read_fact(fact: str, subject: str = "") -> Reading:
     protected_text, protected = _protect(fact)
     pieces = [p for p in _CLAUSE_SPLIT.split(protected_text.strip().rstrip(".")) if p.strip()]
     merged: list[Clause] = []
-    negated = False
     for piece in pieces:
         clause = _read_clause(piece, protected, ignore)
         if merged and not clause.words - clause.values:
@@ -657,19 +691,7 @@ def read_fact(fact: str, subject: str = "") -> Reading:
             merged[-1] = clause
         else:
             merged.append(clause)
-    clauses = tuple(merged) or (Clause(frozenset(), frozenset(), False),)
-    frames: set[str] = set()
-    values: set[str] = set()
-    for clause in clauses:
-        frames |= clause.frame
-        values |= clause.values
-        negated ^= clause.negated
-    return Reading(
-        stems=frozenset(frames | values),
-        values=frozenset(values),
-        negated=negated,
-        clauses=clauses,
-    )
+    return Reading.of(tuple(merged) or (Clause(frozenset(), frozenset(), False),))
 
 
 @lru_cache(maxsize=65536)

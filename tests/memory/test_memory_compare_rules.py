@@ -16,6 +16,8 @@ import pytest
 
 from orchestrator.memory import compare
 from orchestrator.memory.audit import (
+    READINGS_TABLE,
+    READINGS_VERSION,
     REPORT_TABLE,
     REPORT_VERSION,
     AuditReport,
@@ -197,9 +199,9 @@ def test_blind_set_labels_name_real_files(tmp_path: Any) -> None:
 
 
 def test_an_audit_from_its_caches_gives_the_same_report(layout: Layout, put: Put) -> None:
-    """Without its last report, the second audit reads verifications and secret scans
-    back from `.orch/cache.sqlite`: it must find what the first found (denials and units
-    included)."""
+    """Without its last report, the second audit reads how each fact reads, verifications
+    and secret scans back from `.orch/cache.sqlite`: it must find what the first found
+    (denials and units included)."""
     put("threads-a", "The worker pool has 8 threads.", subject="pool size", kind="project")
     put("threads-b", "The worker pool runs 16 threads.", subject="pool size", kind="project")
     put("flags-a", "Feature flags are read at start-up.", subject="flags", kind="project")
@@ -209,5 +211,6 @@ def test_an_audit_from_its_caches_gives_the_same_report(layout: Layout, put: Put
         reports = cache.table(REPORT_TABLE, REPORT_VERSION)
         assert len(reports.items()) == 1
         reports.replace_all([])
+        assert len(cache.table(READINGS_TABLE, READINGS_VERSION).items()) == 4
     assert audit(layout).to_dict() == first
     assert len([f for f in first["findings"] if f["kind"] == "contradiction"]) == 2
