@@ -296,18 +296,31 @@ def build(cls: type[R], raw: Mapping[str, Any], **more: Any) -> R:
     """The record `raw` describes (a mapping `problems` accepted); keys it does not declare
     are left out, null means the default; `more` gives the fields outside the mapping."""
     record: type = cls
-    values = {
-        name: _converted(shape, raw[name])
-        for name, shape in shapes(record).items()
-        if raw.get(name) is not None
-    }
+    values = {}
+    for name, shape in _conversions(record):
+        value = raw.get(name)
+        if value is not None:
+            values[name] = value if shape is None else _converted(shape, value)
     return cls(**values, **more)
+
+
+CONVERTED = frozenset({Kind.LIST, Kind.RECORD, Kind.INTEGER})  # a value is not taken as is
+
+
+@cache
+def _conversions(cls: type) -> tuple[tuple[str, Shape | None], ...]:
+    """(field, the shape its value is converted by, or None when taken as it is)."""
+    return tuple(
+        (name, shape if shape.kind in CONVERTED else None) for name, shape in shapes(cls).items()
+    )
 
 
 def _converted(shape: Shape, value: Any) -> Any:
     if shape.kind is Kind.LIST:
         assert shape.item is not None
         item = shape.item
+        if item.kind not in CONVERTED:
+            return tuple(value)
         return tuple(_converted(item, v) for v in value)
     if shape.kind is Kind.RECORD:
         assert shape.record is not None
