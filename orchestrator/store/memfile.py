@@ -85,11 +85,8 @@ class Citation:
 
     def to_dict(self) -> dict[str, Any]:
         """The citation as a file holds it: the path, and line and symbol when given."""
-        return {
-            f.name: getattr(self, f.name)
-            for f in schema_fields(Citation)
-            if f.name == "path" or getattr(self, f.name) is not None
-        }
+        values = {f.name: getattr(self, f.name) for f in schema_fields(Citation)}
+        return {k: v for k, v in values.items() if v is not None or k == "path"}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Citation:
@@ -173,10 +170,9 @@ FRONTMATTER_KEYS = tuple(f.name for f in schema_fields(Memory))  # in file order
 
 
 def _stored(value: Any) -> Any:
+    """A field's value as a file holds it: a tuple as a list, a citation as a mapping."""
     if isinstance(value, tuple):
-        return [_stored(v) for v in value]
-    if isinstance(value, Citation):
-        return value.to_dict()
+        return [v.to_dict() if isinstance(v, Citation) else v for v in value]
     return value
 
 
