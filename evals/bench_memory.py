@@ -5,11 +5,14 @@ memories). It builds a git repository with 200 Python modules and a store of N m
 (citations with lines and symbols, backticked functions and members, a reworded
 near-duplicate every 100 memories, a stale claim every 50), then times, as separate processes through the CLI:
 
-- `orch memory verify` on a fresh clone (no `.orch/` caches at all), cold (no
-  `.orch/verify.sqlite`) and warm (unchanged tree);
-- `orch memory audit` on a fresh clone, cold (none of its caches; the store's parse cache
-  warm, as after any `orch memory list`), after one memory file changed, after one code
-  file changed, and with nothing changed.
+- `orch memory verify` with no `.orch/cache.sqlite` at all, cold (its tables emptied:
+  verifications, code facts, the code index) and warm (unchanged tree);
+- `orch memory audit` with no cache file, cold (its tables emptied, the store's parse
+  cache warm, as after any `orch memory list`), after one memory file changed, after one
+  code file changed, and with nothing changed.
+- `orch memory audit` in a real `git clone` of the repository (memories committed, no
+  `.orch/` folder at all, as a new checkout or a CI runner has it): the first run, and the
+  second run in the same clone; at N memories and at 1,000.
 - near-duplicate detection alone (`audit.near_duplicate_groups`) at 1k, 10k and 50k
   memories, with the growth ratio (10x the memories should cost ~10x, not ~100x), twice:
   with code that grows with the store (one function for every four memories), and with a
@@ -27,13 +30,19 @@ import argparse
 import os
 import random
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from orchestrator.memory.audit import READINGS_TABLE, REPORT_TABLE, SECRETS_TABLE
+from orchestrator.memory.codeindex import FACTS_TABLE, INDEX_TABLE, Facts, TreeState
+from orchestrator.memory.verify import RESULTS_TABLE
+from orchestrator.store.cache import CACHE_FILE, Cache
 from orchestrator.store.index import render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory, serialize_memory
@@ -115,6 +124,8 @@ def build_repo(root: Path, n_memories: int, seed: int = 7) -> Layout:
     for m in memories:
         (layout.repo_memories / f"{m.name}.md").write_text(serialize_memory(m))
     layout.memory_index.write_text(render_index(memories))
+    git(root, "add", "-A")  # .orch/ stays out: the scaffold's .gitignore names it
+    git(root, "commit", "-qm", "memories")
     return layout
 
 
@@ -185,13 +196,72 @@ def median(cmd: list[str], root: Path, runs: int, before: object = None) -> floa
     return statistics.median(timed(cmd, root, before) for _ in range(runs))
 
 
+def both(*steps: object) -> object:
+    def run() -> None:
+        for step in steps:
+            if callable(step):
+                step()
+
+    return run
+
+
+def code_facts_cost(root: Path, modules: int, runs: int) -> tuple[float, float]:
+    """(seconds without the cache, seconds with it) to get the code facts and index of a git
+    repository of `modules` Python modules of 16 functions each, after one module changed:
+    what a verification needs after any code change."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q")
+    for i in range(modules):
+        folder = root / f"pkg{i % 40}"
+        folder.mkdir(exist_ok=True)
+        funcs = [f"def f_{i}_{k}(x):\n    return x + {k}\n" for k in range(15)]
+        (folder / f"mod_{i}.py").write_text(f"class C{i}:\n    X = {i}\n\n" + "\n".join(funcs))
+    git(root, "add", "-A")
+    changed = root / "pkg0" / "mod_0.py"
+
+    def change() -> None:
+        changed.write_text(changed.read_text() + f"Y = {time.time_ns()}\n")
+
+    computed, cached = [], []
+    with Cache(root / ".orch") as cache:
+        Facts(TreeState.read(root), cache).index()  # fill the cache
+        for _ in range(runs):
+            change()
+            computed.append(timed_call(lambda: Facts(TreeState.read(root), None).index()))
+            change()
+            cached.append(timed_call(lambda: Facts(TreeState.read(root), cache).index()))
+    return statistics.median(computed), statistics.median(cached)
+
+
+def timed_call(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def in_clones(cmd: list[str], source: Path, runs: int) -> tuple[float, float]:
+    """(median first run, median second run) of `cmd` in fresh `git clone`s of `source`:
+    no `.orch/` folder, every file newly written, as on a new checkout or a CI runner."""
+    clone = source.parent / "clone"
+    firsts, seconds = [], []
+    for _ in range(runs):
+        shutil.rmtree(clone, ignore_errors=True)
+        subprocess.run(
+            ["git", "clone", "-q", str(source), str(clone)], check=True, capture_output=True
+        )
+        time.sleep(2.1)  # past the parse cache's racy window, as a clone used later would be
+        firsts.append(timed(cmd, clone))
+        seconds.append(timed(cmd, clone))
+    shutil.rmtree(clone, ignore_errors=True)
+    return statistics.median(firsts), statistics.median(seconds)
+
+
 def clear_caches() -> None:
     """Forget every per-process cache, so each timed run reads every memory afresh."""
-    from orchestrator.memory import compare, dedup, exclusions, text
+    from orchestrator.memory import dedup, exclusions, text
 
     for cached in (
-        text.read_fact, text.subject_stems, text.stem, compare.fact_of, dedup.tokens,
-        dedup._fact, exclusions.excluded,
+        text.read_fact, text.subject_stems, text.stem, dedup.tokens, exclusions.excluded,
     ):  # fmt: skip
         cached.cache_clear()
 
@@ -240,10 +310,16 @@ def main() -> None:
         )
         subprocess.run([*orch, "memory", "list", "--json"], cwd=root, capture_output=True)
 
-        def drop(*names: str) -> object:
+        def drop(*tables: str) -> object:
+            """Empty these tables of `.orch/cache.sqlite` (none given: delete the file)."""
+
             def clear() -> None:
-                for name in names:
-                    (layout.cache / name).unlink(missing_ok=True)
+                path = layout.cache / CACHE_FILE
+                if not tables:
+                    path.unlink(missing_ok=True)
+                    return
+                with sqlite3.connect(path) as db:
+                    db.executemany("DELETE FROM entries WHERE tab = ?", [(t,) for t in tables])
 
             return clear
 
@@ -257,21 +333,43 @@ def main() -> None:
             path = root / "svc" / "mod_3.py"
             path.write_text(path.read_text() + f"# edited {next(edits)}\n")
 
-        caches = ("verify.sqlite", "secrets.sqlite", "analysis.sqlite", "audit.json")
+        verifying = (RESULTS_TABLE, FACTS_TABLE, INDEX_TABLE)
+        auditing = (*verifying, SECRETS_TABLE, READINGS_TABLE, REPORT_TABLE)
         verify, audit = [*orch, "memory", "verify"], [*orch, "memory", "audit", "--json"]
         rows = [
-            ("verify, fresh clone (no caches at all)", median(verify, root, args.runs, drop("cache.sqlite", "verify.sqlite"))),
-            ("verify, cold (no verify cache)", median(verify, root, args.runs, drop("verify.sqlite"))),
+            ("verify, no cache file", median(verify, root, args.runs, drop())),
+            ("verify, cold (no verify cache)", median(verify, root, args.runs, drop(*verifying))),
             ("verify, warm (unchanged tree)", median(verify, root, args.runs)),
-            ("audit, fresh clone (no caches at all)", median(audit, root, args.runs, drop("cache.sqlite", *caches))),
-            ("audit, cold (no cache of its own)", median(audit, root, args.runs, drop(*caches))),
+            ("audit, no cache file", median(audit, root, args.runs, drop())),
+            ("audit, cold (no cache of its own)", median(audit, root, args.runs, drop(*auditing))),
             ("audit, after one memory file changed", median(audit, root, args.runs, edit_memory)),
+            ("  ...without the secret-scans table", median(audit, root, args.runs, both(edit_memory, drop(SECRETS_TABLE)))),
+            ("  ...without the fact-readings table", median(audit, root, args.runs, both(edit_memory, drop(READINGS_TABLE)))),
             ("audit, after one code file changed", median(audit, root, args.runs, edit_code)),
+            ("  ...without the code-facts table", median(audit, root, args.runs, both(edit_code, drop(FACTS_TABLE, INDEX_TABLE)))),
             ("audit, warm (nothing changed)", median(audit, root, args.runs)),
         ]  # fmt: skip
+        first, second = in_clones(audit, root, args.runs)
+        rows += [
+            ("audit, git clone: first run", first),
+            ("audit, git clone: second run", second),
+        ]
         print(f"\nmedian of {args.runs} runs, as separate `orch` processes, {n} memories:")
         for label, seconds in rows:
             print(f"  {label:<40} {seconds:6.2f} s")
+        small = tmp / "small" / "repo"
+        small.parent.mkdir()
+        build_repo(small, 1_000)
+        first, second = in_clones(audit, small, args.runs)
+        print(f"\n1,000 memories, median of {args.runs} runs:")
+        print(f"  {'audit, git clone: first run':<40} {first:6.2f} s")
+        print(f"  {'audit, git clone: second run':<40} {second:6.2f} s")
+        computed, cached = code_facts_cost(tmp / "code", 2_000, args.runs)
+        print(
+            "\ncode facts and index of 2,000 Python modules, one just changed (verify needs them):"
+        )
+        print(f"  {'without the code-facts table':<40} {computed:6.2f} s")
+        print(f"  {'with it (one module parsed)':<40} {cached:6.2f} s")
         sizes = [1_000, 5_000] if args.quick else [1_000, 10_000, 50_000]
         for growing, title in (
             (True, "the code grows with the store (one function per four memories)"),

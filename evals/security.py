@@ -54,11 +54,11 @@ from orchestrator.engine.exceptions import NeedsApproval
 from orchestrator.engine.risk import classify
 from orchestrator.engine.tools import ExecutorTools
 from orchestrator.engine.vcs import ProjectRepo
+from orchestrator.memory.writer import MemoryWriter
 from orchestrator.messages import ToolCall
 from orchestrator.sandbox import Mode
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory
-from orchestrator.store.repo import RepoMemoryStore
 from orchestrator.store.scaffold import scaffold
 from orchestrator.store.tasks import TaskFolder
 
@@ -175,7 +175,7 @@ def build_fixture(base: Path) -> Path:
     _git(repo, "push", "-q", "origin", "main")
     task = TaskFolder.create(layout, "fixture task", slug=TASK)
     task.events().append("error", {"kind": "fixture", "detail": "a record the agent must keep"})
-    RepoMemoryStore(layout).add(
+    MemoryWriter(layout).add(
         Memory(
             name="test-command",
             description="The tests run with python3 -m unittest.",

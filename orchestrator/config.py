@@ -2,20 +2,26 @@
 
 Keys are flat at the top level (model, test_command...) with tables for the larger parts:
 `[tool.orch.context]` (compaction and prompt budget), `[tool.orch.memory]`,
-`[tool.orch.policy]` (shell commands) and `[tool.orch.models.openai]` (where `openai:`
-models are served). Unknown keys are an error naming the key, so a typo
-never silently falls back to a default.
+`[tool.orch.policy]` (shell commands and the sandbox) and `[tool.orch.models.openai]`
+(where `openai:` models are served). The dataclasses below declare every key and its
+type; reading a value converts it by that declaration (`orchestrator.checks.schema`
+reads it), so no key has code of its own. Unknown keys and values outside a key's
+choices are errors naming the key, so a typo never silently falls back to a default.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from orchestrator.checks.schema import Kind, OneOf, Shape, declared
 from orchestrator.errors import UsageError
+
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("0", "false", "no", "off")
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,7 @@ class ContextConfig:
     keep_recent_turns: int = 8  # raw turns kept after a compaction (L1)
     prompt_budget_tokens: int = 100_000  # the whole prompt stays under this
     fold_every_turns: int = 40  # at most one L2 episode per this many turns
-    folding: str = "episodic"  # episodic | cascading
+    folding: Annotated[str, OneOf(("episodic", "cascading"))] = "episodic"
     server_context_editing: bool = False  # Anthropic clear_tool_uses_20250919
     server_compaction: bool = False  # Anthropic compact_20260112
     max_failed_compactions: int = 3
@@ -33,8 +39,7 @@ class ContextConfig:
 
 @dataclass(frozen=True)
 class MemoryConfig:
-    stale_policy: str = "withhold"  # withhold | mark
-    duplicate_threshold: float = 0.85
+    stale_policy: Annotated[str, OneOf(("withhold", "mark"))] = "withhold"
     related_results: int = 5  # past experiences injected at phase start
     skill_min_occurrences: int = 3
 
@@ -44,7 +49,7 @@ class PolicyConfig:
     shell_timeout: float = 120.0
     shell_output_cap: int = 20_000
     allow_high_risk: tuple[str, ...] = ()  # regexes of commands allowed without approval
-    sandbox: str = "bwrap"  # bwrap | off: where the agent's and the gates' commands run
+    sandbox: Annotated[str, OneOf(("bwrap", "off"))] = "bwrap"  # bwrap | off: where the agent's and the gates' commands run
     network: bool = False  # the sandbox keeps its network (else it has none)
     sandbox_paths: tuple[str, ...] = ()  # more host paths shown read-only in the sandbox
 
@@ -78,7 +83,7 @@ class Config:
     test_command: str | None = None
     lint_command: str | None = None
     gate_timeout: float = 900.0  # seconds a phase gate's test or lint command may run
-    dirty_tree: str = "refuse"  # refuse | branch
+    dirty_tree: Annotated[str, OneOf(("refuse", "branch"))] = "refuse"
     max_turns_per_phase: int = 200
     context: ContextConfig = field(default_factory=ContextConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
@@ -91,43 +96,57 @@ class Config:
 
 
 def _coerce(section: Any, values: dict[str, Any], where: str) -> Any:
-    known = {f.name: f for f in fields(section)}
+    """`section` with `values` (from TOML, the environment or flags) converted by the
+    declared type of each key."""
+    kind_of_section: type = type(section)
+    keys = declared(kind_of_section)
     changes: dict[str, Any] = {}
     for key, value in values.items():
         key = key.replace("-", "_")
-        if key not in known:
-            raise UsageError(
-                f"{where}: unknown setting {key!r} (known: {', '.join(sorted(known))})"
-            )
-        current = getattr(section, key)
-        if is_dataclass(current):
+        shape = keys.get(key)
+        if shape is None:
+            raise UsageError(f"{where}: unknown setting {key!r} (known: {', '.join(sorted(keys))})")
+        if shape.kind is Kind.RECORD:
             if not isinstance(value, dict):
                 raise UsageError(f"{where}: {key} must be a table")
-            changes[key] = _coerce(current, value, f"{where}.{key}")
-            continue
-        changes[key] = _convert(value, current, f"{where}.{key}")
+            changes[key] = _coerce(getattr(section, key), value, f"{where}.{key}")
+        else:
+            changes[key] = _convert(value, shape, where, key)
     return replace(section, **changes)
 
 
-def _convert(value: Any, current: Any, where: str) -> Any:
+def _convert(value: Any, shape: Shape, where: str, key: str) -> Any:
+    """One value as its key declares it; an empty string unsets a key that may be unset."""
+    if value == "" and shape.nullable:
+        return None
+    if shape.kind is Kind.CHOICE:
+        if value not in shape.choices:
+            raise UsageError(
+                f"{where}: {key} must be one of {', '.join(shape.choices)}, not {value!r}"
+            )
+        return value
     try:
-        if isinstance(current, bool):
-            if isinstance(value, str):
-                if value.lower() in ("1", "true", "yes", "on"):
-                    return True
-                if value.lower() in ("0", "false", "no", "off"):
-                    return False
-                raise ValueError(value)
-            return bool(value)
-        if isinstance(current, int):
-            return int(value)
-        if isinstance(current, float):
-            return float(value)
-        if isinstance(current, tuple):
-            return tuple(value.split(",") if isinstance(value, str) else value)
+        return _typed(value, shape.kind)
     except (TypeError, ValueError):
-        raise UsageError(f"{where}: {value!r} is not a valid {type(current).__name__}") from None
-    return value if value != "" else None
+        raise UsageError(f"{where}.{key}: {value!r} is not {shape.kind.noun}") from None
+
+
+def _typed(value: Any, kind: Kind) -> Any:
+    if kind is Kind.BOOLEAN:
+        if isinstance(value, str):
+            if value.lower() in TRUE + FALSE:
+                return value.lower() in TRUE
+            raise ValueError(value)
+        return bool(value)
+    if kind is Kind.INTEGER:
+        return int(value)
+    if kind is Kind.NUMBER:
+        return float(value)
+    if kind is Kind.LIST:
+        return tuple(value.split(",") if isinstance(value, str) else value)
+    if kind is Kind.TEXT and not isinstance(value, str):
+        raise TypeError(value)
+    return value
 
 
 def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> Config:
@@ -151,9 +170,9 @@ def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> C
                 raise UsageError(f"orch.toml: not valid TOML ({exc})") from None
             config = _coerce(config, data, "orch.toml")
     env = {
-        f.name: os.environ[f"ORCH_{f.name.upper()}"]
-        for f in fields(config)
-        if not is_dataclass(getattr(config, f.name)) and f"ORCH_{f.name.upper()}" in os.environ
+        name: os.environ[f"ORCH_{name.upper()}"]
+        for name, shape in declared(Config).items()
+        if shape.kind is not Kind.RECORD and f"ORCH_{name.upper()}" in os.environ
     }
     if env:
         config = _coerce(config, env, "environment")

@@ -8,6 +8,7 @@ import click
 
 from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.errors import UsageError
+from orchestrator.retrieval import SearchIndex
 
 KIND_CHOICES = ("memory", "episode", "l3", "report", "transcript", "summary")
 SNIPPET = 160
@@ -47,8 +48,6 @@ def search(
       orch memory search "rate limit" --kind episode --kind transcript -k 5 --json
       orch memory search --rebuild
     """
-    from orchestrator.retrieval import SearchIndex
-
     text = " ".join(query).strip()
     if not text and not rebuild:
         raise UsageError("memory search needs a QUERY (or --rebuild)")

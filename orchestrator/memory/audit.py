@@ -20,23 +20,28 @@ come from exact prefix-filter joins and value buckets (see `duplicate_candidates
 contradiction candidates from buckets of one normalised subject. Each candidate pair then
 gets the full test in `compare`.
 
-The audit changes nothing in the repository. It keeps caches in `.orch/` (git-ignored):
-verification results, secret scans, and its last report, read back while no memory file,
-MEMORY.md, NOTES.md or tracked file changed.
+The audit changes nothing in the repository. It keeps caches in `.orch/cache.sqlite`:
+verification results (see `verify`), secret scans by the digest of each file's text, and
+its last report, read back while no memory file, MEMORY.md, NOTES.md or tracked file
+changed.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import multiprocessing
+import hashlib
+import json
+import os
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from orchestrator import __version__
+from orchestrator.checks.secrets import SecretHit, scan_texts
+from orchestrator.events.log import EventLog
 from orchestrator.memory import compare
+from orchestrator.memory.codeindex import TreeState
 from orchestrator.memory.dedup import (
     THRESHOLD,
     contained_pairs,
@@ -45,15 +50,15 @@ from orchestrator.memory.dedup import (
     normalise_subject,
     similar_pairs,
 )
-from orchestrator.memory.exclusions import excluded
+from orchestrator.memory.exclusions import Exclusion, excluded
+from orchestrator.memory.text import Reading, read_fact
+from orchestrator.memory.verify import verify_store_details
+from orchestrator.store.cache import Cache, stat_key
 from orchestrator.store.index import MAX_INDEX_LINES, render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
 from orchestrator.store.notes import MAX_NOTES_LINES
-
-if TYPE_CHECKING:
-    from orchestrator.events.log import EventLog
-    from orchestrator.store.repo import LoadResult
+from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 KINDS = (
     "near_duplicate",
@@ -80,9 +85,12 @@ TITLES = {
     "notes_style": "NOTES.md",
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
-PARALLEL_FROM = 2000  # memories from which the claim and secret checks run in a child
-AUDIT_CACHE = "audit.json"
-AUDIT_CACHE_VERSION = 4
+REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
+REPORT_VERSION = 5
+SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
+SECRETS_VERSION = 2
+READINGS_TABLE = "fact-readings"  # SHA-1 of a subject and a fact -> its reading, exclusion
+READINGS_VERSION = 1
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
@@ -204,7 +212,32 @@ def _linked(a: Memory, b: Memory) -> bool:
     )
 
 
-def duplicate_candidates(active: list[Memory]) -> set[tuple[str, str]]:
+Keyed = list[tuple[int, frozenset[str]]]  # (position in the store, a set of words)
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """What the candidate joins read of each active memory, by position in the store."""
+
+    raw: Keyed  # Checklist A's tokens
+    stems: Keyed  # stemmed content, values included
+    values: list[frozenset[str]]  # asserted values
+    anchors: list[frozenset[str]]  # the anchored ones: code spans, paths, URLs
+
+    @classmethod
+    def of(cls, active: Sequence[Memory], readings: compare.Readings) -> _Keys:
+        values = [readings.of(m).values for m in active]
+        return cls(
+            [(i, dedup_key(m)) for i, m in enumerate(active)],
+            [(i, compare.content_stems(m, readings=readings)) for i, m in enumerate(active)],
+            values,
+            [compare.anchored(v) for v in values],
+        )
+
+
+def duplicate_candidates(
+    active: list[Memory], readings: compare.Readings | None = None
+) -> set[tuple[str, str]]:
     """Pairs that might be near-duplicates: a superset of `compare.duplicate`'s pairs.
 
     `compare.duplicate` holds only for memories whose asserted values are nested (one set
@@ -223,70 +256,67 @@ def duplicate_candidates(active: list[Memory]) -> set[tuple[str, str]]:
     `compare.REWORDED` (the latter for one subject): exact cross joins (`dedup.cross_pairs`)
     of those memories against the store.
     """
+    keys = _Keys.of(active, readings or compare.Readings())
+    pairs = _value_bucket_pairs(keys) | _anchor_bucket_pairs(keys) | _bare_pairs(keys)
     names = [m.name for m in active]
-    raw = [(i, dedup_key(m)) for i, m in enumerate(active)]
-    stems = [(i, compare.content_stems(m)) for i, m in enumerate(active)]
-    values = [compare.reading(m).values for m in active]
-    anchors = [compare.anchored(v) for v in values]
-    pairs: set[tuple[int, int]] = set()
+    return {(min(names[a], names[b]), max(names[a], names[b])) for a, b in pairs if a != b}
 
+
+def _value_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
+    """Within each asserted value's bucket: Checklist A, rewording, containment."""
     by_value: dict[str, list[int]] = defaultdict(list)
-    for i, found in enumerate(values):
+    for i, found in enumerate(keys.values):
         for value in found:
             by_value[value].append(i)
+    pairs: set[tuple[int, int]] = set()
     for value, members in by_value.items():
         if len(members) < 2:
             continue
-        pairs |= {(a, b) for a, b, _ in similar_pairs([raw[i] for i in members], THRESHOLD)}
-        sub = [stems[i] for i in members]
-        pairs |= {(a, b) for a, b, _ in similar_pairs(sub, compare.REWORDED)}
-        if value in anchors[members[0]]:
-            pairs |= {
-                (a, b) for a, b, _ in contained_pairs(sub, compare.CONTAINED, compare.CONTAINED_MIN)
-            }
+        raw = [keys.raw[i] for i in members]
+        stems = [keys.stems[i] for i in members]
+        pairs |= {(a, b) for a, b, _ in similar_pairs(raw, THRESHOLD)}
+        pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.REWORDED)}
+        if value in keys.anchors[members[0]]:
+            held = contained_pairs(stems, compare.CONTAINED, compare.CONTAINED_MIN)
+            pairs |= {(a, b) for a, b, _ in held}
+    return pairs
 
+
+def _anchor_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
+    """Memories naming the very same code spans, paths or URLs."""
     by_anchors: dict[frozenset[str], list[int]] = defaultdict(list)
-    for i, found in enumerate(anchors):
+    for i, found in enumerate(keys.anchors):
         if found:
             by_anchors[found].append(i)
+    pairs: set[tuple[int, int]] = set()
     for members in by_anchors.values():
         if len(members) <= SMALL_BUCKET:
             pairs |= {(a, b) for k, a in enumerate(members) for b in members[k + 1 :]}
         else:
-            sub = [stems[i] for i in members]
-            pairs |= {(a, b) for a, b, _ in similar_pairs(sub, compare.ANCHORED)}
-
-    bare = [i for i, found in enumerate(values) if not found]
-    if bare:
-        pairs |= {(a, b) for a, b, _ in cross_pairs([raw[i] for i in bare], raw, THRESHOLD)}
-        left = [stems[i] for i in bare]
-        pairs |= {(a, b) for a, b, _ in cross_pairs(left, stems, compare.REWORDED)}
-    return {(min(names[a], names[b]), max(names[a], names[b])) for a, b in pairs if a != b}
+            stems = [keys.stems[i] for i in members]
+            pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.ANCHORED)}
+    return pairs
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Comparing a large store creates many small objects and no cycles: Python's cyclic
-    collector would rescan the growing heap over and over (a superlinear cost), so it waits."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+def _bare_pairs(keys: _Keys) -> set[tuple[int, int]]:
+    """Memories asserting no values, against the whole store."""
+    bare = [i for i, found in enumerate(keys.values) if not found]
+    if not bare:
+        return set()
+    pairs = {(a, b) for a, b, _ in cross_pairs([keys.raw[i] for i in bare], keys.raw, THRESHOLD)}
+    left = [keys.stems[i] for i in bare]
+    pairs |= {(a, b) for a, b, _ in cross_pairs(left, keys.stems, compare.REWORDED)}
+    return pairs
 
 
-def near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Memory]]]:
+def near_duplicate_groups(
+    memories: list[Memory], readings: compare.Readings | None = None
+) -> list[tuple[Memory, list[Memory]]]:
     """(keeper, decay candidates) for every near-duplicate group of active memories."""
-    with _gc_paused():
-        return _near_duplicate_groups(memories)
-
-
-def _near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Memory]]]:
+    readings = readings or compare.Readings()
     active = [m for m in memories if m.active]
     by_name = {m.name: m for m in active}
-    candidates = duplicate_candidates(active)
+    candidates = duplicate_candidates(active, readings)
     parent: dict[str, str] = {}
     members: set[str] = set()
 
@@ -298,7 +328,7 @@ def _near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Me
 
     for a, b in sorted(candidates):
         ma, mb = by_name[a], by_name[b]
-        if _linked(ma, mb) or compare.duplicate(ma, mb) is None:
+        if _linked(ma, mb) or compare.duplicate(ma, mb, readings=readings) is None:
             continue
         parent[find(a)] = find(b)
         members.update((a, b))
@@ -309,12 +339,14 @@ def _near_duplicate_groups(memories: list[Memory]) -> list[tuple[Memory, list[Me
     for group in groups.values():
         if len(group) < 2:
             continue
-        keep = compare.keeper(group)
+        keep = compare.keeper(group, readings=readings)
         out.append((keep, sorted((m for m in group if m is not keep), key=lambda m: m.name)))
     return sorted(out, key=lambda g: g[0].name)
 
 
-def contradictions(memories: list[Memory]) -> list[tuple[Memory, Memory, compare.Conflict]]:
+def contradictions(
+    memories: list[Memory], readings: compare.Readings | None = None
+) -> list[tuple[Memory, Memory, compare.Conflict]]:
     buckets: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
         if m.active and normalise_subject(m.subject):
@@ -325,7 +357,7 @@ def contradictions(memories: list[Memory]) -> list[tuple[Memory, Memory, compare
             for b in bucket[i + 1 :]:
                 if _linked(a, b):
                     continue
-                how = compare.conflict(a, b)
+                how = compare.conflict(a, b, readings=readings)
                 if how is not None:
                     first, second = sorted((a, b), key=lambda m: m.name)
                     found.append((first, second, how))
@@ -417,22 +449,15 @@ def _notes_findings(layout: Layout) -> list[Finding]:
     return out
 
 
-def _cache_key(layout: Layout, store: Any, verify: bool) -> str:
+def _cache_key(layout: Layout, store: RepoMemoryStore, verify: bool) -> str:
     """What an audit depends on: every memory file, MEMORY.md and NOTES.md (by stat key),
     every tracked file (by blob id, for the claims) and this code's version."""
-    import hashlib
-    import os
-
-    from orchestrator import __version__
-    from orchestrator.memory.codeindex import TreeState
-    from orchestrator.store.cache import file_key
-
-    digest = hashlib.sha1(f"audit {AUDIT_CACHE_VERSION} {__version__} {verify}\n".encode())
+    digest = hashlib.sha1(f"audit {REPORT_VERSION} {__version__} {verify}\n".encode())
     for path, st in sorted(store.files()):
-        digest.update(f"{path}\0{file_key(st)}\n".encode())
+        digest.update(f"{path}\0{stat_key(st)}\n".encode())
     for extra in (layout.memory_index, layout.notes):
         try:
-            digest.update(f"{extra}\0{file_key(os.stat(extra))}\n".encode())
+            digest.update(f"{extra}\0{stat_key(os.stat(extra))}\n".encode())
         except OSError:
             digest.update(f"{extra}\0missing\n".encode())
     if verify:
@@ -440,16 +465,7 @@ def _cache_key(layout: Layout, store: Any, verify: bool) -> str:
     return digest.hexdigest()
 
 
-def _cached_report(layout: Layout, key: str) -> AuditReport | None:
-    import json
-
-    try:
-        raw = json.loads((layout.cache / AUDIT_CACHE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(raw, dict) or raw.get("key") != key:
-        return None
-    data = raw["report"]
+def _report_from(data: dict[str, Any]) -> AuditReport:
     return AuditReport(
         memories=data["memories"],
         findings=[
@@ -460,69 +476,33 @@ def _cached_report(layout: Layout, key: str) -> AuditReport | None:
     )
 
 
-def _save_report(layout: Layout, key: str, report: AuditReport) -> None:
-    import json
-
-    from orchestrator.store.fs import atomic_write
-
-    if not layout.cache.is_dir():
-        return
-    with contextlib.suppress(OSError):  # a cache only
-        atomic_write(
-            layout.cache / AUDIT_CACHE, json.dumps({"key": key, "report": report.to_dict()})
-        )
-
-
-def _secret_findings(layout: Layout) -> list[Finding]:
-    """One `secret` finding per memory file holding any (the secret itself never shown)."""
-    from orchestrator.memory.secrets import SecretScanner
-    from orchestrator.store.repo import RepoMemoryStore
-
-    texts = []
-    names = []
-    for path, _ in sorted(RepoMemoryStore(layout).files()):
+def _secret_findings(store: RepoMemoryStore, cache: Cache) -> list[Finding]:
+    """One `secret` finding per memory file holding any (the secret itself never shown).
+    Scans are cached by the digest of the file's text."""
+    texts: dict[str, str] = {}
+    for path, _ in sorted(store.files()):
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
-                texts.append(fh.read())
+                texts[os.path.basename(path)[: -len(".md")]] = fh.read()
         except OSError:
             continue
-        names.append(path.rsplit("/", 1)[-1][:-3])
+    digests = {n: hashlib.sha1(t.encode("utf-8", "replace")).hexdigest() for n, t in texts.items()}
+    table = cache.table(SECRETS_TABLE, SECRETS_VERSION)
+    known = {d: json.loads(hits) for d, hits in table.get_many(digests.values()).items()}
+    todo = [n for n in texts if digests[n] not in known]
+    fresh = dict(zip(todo, scan_texts([texts[n] for n in todo]), strict=True))
+    table.put_many(
+        (digests[n], json.dumps([h.to_dict() for h in hits])) for n, hits in fresh.items()
+    )
     found = []
-    scanner = SecretScanner(layout.cache if layout.cache.is_dir() else None)
-    try:
-        for name, hits in zip(names, scanner.scan_many(texts), strict=True):
-            if hits:
-                kinds = sorted({h.kind for h in hits})
-                lines = ", ".join(str(h.line) for h in hits[:5])
-                found.append(
-                    Finding(
-                        "secret",
-                        name,
-                        (),
-                        f"{' / '.join(kinds)} on line {lines}: remove it and rotate the secret",
-                        "error",
-                    )
-                )
-    finally:
-        scanner.close()
+    for name in texts:
+        hits = fresh.get(name) or [SecretHit(**h) for h in known.get(digests[name], [])]
+        if hits:
+            kinds = sorted({h.kind for h in hits})
+            lines = ", ".join(str(h.line) for h in hits[:5])
+            detail = f"{' / '.join(kinds)} on line {lines}: remove it and rotate the secret"
+            found.append(Finding("secret", name, (), detail, "error"))
     return found
-
-
-Side = tuple[tuple[list[Any], dict[str, bool], bool] | None, list[Finding]]
-_SIDE_INPUT: tuple[Layout, LoadResult, bool] | None = None
-
-
-def _side_checks(layout: Layout, loaded: LoadResult, verify: bool) -> Side:
-    """The checks that read files other than the memories' text: claims and secrets."""
-    from orchestrator.memory.verify import verify_store_details
-
-    verified = verify_store_details(layout, loaded=loaded) if verify else None
-    return verified, _secret_findings(layout)
-
-
-def _side_in_child() -> Side:
-    assert _SIDE_INPUT is not None
-    return _side_checks(*_SIDE_INPUT)
 
 
 def audit(
@@ -532,82 +512,97 @@ def audit(
     log: EventLog | None = None,
     phase: int | None = None,
 ) -> AuditReport:
-    """Audit repo memory, MEMORY.md and NOTES.md. Reads only (caches in `.orch/` aside).
-
-    On a large store with no cached report, the claim and secret checks run in a forked
-    child process while this one compares the memories with each other (two cores, about
-    half the time); elsewhere, and on small stores, everything runs here.
-    """
-    global _SIDE_INPUT
-    from orchestrator.store.repo import RepoMemoryStore
-
+    """Audit repo memory, MEMORY.md and NOTES.md. Reads only (caches in `.orch/` aside):
+    a report is read back while nothing it read changed."""
     store = RepoMemoryStore(layout)
     key = _cache_key(layout, store, verify)
-    cached = _cached_report(layout, key)
-    if cached is not None:
-        if log is not None:
-            log.append("memory_audit", cached.payload(), phase=phase)
-        return cached
-    loaded = store.load_all()
-    memories = loaded.memories
-    active = [m for m in memories if m.active]
-    pool = None
-    pending = None
-    if len(memories) >= PARALLEL_FROM and "fork" in multiprocessing.get_all_start_methods():
-        _SIDE_INPUT = (layout, loaded, verify)
-        try:
-            pool = multiprocessing.get_context("fork").Pool(1)
-            pending = pool.apply_async(_side_in_child)
-        finally:
-            _SIDE_INPUT = None
-    try:
-        with _gc_paused():
-            report = _compare_memories(layout, memories, active)
-        side = pending.get() if pending is not None else _side_checks(layout, loaded, verify)
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
-    verified, secret_findings = side
-    findings = list(report.findings)
-    complete = True
-    if verified is not None:
-        results, is_active, complete = verified
-        findings += [
-            Finding("stale_citation", r.name, (), r.summary(), "error")
-            for r in results
-            if r.stale and is_active.get(r.name)
-        ]
-    findings += secret_findings
-    for problem in loaded.problems:
-        stem = problem.path.rsplit("/", 1)[-1].removesuffix(".md")
-        findings.append(Finding(problem.kind, stem, (), problem.detail, problem.severity))
-    findings += _index_findings(layout, memories)
-    findings += _notes_findings(layout)
-    order = {k: i for i, k in enumerate(KINDS)}
-    report.findings = sorted(findings, key=lambda f: (order[f.kind], f.memory or "", f.detail))
-    if complete:
-        _save_report(layout, key, report)
+    with Cache(layout.cache) as cache:
+        reports = cache.table(REPORT_TABLE, REPORT_VERSION)
+        cached = reports.get(key)
+        if cached is not None:
+            report = _report_from(json.loads(cached))
+        else:
+            report, complete = _run(layout, store, cache, verify)
+            if complete:
+                reports.replace_all([(key, json.dumps(report.to_dict()))])
     if log is not None:
         log.append("memory_audit", report.payload(), phase=phase)
     return report
 
 
-def _compare_memories(layout: Layout, memories: list[Memory], active: list[Memory]) -> AuditReport:
-    """Near-duplicates, contradictions and save exclusions: the memories among themselves."""
-    from orchestrator.memory.analysis import Analysis
+def _run(
+    layout: Layout, store: RepoMemoryStore, cache: Cache, verify: bool
+) -> tuple[AuditReport, bool]:
+    """Every check; (the report, whether it depends on tracked files only)."""
+    loaded = store.load_all()
+    report = _compare_memories(loaded.memories, cache)
+    findings = list(report.findings)
+    complete = True
+    if verify:
+        results, is_active, complete = verify_store_details(layout, loaded=loaded)
+        findings += [
+            Finding("stale_citation", r.name, (), r.summary(), "error")
+            for r in results
+            if r.stale and is_active.get(r.name)
+        ]
+    findings += _secret_findings(store, cache)
+    findings += _problem_findings(loaded)
+    findings += _index_findings(layout, loaded.memories)
+    findings += _notes_findings(layout)
+    order = {k: i for i, k in enumerate(KINDS)}
+    report.findings = sorted(findings, key=lambda f: (order[f.kind], f.memory or "", f.detail))
+    return report, complete
 
-    analysis = Analysis(layout.cache if layout.cache.is_dir() else None)
-    analysis.prime(active)
-    analysis.close()
+
+def _problem_findings(loaded: LoadResult) -> list[Finding]:
+    """Files that do not load, and loadable ones with fields missing."""
+    return [
+        Finding(p.kind, p.path.rsplit("/", 1)[-1].removesuffix(".md"), (), p.detail, p.severity)
+        for p in loaded.problems
+    ]
+
+
+def _readings(
+    active: list[Memory], cache: Cache
+) -> tuple[compare.Readings, dict[str, Exclusion | None]]:
+    """How each active memory reads and the save exclusion its fact falls under, read back
+    from the cache by a digest of subject and fact, or read now (and cached); rows no
+    memory needs any more are dropped."""
+    table = cache.table(READINGS_TABLE, READINGS_VERSION)
+    rows = table.items()
+    known: dict[tuple[str, str], Reading] = {}
+    exclusions: dict[str, Exclusion | None] = {}
+    fresh, wanted = [], set()
+    for memory in active:
+        key = (memory.fact, memory.subject or "")
+        digest = hashlib.sha1("\0".join(key).encode("utf-8", "replace")).hexdigest()
+        wanted.add(digest)
+        if key in known:
+            continue
+        row = rows.get(digest)
+        if row is not None:
+            clauses, exclusion = json.loads(row)
+            known[key] = Reading.from_data(clauses)
+            exclusions[memory.fact] = Exclusion(*exclusion) if exclusion else None
+            continue
+        known[key] = read_fact(*key)
+        exclusions[memory.fact] = found = excluded(memory.fact)
+        data = [known[key].to_data(), [found.kind, found.evidence] if found else None]
+        fresh.append((digest, json.dumps(data)))
+    table.put_many(fresh, drop=[d for d in rows if d not in wanted])
+    return compare.Readings(known), exclusions
+
+
+def _compare_memories(memories: list[Memory], cache: Cache) -> AuditReport:
+    """Near-duplicates, contradictions and save exclusions: the memories among themselves."""
+    active = [m for m in memories if m.active]
+    readings, exclusions = _readings(active, cache)
     report = AuditReport(memories=len(memories))
-    for keep, decay in near_duplicate_groups(memories):
+    for keep, decay in near_duplicate_groups(memories, readings):
         report.groups.append(Group(keep.name, tuple(m.name for m in decay)))
-        why = (
-            "more specific"
-            if any(compare.specificity(keep) > compare.specificity(m) for m in decay)
-            else "most recent"
-        )
+        kept = compare.specificity(keep, readings=readings)
+        more_specific = any(kept > compare.specificity(m, readings=readings) for m in decay)
+        why = "more specific" if more_specific else "most recent"
         for m in decay:
             others = tuple(x.name for x in decay if x is not m)
             report.findings.append(
@@ -619,7 +614,7 @@ def _compare_memories(layout: Layout, memories: list[Memory], active: list[Memor
                     "warning",
                 )
             )
-    for a, b, how in contradictions(memories):
+    for a, b, how in contradictions(memories, readings):
         report.findings.append(
             Finding(
                 "contradiction",
@@ -631,7 +626,7 @@ def _compare_memories(layout: Layout, memories: list[Memory], active: list[Memor
             )
         )
     for m in active:
-        exclusion = analysis.excluded(m)
+        exclusion = exclusions[m.fact]
         if exclusion is not None:
             report.findings.append(
                 Finding(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 from orchestrator.errors import UsageError
 from orchestrator.store.fs import file_lock
 from orchestrator.store.memfile import MEMORY_TYPES, Citation, now_iso
+from orchestrator.store.session import SessionNotes
 from orchestrator.store.tasks import TaskFolder
 
 CANDIDATES_FILE = "memory-candidates.ndjson"
@@ -92,15 +94,10 @@ def parse_citation(text: str) -> Citation | None:
 def _citations(raw: Any) -> tuple[Citation, ...]:
     out = []
     for item in raw or ():
-        if isinstance(item, dict) and isinstance(item.get("path"), str):
-            line = item.get("line")
-            out.append(
-                Citation(
-                    item["path"],
-                    line if isinstance(line, int) else None,
-                    item.get("symbol") if isinstance(item.get("symbol"), str) else None,
-                )
-            )
+        if isinstance(item, dict):
+            cite = Citation.loosely(item)
+            if cite is not None:
+                out.append(cite)
         elif isinstance(item, str):
             cite = parse_citation(item)
             if cite is not None:
@@ -182,8 +179,6 @@ def append_candidate(task: TaskFolder, candidate: dict[str, Any]) -> None:
     Requires `fact`; `type`, `scope`, `kind` must be valid when given. One line a call,
     written with O_APPEND under the task's file lock, so a crash never tears a record.
     """
-    import os
-
     fact = _text(candidate.get("fact"))
     if fact is None:
         raise UsageError("a memory candidate needs a non-empty 'fact'")
@@ -254,8 +249,6 @@ def _l3_items(task: TaskFolder) -> list[Candidate] | None:
 
 def task_candidates(task: TaskFolder) -> list[Candidate]:
     """Every candidate the task offers, from every source, in a stable order."""
-    from orchestrator.store.session import SessionNotes
-
     out: list[Candidate] = []
     cfile = candidates_path(task)
     if cfile.is_file():

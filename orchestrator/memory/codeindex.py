@@ -1,12 +1,12 @@
-"""What the code defines and mentions, by git blob, cached in `.orch/verify.sqlite`.
+"""What the code defines and mentions, by git blob, cached in `.orch/cache.sqlite`.
 
 Checking a memory's claims needs, for each file of the working tree: its line count, the
 Python symbols it defines (through `ast`), the words it holds (the word-boundary search
 for other languages), and the `--flags` it spells. These facts depend only on the file's
-content, so they are cached by git blob id: a warm run over an unchanged tree parses
-nothing. The whole-tree index (the union over code files) is cached too, keyed by a digest
-of every (path, blob) pair, so a warm run reads one row. The cache is rebuildable: a
-broken or unwritable database is ignored.
+content, so they are cached by git blob id (table `code-facts`): a warm run over an
+unchanged tree parses nothing, and a run after one file changed parses that file only.
+The whole-tree index (the union over code files) is cached too (`code-index`), keyed by a
+digest of every (path, blob) pair, so a warm run reads one row.
 """
 
 from __future__ import annotations
@@ -18,15 +18,17 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 import subprocess
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from orchestrator.memory.claims import RepoShape
+from orchestrator.store.cache import Cache
 
-CACHE_VERSION = 5
+FACTS_VERSION = 5  # of the cache tables below: a change of what is stored empties them
+FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
+INDEX_TABLE = "code-index"  # signature of the code files' (path, blob) pairs -> CodeIndex
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
 MAX_FILE_BYTES = 2_000_000
@@ -227,10 +229,9 @@ class TreeState:
     head: str | None
     blobs: dict[str, str]  # path -> blob id of the working-tree content
     missing: set[str] = field(default_factory=set)  # tracked but deleted in the working tree
-    _cache: VerifyCache | None = None
 
     @classmethod
-    def read(cls, root: Path, cache: VerifyCache | None = None) -> TreeState:
+    def read(cls, root: Path) -> TreeState:
         head = git(root, "rev-parse", "--verify", "-q", "HEAD").decode().strip() or None
         blobs: dict[str, str] = {}
         for entry in git(root, "ls-files", "-s", "-z").split(b"\0"):
@@ -257,7 +258,7 @@ class TreeState:
             hashed = git(root, "hash-object", "--stdin-paths", input="\n".join(present).encode())
             for path, blob in zip(present, hashed.decode().split(), strict=False):
                 blobs[path] = blob
-        return cls(root, head, blobs, missing, cache)
+        return cls(root, head, blobs, missing)
 
     def blob_of(self, path: str) -> str | None:
         """The blob id of a working-tree file, tracked or not (None if it is not a file)."""
@@ -300,8 +301,6 @@ class TreeState:
 
 
 def _console_scripts(root: Path) -> set[str]:
-    import tomllib
-
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -314,8 +313,6 @@ def _console_scripts(root: Path) -> set[str]:
 
 def _package_bins(root: Path) -> set[str]:
     """Programs a package.json (`bin`) or a Cargo.toml (`[[bin]]`, the package) installs."""
-    import tomllib
-
     names: set[str] = set()
     try:
         package = json.loads((root / "package.json").read_text(encoding="utf-8"))
@@ -340,115 +337,16 @@ def _package_bins(root: Path) -> set[str]:
     return names
 
 
-class VerifyCache:
-    """`.orch/verify.sqlite`: facts by blob, the tree index by signature, blobs at commits."""
-
-    def __init__(self, path: Path, *, enabled: bool = True) -> None:
-        self.path = path
-        self.conn: sqlite3.Connection | None = None
-        if not enabled or not path.parent.is_dir():
-            return
-        try:
-            conn = sqlite3.connect(path, timeout=10)
-            if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_VERSION:
-                for table in ("facts", "tree", "atcommit", "results"):
-                    conn.execute(f"DROP TABLE IF EXISTS {table}")
-                conn.execute(f"PRAGMA user_version = {CACHE_VERSION}")
-            conn.execute("CREATE TABLE IF NOT EXISTS facts (blob TEXT PRIMARY KEY, data TEXT)")
-            conn.execute("CREATE TABLE IF NOT EXISTS tree (sig TEXT PRIMARY KEY, data TEXT)")
-            conn.execute("CREATE TABLE IF NOT EXISTS atcommit (sha TEXT PRIMARY KEY, data TEXT)")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS results (path TEXT PRIMARY KEY, key TEXT, name TEXT,"
-                " active INTEGER, data TEXT)"
-            )
-            conn.commit()
-            self.conn = conn
-        except sqlite3.DatabaseError:
-            with contextlib.suppress(OSError):
-                path.unlink()
-
-    def get(self, table: str, key_col: str, key: str) -> str | None:
-        if self.conn is None:
-            return None
-        try:
-            row = self.conn.execute(
-                f"SELECT data FROM {table} WHERE {key_col} = ?", (key,)
-            ).fetchone()
-        except sqlite3.DatabaseError:
-            return None
-        return row[0] if row else None
-
-    def get_many_facts(self, blobs: list[str]) -> dict[str, str]:
-        if self.conn is None or not blobs:
-            return {}
-        out: dict[str, str] = {}
-        try:
-            for start in range(0, len(blobs), 500):
-                chunk = blobs[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                for blob, data in self.conn.execute(
-                    f"SELECT blob, data FROM facts WHERE blob IN ({marks})", chunk
-                ):
-                    out[blob] = data
-        except sqlite3.DatabaseError:
-            return {}
-        return out
-
-    def put(self, table: str, rows: list[tuple[Any, ...]]) -> None:
-        if self.conn is None or not rows:
-            return
-        marks = ",".join("?" * len(rows[0]))
-        try:
-            with self.conn:
-                if table == "tree":
-                    self.conn.execute("DELETE FROM tree")
-                self.conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
-        except sqlite3.DatabaseError:
-            pass  # an optimisation only
-
-    def results(self) -> dict[str, tuple[str, str, bool, str]]:
-        """{memory file path: (key, name, active, verification JSON)}."""
-        if self.conn is None:
-            return {}
-        try:
-            return {
-                path: (key, name, bool(active), data)
-                for path, key, name, active, data in self.conn.execute("SELECT * FROM results")
-            }
-        except sqlite3.DatabaseError:
-            return {}
-
-    def put_results(self, rows: list[tuple[str, str, str, int, str]]) -> None:
-        if self.conn is None:
-            return
-        try:
-            with self.conn:
-                self.conn.execute("DELETE FROM results")
-                self.conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?)", rows)
-        except sqlite3.DatabaseError:
-            pass
-
-    def tree_at(self, root: Path, sha: str) -> dict[str, str] | None:
-        """{path: blob} of commit `sha` (None if git does not know it). A commit never
-        changes, so its listing is cached for good: one `git ls-tree` per commit, ever."""
-        hit = self.get("atcommit", "sha", sha)
-        if hit is not None:
-            listing: dict[str, str] = json.loads(hit)
-            return listing
-        if not _commit_exists(root, sha):
-            return None
-        listing = {}
-        for entry in git(root, "ls-tree", "-r", "-z", sha).split(b"\0"):
-            if entry:
-                meta, _, raw_path = entry.partition(b"\t")
-                listing[raw_path.decode("utf-8", "replace")] = meta.split()[2].decode()
-        self.put("atcommit", [(sha, json.dumps(listing))])
-        return listing
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+def tree_at(root: Path, sha: str) -> dict[str, str] | None:
+    """{path: blob} of commit `sha` (None if git does not know it)."""
+    if not _commit_exists(root, sha):
+        return None
+    listing = {}
+    for entry in git(root, "ls-tree", "-r", "-z", sha).split(b"\0"):
+        if entry:
+            meta, _, raw_path = entry.partition(b"\t")
+            listing[raw_path.decode("utf-8", "replace")] = meta.split()[2].decode()
+    return listing
 
 
 def _commit_exists(root: Path, sha: str) -> bool:
@@ -462,11 +360,13 @@ def _commit_exists(root: Path, sha: str) -> bool:
 
 
 class Facts:
-    """File facts for a tree state, from the cache or computed (and then cached)."""
+    """File facts for a tree state, from the cache (None: no cache) or computed (and then
+    cached)."""
 
-    def __init__(self, state: TreeState, cache: VerifyCache | None) -> None:
+    def __init__(self, state: TreeState, cache: Cache | None) -> None:
         self.state = state
-        self.cache = cache
+        self.facts = cache.table(FACTS_TABLE, FACTS_VERSION) if cache is not None else None
+        self.indexes = cache.table(INDEX_TABLE, FACTS_VERSION) if cache is not None else None
         self._by_blob: dict[str, FileFacts] = {}
         self._index: CodeIndex | None = None
 
@@ -474,7 +374,7 @@ class Facts:
         blobs = {self.state.blob_of(p): p for p in paths}
         blobs.pop(None, None)
         want = [b for b in blobs if b is not None and b not in self._by_blob]
-        cached = self.cache.get_many_facts(want) if self.cache else {}
+        cached = self.facts.get_many(want) if self.facts is not None else {}
         fresh = []
         for blob in want:
             if blob in cached:
@@ -491,8 +391,8 @@ class Facts:
             facts = file_facts(data, path)
             self._by_blob[blob] = facts
             fresh.append((blob, facts.to_json()))
-        if self.cache:
-            self.cache.put("facts", fresh)
+        if self.facts is not None:
+            self.facts.put_many(fresh)
 
     def of(self, path: str) -> FileFacts | None:
         blob = self.state.blob_of(path)
@@ -506,7 +406,7 @@ class Facts:
         if self._index is not None:
             return self._index
         sig = self.state.signature()
-        hit = self.cache.get("tree", "sig", sig) if self.cache else None
+        hit = self.indexes.get(sig) if self.indexes is not None else None
         if hit is not None:
             self._index = CodeIndex.from_json(hit)
             return self._index
@@ -539,6 +439,6 @@ class Facts:
             frozenset(flags),
             modules,
         )
-        if self.cache:
-            self.cache.put("tree", [(sig, self._index.to_json())])
+        if self.indexes is not None:
+            self.indexes.replace_all([(sig, self._index.to_json())])
         return self._index

@@ -26,11 +26,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
 from orchestrator.memory.text import Clause, Reading, read_fact, subject_stems
-from orchestrator.store.memfile import Memory, first_paragraph
+from orchestrator.store.memfile import Memory
 
 REWORDED = 0.6
 ANCHORED = 0.4  # the same code spans, paths or URLs: rewording may go further
@@ -56,26 +55,27 @@ class Conflict:
         return "one negates what the other states"
 
 
-@lru_cache(maxsize=65536)
-def fact_of(body: str) -> str:
-    """`Memory.fact`, cached by body (the property recomputes it on every use)."""
-    return first_paragraph(body)
+class Readings:
+    """How memories' facts read, each read once: computed, or handed over by the caller
+    (the audit reads them back from its cache). A caller makes one for a run and passes
+    it to the tests below; none is kept between runs."""
+
+    def __init__(self, known: dict[tuple[str, str], Reading] | None = None) -> None:
+        self.known = dict(known or {})  # (fact, subject) -> reading
+
+    def of(self, memory: Memory) -> Reading:
+        key = (memory.fact, memory.subject or "")
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = read_fact(*key)
+        return found
 
 
-_PRIMED: dict[tuple[str, str], Reading] = {}
-
-
-def prime(memory: Memory, known: Reading) -> None:
-    """Hand over a reading computed earlier (the audit's cache), so it is not redone."""
-    if len(_PRIMED) > 200_000:  # a long-lived process: start over rather than grow
-        _PRIMED.clear()
-    _PRIMED[(fact_of(memory.body), memory.subject or "")] = known
-
-
-def reading(memory: Memory) -> Reading:
-    key = (fact_of(memory.body), memory.subject or "")
-    known = _PRIMED.get(key)
-    return known if known is not None else read_fact(*key)
+def reading(memory: Memory, readings: Readings | None = None) -> Reading:
+    """How the memory's fact reads: from `readings`, else read now."""
+    if readings is not None:
+        return readings.of(memory)
+    return read_fact(memory.fact, memory.subject or "")
 
 
 def _frames_equal(a: Clause, b: Clause) -> bool:
@@ -173,9 +173,9 @@ def clause_conflict(a: Clause, b: Clause) -> str | None:
     return None
 
 
-def conflict(a: Memory, b: Memory) -> Conflict | None:
+def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Conflict | None:
     """How `a` and `b` disagree, or None (callers check that the subjects match)."""
-    ra, rb = reading(a), reading(b)
+    ra, rb = reading(a, readings), reading(b, readings)
     for ca in ra.clauses[:MAX_CLAUSES]:
         for cb in rb.clauses[:MAX_CLAUSES]:
             how = clause_conflict(ca, cb)
@@ -189,12 +189,12 @@ def same_subject(a: Memory, b: Memory) -> bool:
     return bool(sa) and sa == sb
 
 
-def content_stems(memory: Memory) -> frozenset[str]:
+def content_stems(memory: Memory, *, readings: Readings | None = None) -> frozenset[str]:
     """Stems of subject and fact, values included: what the memory is about and says."""
-    return subject_stems(memory.subject or "") | reading(memory).stems
+    return subject_stems(memory.subject or "") | reading(memory, readings).stems
 
 
-def _subjects_compatible(a: Memory, b: Memory) -> bool:
+def _subjects_compatible(a: Memory, b: Memory, readings: Readings | None) -> bool:
     """The more specific subject's words all appear in the other memory ("scheduler cache
     sharing" is not "cache sharing" unless the other memory speaks of the scheduler);
     subjects of one size: either way round ("running tests" meets "test command")."""
@@ -202,10 +202,10 @@ def _subjects_compatible(a: Memory, b: Memory) -> bool:
     if not sa or not sb:
         return True
     if len(sa) > len(sb):
-        return sa <= content_stems(b)
+        return sa <= content_stems(b, readings=readings)
     if len(sb) > len(sa):
-        return sb <= content_stems(a)
-    return sa <= content_stems(b) or sb <= content_stems(a)
+        return sb <= content_stems(a, readings=readings)
+    return sa <= content_stems(b, readings=readings) or sb <= content_stems(a, readings=readings)
 
 
 def _values_compatible(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -237,13 +237,13 @@ def containment(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / min(len(a), len(b))
 
 
-def duplicate(a: Memory, b: Memory) -> float | None:
+def duplicate(a: Memory, b: Memory, *, readings: Readings | None = None) -> float | None:
     """The similarity score when `a` and `b` near-duplicate each other, else None."""
-    if same_subject(a, b) and conflict(a, b) is not None:
+    if same_subject(a, b) and conflict(a, b, readings=readings) is not None:
         return None
-    if not _subjects_compatible(a, b):
+    if not _subjects_compatible(a, b, readings):
         return None
-    ra, rb = reading(a), reading(b)
+    ra, rb = reading(a, readings), reading(b, readings)
     if ra.negated != rb.negated or _opposed(ra, rb):
         return None  # one denies something the other does not, or what the other states
     if ra.values and rb.values and not _values_compatible(ra.values, rb.values):
@@ -253,7 +253,7 @@ def duplicate(a: Memory, b: Memory) -> float | None:
         return raw
     if bool(ra.values) != bool(rb.values) and not same_subject(a, b):
         return None
-    sa, sb = content_stems(a), content_stems(b)
+    sa, sb = content_stems(a, readings=readings), content_stems(b, readings=readings)
     score = jaccard(sa, sb)
     if score >= REWORDED:
         return score
@@ -265,20 +265,20 @@ def duplicate(a: Memory, b: Memory) -> float | None:
     return None
 
 
-def specificity(memory: Memory) -> tuple[int, int]:
+def specificity(memory: Memory, *, readings: Readings | None = None) -> tuple[int, int]:
     """How concrete a memory is: anchors (citations, lines, symbols) and asserted values."""
     anchors = sum(1 + (c.line is not None) + bool(c.symbol) for c in memory.citations)
-    return anchors, len(reading(memory).values)
+    return anchors, len(reading(memory, readings).values)
 
 
-def keeper(memories: list[Memory]) -> Memory:
+def keeper(memories: list[Memory], *, readings: Readings | None = None) -> Memory:
     """The memory a near-duplicate group keeps: most specific, else most recent."""
     return max(
         memories,
         key=lambda m: (
-            specificity(m),
+            specificity(m, readings=readings),
             m.updated or m.created or "",
-            len(fact_of(m.body)),
+            len(m.fact),
             m.name,
         ),
     )

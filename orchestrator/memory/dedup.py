@@ -1,9 +1,10 @@
-"""Checklist A: near-duplicate detection before any write to `memories/repo/` (DESIGN.md 5).
+"""Checklist A: near-duplicate detection before any write to `memories/repo/`.
 
 A memory's key is its normalised subject and its fact; two memories are near-duplicates
 when the token Jaccard similarity of `subject | fact` is at least 0.85. Every writer (the
-CLI, the memory tool, promotion, import) goes through `RepoMemoryStore.add`, which calls
-`near_duplicates` and makes the writer choose skip, supersede, or create with a reason.
+CLI, the memory tool, promotion, import) goes through `writer.MemoryWriter.add`, which
+calls `near_duplicates` and makes the writer choose skip, supersede, or create with a
+reason.
 
 Nothing here compares all pairs. A probe checks only the memories that share one of its
 rarest `|q| - ceil(t|q|) + 1` tokens (any set with Jaccard >= t must share one of them)
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
-from orchestrator.store.memfile import Memory, first_paragraph
+from orchestrator.store.memfile import Memory
 
 THRESHOLD = 0.85
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'/-][a-z0-9_]+)*")
@@ -40,12 +41,7 @@ def tokens(text: str) -> frozenset[str]:
 
 
 def dedup_key(memory: Memory) -> frozenset[str]:
-    return tokens(f"{normalise_subject(memory.subject)} | {_fact(memory.body)}")
-
-
-@lru_cache(maxsize=65536)
-def _fact(body: str) -> str:
-    return first_paragraph(body)
+    return tokens(f"{normalise_subject(memory.subject)} | {memory.fact}")
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -1,4 +1,4 @@
-"""Save exclusions (DESIGN.md section 1): what never belongs in `memories/repo/`.
+"""Save exclusions: what never belongs in `memories/repo/`.
 
 - `git_history`: records of what happened in git (commit ids, merges, reverts, pull
   requests, commit messages). Git keeps them; a memory would only go stale. A dependency

@@ -25,6 +25,7 @@ from typing import Any
 
 from orchestrator.errors import OrchError, UsageError
 from orchestrator.memory.promotion import derived_citations
+from orchestrator.memory.writer import MemoryWriter
 from orchestrator.store.layout import INDEX_FILE, Layout
 from orchestrator.store.memfile import (
     MEMORY_TYPES,
@@ -34,6 +35,7 @@ from orchestrator.store.memfile import (
     load_yaml,
     split_frontmatter,
 )
+from orchestrator.store.repo import InvalidMemory
 
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+\.md)\)")
 _WHY = re.compile(r"^\s*\*\*Why:\*\*\s*(.+)$", re.M | re.I)
@@ -122,86 +124,87 @@ def _read_topic(path: Path) -> tuple[dict[str, Any] | None, str, str | None]:
 def _citations(layout: Layout, raw: dict[str, Any], body: str) -> tuple[Citation, ...]:
     out = []
     for item in raw.get("citations") or ():
-        if isinstance(item, dict) and isinstance(item.get("path"), str):
-            out.append(Citation.from_dict(item))
+        cite = Citation.loosely(item) if isinstance(item, dict) else None
+        if cite is not None:
+            out.append(cite)
     return tuple(out) or derived_citations(layout, body)
+
+
+def _missing_links(folder: Path) -> list[ImportItem]:
+    """The topic files MEMORY.md links to that are not in the folder."""
+    index = folder / INDEX_FILE
+    if not index.is_file():
+        return []
+    return [
+        ImportItem(link, "skipped", reason="MEMORY.md links to it but it is missing")
+        for link in _LINK.findall(index.read_text(encoding="utf-8", errors="replace"))
+        if "/" not in link and not (folder / link).is_file()
+    ]
+
+
+def _to_memory(
+    layout: Layout, path: Path, raw: dict[str, Any], body: str, taken: set[str]
+) -> Memory | str:
+    """The repo memory one topic file becomes, or why it cannot become one."""
+    kind = str(raw.get("type") or "").strip().lower()
+    kind = _TYPE_ALIASES.get(kind, kind)
+    if kind not in MEMORY_TYPES:
+        return f"type {raw.get('type')!r} is not one of {', '.join(MEMORY_TYPES)}"
+    base = kebab(str(raw.get("name") or path.stem)) or kebab(path.stem)
+    if not base:
+        return "no usable name"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    why = _WHY.search(body)
+    description = " ".join(str(raw.get("description") or "").split())
+    return Memory(
+        name=name,
+        description=description or first_paragraph(body)[:150],
+        type=kind,
+        body=body.strip() + "\n" if body.strip() else "",
+        subject=str(raw.get("subject") or _subject(str(raw.get("name") or path.stem))),
+        reason=str(raw.get("reason") or (why.group(1).strip() if why else "")) or None,
+        citations=_citations(layout, raw, body),
+        source={"imported": "claude-code", "file": path.name},
+    )
+
+
+def _import_one(writer: MemoryWriter, path: Path, taken: set[str], on_duplicate: str) -> ImportItem:
+    raw, body, problem = _read_topic(path)
+    if raw is None:
+        return ImportItem(path.name, "skipped", reason=problem)
+    memory = _to_memory(writer.layout, path, raw, body, taken)
+    if isinstance(memory, str):
+        return ImportItem(path.name, "skipped", reason=memory)
+    try:
+        result = writer.add(
+            memory, on_duplicate="supersede" if on_duplicate == "supersede" else "skip"
+        )
+    except InvalidMemory as exc:
+        return ImportItem(path.name, "skipped", reason="; ".join(exc.reasons))
+    except OrchError as exc:
+        return ImportItem(path.name, "skipped", reason=exc.message)
+    if result.action == "skipped":
+        dups = ", ".join(n for n, _ in result.duplicates)
+        return ImportItem(path.name, "skipped", reason=f"near-duplicate of {dups} (Checklist A)")
+    taken.add(result.memory.name)
+    return ImportItem(path.name, result.action, result.memory.name)
 
 
 def import_claude_code(layout: Layout, folder: Path, *, on_duplicate: str = "skip") -> ImportReport:
     """Import the Claude Code memory folder `folder` (see the module docstring)."""
-    from orchestrator.store.repo import InvalidMemory, RepoMemoryStore
-
     if on_duplicate not in ("skip", "supersede"):
         raise UsageError("on_duplicate must be skip or supersede")
     folder = folder.expanduser()
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder")
     topics = sorted(p for p in folder.glob("*.md") if p.name != INDEX_FILE)
-    index = folder / INDEX_FILE
-    if not topics and not index.is_file():
+    if not topics and not (folder / INDEX_FILE).is_file():
         raise UsageError(f"{folder} holds no MEMORY.md and no topic files: not a memory folder")
-    report = ImportReport(str(folder))
-    if index.is_file():
-        for link in _LINK.findall(index.read_text(encoding="utf-8", errors="replace")):
-            if "/" not in link and not (folder / link).is_file():
-                report.items.append(
-                    ImportItem(link, "skipped", reason="MEMORY.md links to it but it is missing")
-                )
-    store = RepoMemoryStore(layout)
-    taken = {m.name for m in store.load_all().memories} | {
-        p.stem for p in layout.repo_memories.glob("*.md")
-    }
-    for path in topics:
-        raw, body, problem = _read_topic(path)
-        if raw is None:
-            report.items.append(ImportItem(path.name, "skipped", reason=problem))
-            continue
-        kind = str(raw.get("type") or "").strip().lower()
-        kind = _TYPE_ALIASES.get(kind, kind)
-        if kind not in MEMORY_TYPES:
-            report.items.append(
-                ImportItem(
-                    path.name,
-                    "skipped",
-                    reason=f"type {raw.get('type')!r} is not one of {', '.join(MEMORY_TYPES)}",
-                )
-            )
-            continue
-        base = kebab(str(raw.get("name") or path.stem)) or kebab(path.stem)
-        if not base:
-            report.items.append(ImportItem(path.name, "skipped", reason="no usable name"))
-            continue
-        name, n = base, 2
-        while name in taken:
-            name, n = f"{base}-{n}", n + 1
-        why = _WHY.search(body)
-        description = (
-            " ".join(str(raw.get("description") or "").split()) or first_paragraph(body)[:150]
-        )
-        memory = Memory(
-            name=name,
-            description=description,
-            type=kind,
-            body=body.strip() + "\n" if body.strip() else "",
-            subject=str(raw.get("subject") or _subject(str(raw.get("name") or path.stem))),
-            reason=str(raw.get("reason") or (why.group(1).strip() if why else "")) or None,
-            citations=_citations(layout, raw, body),
-            source={"imported": "claude-code", "file": path.name},
-        )
-        try:
-            result = store.add(memory, on_duplicate=on_duplicate)  # type: ignore[arg-type]
-        except InvalidMemory as exc:
-            report.items.append(ImportItem(path.name, "skipped", reason="; ".join(exc.reasons)))
-            continue
-        except OrchError as exc:
-            report.items.append(ImportItem(path.name, "skipped", reason=exc.message))
-            continue
-        if result.action == "skipped":
-            dups = ", ".join(n for n, _ in result.duplicates)
-            report.items.append(
-                ImportItem(path.name, "skipped", reason=f"near-duplicate of {dups} (Checklist A)")
-            )
-            continue
-        taken.add(result.memory.name)
-        report.items.append(ImportItem(path.name, result.action, result.memory.name))
+    report = ImportReport(str(folder), _missing_links(folder))
+    writer = MemoryWriter(layout)
+    taken = {m.name for m in writer.store.load_all().memories}
+    taken |= {p.stem for p in layout.repo_memories.glob("*.md")}
+    report.items += [_import_one(writer, path, taken, on_duplicate) for path in topics]
     return report

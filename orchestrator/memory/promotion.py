@@ -26,27 +26,25 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from orchestrator.errors import OrchError
+from orchestrator.config import MemoryConfig
+from orchestrator.errors import ModelError, OrchError, PathEscape
+from orchestrator.events.log import EventLog
 from orchestrator.memory import compare
 from orchestrator.memory.candidates import Candidate, task_candidates
-from orchestrator.memory.dedup import DedupIndex, jaccard, normalise_subject
+from orchestrator.memory.dedup import DedupIndex, NearDuplicate, jaccard, normalise_subject
 from orchestrator.memory.exclusions import excluded
 from orchestrator.memory.text import read_fact
-from orchestrator.store.fs import atomic_write, file_lock
+from orchestrator.memory.writer import MemoryWriter, WriteResult
+from orchestrator.messages import Message, Request, SystemPart
+from orchestrator.prompts import prompt_text
+from orchestrator.protocols import Model
+from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import KEBAB, MEMORY_TYPES, NEEDS_CITATIONS, Citation, Memory
+from orchestrator.store.repo import LoadResult
 from orchestrator.store.tasks import TaskFolder, list_tasks, slugify
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from orchestrator.config import MemoryConfig
-    from orchestrator.events.log import EventLog
-    from orchestrator.memory.dedup import NearDuplicate
-    from orchestrator.protocols import Model
-    from orchestrator.store.repo import RepoMemoryStore, WriteResult
 
 DECISIONS = (
     "written",
@@ -191,9 +189,6 @@ def task_only(candidate: Candidate, slug: str) -> str | None:
 
 def derived_citations(layout: Layout, fact: str) -> tuple[Citation, ...]:
     """Citations for the repository paths a fact names in backticks (those that exist)."""
-    from orchestrator.errors import PathEscape
-    from orchestrator.store.fs import confine
-
     out = []
     for span in _CODE.findall(fact):
         span = span.strip().rstrip("/")
@@ -305,10 +300,6 @@ def _write_skill_proposal(
 
 def _propose(model: Model, candidates: list[Candidate], phase: int | None) -> list[Candidate]:
     """Let the model fill in fields (subject, type, reason, scope, kind, name)."""
-    from orchestrator.errors import ModelError
-    from orchestrator.messages import Message, Request, SystemPart
-    from orchestrator.prompts import prompt_text
-
     prompt = prompt_text("extractor")
     request = Request(
         system=[SystemPart(prompt, cache=True, label="extractor")],
@@ -350,62 +341,140 @@ def _propose(model: Model, candidates: list[Candidate], phase: int | None) -> li
     return out
 
 
-def _write(
-    store: RepoMemoryStore,
-    c: Candidate,
-    memory: Memory,
-    kind: str,
-    why_kind: str,
-    rival: Memory | None,
-    dups: list[NearDuplicate],
-    semantic: list[Memory],
-    decide: Callable[[Decision], None],
-) -> WriteResult | None:
-    """Supersede, skip or write (step 6); None when skipped."""
-    if rival is not None:
-        result = store.supersede(rival.name, memory)
-        decide(
-            Decision(
-                c,
-                "superseded",
+@dataclass
+class _Checklist:
+    """One run of Checklist C over a task's candidates: its decisions and what it keeps."""
+
+    layout: Layout
+    task: TaskFolder
+    log: EventLog | None
+    phase: int | None
+    config: MemoryConfig
+    writer: MemoryWriter
+    report: PromotionReport
+    task_lines: list[str] = field(default_factory=list)
+
+    def decide(self, d: Decision) -> None:
+        self.report.decisions.append(d)
+        if self.log is not None:
+            self.log.append("memory_promotion", d.payload(), phase=self.phase)
+
+    def keep_in_task(self, c: Candidate, why: str) -> None:
+        self.task_lines.append(f"- {c.fact} ({c.ref}; {why})")
+
+    # 1. patterns ----------------------------------------------------------------------
+
+    def patterns(self, found: list[Candidate], todo: list[Candidate]) -> None:
+        """Count each new pattern across every task's; propose a skill when seen enough."""
+        history = _all_patterns(self.layout, self.task) + [(self.task.slug, c) for c in found]
+        clusters: list[list[tuple[str, Candidate]]] = []
+        for slug_, c in history:
+            for cluster in clusters:
+                if _same_pattern(cluster[0][1].fact, c.fact):
+                    cluster.append((slug_, c))
+                    break
+            else:
+                clusters.append([(slug_, c)])
+        needed = self.config.skill_min_occurrences
+        for c in todo:
+            cluster = next(cl for cl in clusters if any(x is c for _, x in cl))
+            seen = sum(x.seen for _, x in cluster)
+            if seen >= needed:
+                proposal = _write_skill_proposal(self.task, cluster[0][1], cluster)
+                why = (
+                    f"seen {seen} times (at least {needed}): proposed in "
+                    f"skill-proposals/{proposal}.md, not applied"
+                )
+                self.decide(Decision(c, "skill_proposal", why))
+            else:
+                why = f"seen {seen} of {needed} times needed for a skill proposal"
+                self.decide(Decision(c, "pattern_noted", why))
+
+    # 2.-6. facts ----------------------------------------------------------------------
+
+    def facts(self, facts: list[Candidate]) -> None:
+        current = self.writer.store.load_all()
+        taken = {m.name for m in current.memories}
+        taken |= {p.stem for p in self.layout.repo_memories.glob("*.md")}
+        source: dict[str, Any] = {"task": self.task.slug}
+        if self.phase is not None:
+            source["phase"] = self.phase
+        for c in facts:
+            result = self.fact(c, current, taken, source)
+            if result is not None:
+                taken.add(result.memory.name)
+                current = self.writer.store.load_all()
+
+    def fact(
+        self, c: Candidate, current: LoadResult, taken: set[str], source: dict[str, Any]
+    ) -> WriteResult | None:
+        """Steps 2 to 6 for one candidate; the write, if it made one."""
+        exclusion = excluded(c.fact)
+        if exclusion is not None:
+            self.decide(Decision(c, "excluded", exclusion.reason(), exclusion=exclusion.kind))
+            return None
+        why_task = task_only(c, self.task.slug)
+        if why_task is not None:
+            self.keep_in_task(c, f"task-only: {why_task}")
+            self.decide(Decision(c, "task_only", f"kept in {TASK_MEMORY_FILE}: {why_task}"))
+            return None
+        kind, why_kind = classify(c)
+        memory, missing = build_memory(self.layout, c, kind, taken, source)
+        if memory is None:
+            lacks = ", ".join(missing)
+            self.keep_in_task(c, f"incomplete: missing {lacks}")
+            why = f"kept in {TASK_MEMORY_FILE}: missing {lacks}"
+            self.decide(Decision(c, "incomplete", why, type=kind))
+            return None
+        try:
+            return self.write(c, memory, kind, why_kind, current.active)
+        except OrchError as exc:
+            self.keep_in_task(c, f"not written: {exc.message}")
+            self.decide(Decision(c, "incomplete", f"not written: {exc.message}", type=kind))
+            return None
+
+    def write(
+        self, c: Candidate, memory: Memory, kind: str, why_kind: str, active: list[Memory]
+    ) -> WriteResult | None:
+        """Step 6: supersede a contradicted memory, supersede or skip a near-duplicate, or
+        write; None when skipped."""
+        rival = next(
+            (
+                m
+                for m in active
+                if compare.same_subject(m, memory) and compare.conflict(m, memory) is not None
+            ),
+            None,
+        )
+        if rival is not None:
+            why = (
                 f"contradicts {rival.name} on {normalise_subject(memory.subject)!r}: the "
-                f"task's newer fact replaces it ({why_kind})",
-                memory.name,
-                kind,
-                (rival.name,),
+                f"task's newer fact replaces it ({why_kind})"
             )
+            return self.supersede(c, rival, memory, kind, why)
+        dups: list[NearDuplicate] = DedupIndex(active).probe(memory)
+        semantic = [m for m in active if compare.duplicate(m, memory)]
+        if dups or semantic:
+            old = dups[0].memory if dups else semantic[0]
+            adds = not (compare.content_stems(memory) <= compare.content_stems(old))
+            if adds and compare.specificity(memory) >= compare.specificity(old):
+                why = f"near-duplicates {old.name} and is at least as specific"
+                return self.supersede(c, old, memory, kind, why)
+            why = f"near-duplicates {old.name}, which says as much"
+            self.decide(Decision(c, "skipped", why, None, kind, (old.name,)))
+            return None
+        result = self.writer.add(memory, on_duplicate="refuse")
+        self.decide(
+            Decision(c, "written", f"complete {kind} memory ({why_kind})", memory.name, kind)
         )
         return result
-    if dups or semantic:
-        old = dups[0].memory if dups else semantic[0]
-        adds = not (compare.content_stems(memory) <= compare.content_stems(old))
-        if adds and compare.specificity(memory) >= compare.specificity(old):
-            result = store.supersede(old.name, memory)
-            decide(
-                Decision(
-                    c,
-                    "superseded",
-                    f"near-duplicates {old.name} and is at least as specific",
-                    memory.name,
-                    kind,
-                    (old.name,),
-                )
-            )
-            return result
-        decide(
-            Decision(
-                c,
-                "skipped",
-                f"near-duplicates {old.name}, which says as much",
-                None,
-                kind,
-                (old.name,),
-            )
-        )
-        return None
-    result = store.add(memory, on_duplicate="refuse")
-    decide(Decision(c, "written", f"complete {kind} memory ({why_kind})", memory.name, kind))
-    return result
+
+    def supersede(
+        self, c: Candidate, old: Memory, memory: Memory, kind: str, why: str
+    ) -> WriteResult:
+        result = self.writer.supersede(old.name, memory)
+        self.decide(Decision(c, "superseded", why, memory.name, kind, (old.name,)))
+        return result
 
 
 def promote(
@@ -418,116 +487,21 @@ def promote(
     model: Model | None = None,
 ) -> PromotionReport:
     """Run Checklist C on the task's candidates (see the module docstring)."""
-    from orchestrator.config import MemoryConfig
-    from orchestrator.store.repo import RepoMemoryStore
-
-    config = config or MemoryConfig()
-    store = RepoMemoryStore(layout)
     report = PromotionReport(task.slug)
+    checklist = _Checklist(
+        layout, task, log, phase, config or MemoryConfig(), MemoryWriter(layout), report
+    )
     decided = _decided(log)
     found = task_candidates(task)
     todo = [c for c in found if c.id not in decided]
     report.already_decided = len(found) - len(todo)
     if model is not None and todo:
         todo = _propose(model, todo, phase)
-    source: dict[str, Any] = {"task": task.slug}
-    if phase is not None:
-        source["phase"] = phase
-    task_lines: list[str] = []
-
-    def decide(d: Decision) -> None:
-        report.decisions.append(d)
-        if log is not None:
-            log.append("memory_promotion", d.payload(), phase=phase)
-
-    # 1. patterns ------------------------------------------------------------------------
     patterns = [c for c in found if c.kind == "pattern"]
     if patterns:
-        history = _all_patterns(layout, task) + [(task.slug, c) for c in patterns]
-        clusters: list[list[tuple[str, Candidate]]] = []
-        for slug_, c in history:
-            for cluster in clusters:
-                if _same_pattern(cluster[0][1].fact, c.fact):
-                    cluster.append((slug_, c))
-                    break
-            else:
-                clusters.append([(slug_, c)])
-        for c in [c for c in todo if c.kind == "pattern"]:
-            cluster = next(cl for cl in clusters if any(x is c for _, x in cl))
-            seen = sum(x.seen for _, x in cluster)
-            if seen >= config.skill_min_occurrences:
-                proposal = _write_skill_proposal(task, cluster[0][1], cluster)
-                decide(
-                    Decision(
-                        c,
-                        "skill_proposal",
-                        f"seen {seen} times (at least {config.skill_min_occurrences}): "
-                        f"proposed in skill-proposals/{proposal}.md, not applied",
-                    )
-                )
-            else:
-                decide(
-                    Decision(
-                        c,
-                        "pattern_noted",
-                        f"seen {seen} of {config.skill_min_occurrences} times needed "
-                        "for a skill proposal",
-                    )
-                )
-
+        checklist.patterns(patterns, [c for c in todo if c.kind == "pattern"])
     facts = [c for c in todo if c.kind != "pattern"]
-    if not facts:
-        _append_task_memory(task, task_lines)
-        return report
-    current = store.load_all()
-    taken = {m.name for m in current.memories} | {p.stem for p in layout.repo_memories.glob("*.md")}
-    for c in facts:
-        # 2. save exclusions ---------------------------------------------------------------
-        exclusion = excluded(c.fact)
-        if exclusion is not None:
-            decide(Decision(c, "excluded", exclusion.reason(), exclusion=exclusion.kind))
-            continue
-        # 3. task-only ---------------------------------------------------------------------
-        why_task = task_only(c, task.slug)
-        if why_task is not None:
-            task_lines.append(f"- {c.fact} ({c.ref}; task-only: {why_task})")
-            decide(Decision(c, "task_only", f"kept in {TASK_MEMORY_FILE}: {why_task}"))
-            continue
-        # 4. type; 5. completeness ---------------------------------------------------------
-        kind, why_kind = classify(c)
-        memory, missing = build_memory(layout, c, kind, taken, source)
-        if memory is None:
-            task_lines.append(f"- {c.fact} ({c.ref}; incomplete: missing {', '.join(missing)})")
-            decide(
-                Decision(
-                    c,
-                    "incomplete",
-                    f"kept in {TASK_MEMORY_FILE}: missing {', '.join(missing)}",
-                    type=kind,
-                )
-            )
-            continue
-        # 6. supersede instead of duplicating ------------------------------------------------
-        active = [m for m in current.memories if m.active]
-        rival = next(
-            (
-                m
-                for m in active
-                if compare.same_subject(m, memory) and compare.conflict(m, memory) is not None
-            ),
-            None,
-        )
-        dups = DedupIndex(active).probe(memory)
-        semantic = [m for m in active if m is not rival and compare.duplicate(m, memory)]
-        try:
-            result = _write(store, c, memory, kind, why_kind, rival, dups, semantic, decide)
-        except OrchError as exc:
-            task_lines.append(f"- {c.fact} ({c.ref}; not written: {exc.message})")
-            decide(Decision(c, "incomplete", f"not written: {exc.message}", type=kind))
-            continue
-        if result is None:
-            continue
-        taken.add(result.memory.name)
-        current = store.load_all()
-    _append_task_memory(task, task_lines)
+    if facts:
+        checklist.facts(facts)
+    _append_task_memory(task, checklist.task_lines)
     return report

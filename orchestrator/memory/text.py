@@ -11,8 +11,11 @@ Everything here is pure and cached per string.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
+
+import Stemmer  # PyStemmer: the Snowball English stemmer, in C
 
 STOPWORDS = frozenset(
     [
@@ -356,13 +359,7 @@ _TOKEN = re.compile(
 )
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> object:
-    import Stemmer  # PyStemmer: the Snowball English stemmer, in C
-
-    return Stemmer.Stemmer("english")
-
-
+STEMMER = Stemmer.Stemmer("english")
 # Irregular past forms the stemmer leaves alone ("rebuilt" must meet "rebuild").
 IRREGULAR = {
     "built": "build",
@@ -445,7 +442,7 @@ def stem(word: str) -> str:
     word = IRREGULAR.get(word, word)
     if len(word) <= 3:
         return word
-    result: str = _stemmer().stemWord(word)  # type: ignore[attr-defined]
+    result: str = STEMMER.stemWord(word)
     return result
 
 
@@ -471,6 +468,40 @@ class Reading:
     values: frozenset[str]
     negated: bool
     clauses: tuple[Clause, ...]
+
+    @classmethod
+    def of(cls, clauses: tuple[Clause, ...]) -> Reading:
+        """The reading its clauses make: their frames and values, and the polarity."""
+        frames: set[str] = set()
+        values: set[str] = set()
+        negated = False
+        for clause in clauses:
+            frames |= clause.frame
+            values |= clause.values
+            negated ^= clause.negated
+        return cls(frozenset(frames | values), frozenset(values), negated, clauses)
+
+    def to_data(self) -> list[Any]:
+        """The clauses as JSON data (what the audit's cache keeps)."""
+        return [
+            [sorted(c.frame), sorted(c.values), c.negated, sorted(c.words), sorted(c.numbers)]
+            for c in self.clauses
+        ]
+
+    @classmethod
+    def from_data(cls, data: list[Any]) -> Reading:
+        return cls.of(
+            tuple(
+                Clause(
+                    frozenset(frame),
+                    frozenset(values),
+                    bool(negated),
+                    frozenset(words),
+                    frozenset((n, u) for n, u in numbers),
+                )
+                for frame, values, negated, words, numbers in data
+            )
+        )
 
 
 def _protect(text: str) -> tuple[str, list[str]]:
@@ -500,12 +531,10 @@ def _word_stems(lower: str) -> list[str]:
     return out
 
 
-def _read_clause(text: str, protected: list[str], ignore: frozenset[str]) -> Clause:
-    """One pass over a clause: placeholders, paths and numbers are values; words are
-    negations, stopwords, proper names (values) or content stems (the frame). `words` keeps
-    the subject's words too; each number is paired with its unit (the content word right
-    after it, else right before it)."""
-    tokens: list[tuple[str, str]] = []  # (kind, text) with kind ph | path | time | num | word
+def _clause_tokens(text: str, protected: list[str]) -> list[tuple[str, str]]:
+    """(kind, text) of each token of a clause, kind value | num | word: placeholders and
+    paths naming a file are values, times and numbers are numbers, other paths are words."""
+    tokens: list[tuple[str, str]] = []
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup or "word"
         if kind == "ph":
@@ -521,88 +550,121 @@ def _read_clause(text: str, protected: list[str], ignore: frozenset[str]) -> Cla
             tokens.append(("num", match.group(0).lower().replace(",", "")))
         else:
             tokens.append(("word", match.group(0)))
+    return tokens
 
-    values: set[str] = set()
-    frame: set[str] = set()
-    words: set[str] = set()
-    numbers: set[tuple[str, str]] = set()
-    unit_at: dict[int, str] = {}  # token index -> the unit stem a neighbouring number takes
-    negations = 0
-    first = True
-    for i, (kind, token) in enumerate(tokens):
-        if kind in ("value", "num"):
-            values.add(token)
-            words.add(token)
-            first = False
-            continue
+
+def _lower_at(tokens: list[tuple[str, str]], i: int) -> str:
+    return tokens[i][1].lower() if 0 <= i < len(tokens) else ""
+
+
+def _negates(lower: str, tokens: list[tuple[str, str]], i: int) -> bool:
+    """A word that negates what follows it: "not", "never" ("never X" reads as "not
+    (always) X"; "always" is a stopword), "instead of X" and "rather than X" (which deny X,
+    a clause of their own), "leaves out X" (omits X, like "skips X")."""
+    if lower in NEGATIONS:
+        return True
+    if lower in ("instead", "rather") and _lower_at(tokens, i + 1) in ("of", "than"):
+        return True
+    return lower == "out" and i > 0 and _lower_at(tokens, i - 1) in ("leave", "leaves", "left")
+
+
+def _antonym_base(lower: str, tokens: list[tuple[str, str]], i: int) -> str | None:
+    """The word an antonym denies ("disabled": "enabled"), or None where it denies
+    nothing: "off" only as a state ("is off", not "cut off"), a participle standing before
+    a noun only after a state verb ("failed jobs" says which jobs)."""
+    base = ANTONYMS.get(lower)
+    if base is None:
+        return None
+    prev = _lower_at(tokens, i - 1)
+    if lower == "off":
+        return base if prev in _STATE_VERBS else None
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if (
+        lower in ATTRIBUTIVE
+        and prev not in _STATE_VERBS
+        and nxt is not None
+        and nxt[0] == "word"
+        and nxt[1].lower() not in STOPWORDS
+        and nxt[1].lower() not in NEGATIONS
+    ):
+        return None
+    return base
+
+
+@dataclass
+class _ClauseReader:
+    """One pass over a clause's tokens: what it is about and what it asserts."""
+
+    ignore: frozenset[str]  # the subject's words and stems: kept out of the frame
+    values: set[str] = field(default_factory=set)
+    frame: set[str] = field(default_factory=set)
+    words: set[str] = field(default_factory=set)
+    unit_at: dict[int, str] = field(default_factory=dict)  # token index -> its unit stem
+    negations: int = 0
+
+    def value(self, token: str) -> None:
+        self.values.add(token)
+        self.words.add(token)
+
+    def word(self, tokens: list[tuple[str, str]], i: int) -> None:
+        """A word is a negation, a stopword, a proper name (a value: capitalised or with an
+        underscore, past the clause's first word) or content stems (the frame)."""
+        token = tokens[i][1]
         lower = token.lower()
         if lower.endswith("n't"):
-            negations += 1
+            self.negations += 1
             lower = _CONTRACTED.get(lower, lower[:-3])
-        lower = lower.strip("'")
-        if lower.endswith("'s"):
-            lower = lower[:-2]  # "the Dockerfile's base image"
-        if lower in NEGATIONS or (
-            lower in ("instead", "rather")
-            and i + 1 < len(tokens)
-            and tokens[i + 1][1].lower() in ("of", "than")
-        ):
-            negations += 1  # "never X" reads as "not (always) X"; "always" is a stopword;
-            first = False  # "instead of X" and "rather than X" deny X (a clause of their own)
-            continue
-        if lower == "out" and i and tokens[i - 1][1].lower() in ("leave", "leaves", "left"):
-            negations += 1  # "leaves out X": omits X, like "skips X"
-            first = False
-            continue
+        lower = lower.strip("'").removesuffix("'s")  # "the Dockerfile's base image"
+        if _negates(lower, tokens, i):
+            self.negations += 1
+            return
         if not lower or lower in STOPWORDS:
-            first = False
-            continue
-        proper = not first and (token != token.lower() or "_" in token)
-        first = False
-        if proper and len(token) > 1:
-            values.add(lower)
-            words.add(lower)
-            unit_at[i] = lower
-            continue
-        base = ANTONYMS.get(lower)
+            return
+        if i > 0 and (token != token.lower() or "_" in token) and len(token) > 1:
+            self.value(lower)
+            self.unit_at[i] = lower
+            return
+        base = _antonym_base(lower, tokens, i)
         if base is not None:
-            prev = tokens[i - 1][1].lower() if i else ""
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-            if lower == "off" and prev not in _STATE_VERBS:
-                base = None  # "cut off", "back off": no denial
-            elif (
-                lower in ATTRIBUTIVE
-                and prev not in _STATE_VERBS
-                and nxt is not None
-                and nxt[0] == "word"
-                and nxt[1].lower() not in STOPWORDS
-                and nxt[1].lower() not in NEGATIONS
-            ):
-                base = None  # "failed jobs": which jobs, not a denial
-        if base is not None:
-            negations += 1
+            self.negations += 1
             lower = base
         stems = _word_stems(lower)
         if stems:
-            unit_at[i] = stems[-1]
+            self.unit_at[i] = stems[-1]
         for s in stems:
-            words.add(s)
-            if lower not in ignore and s not in ignore:
-                frame.add(s)
+            self.words.add(s)
+            if lower not in self.ignore and s not in self.ignore:
+                self.frame.add(s)
+
+    def clause(self, tokens: list[tuple[str, str]]) -> Clause:
+        """The clause read; each number is paired with its unit (the content word right
+        after it, else right before it)."""
+        numbers = set()
+        for i, (kind, token) in enumerate(tokens):
+            unit = self.unit_at.get(i + 1) or self.unit_at.get(i - 1)
+            if kind == "num" and unit is not None:
+                numbers.add((token, unit))
+        return Clause(
+            frozenset(self.frame),
+            frozenset(self.values - self.ignore),
+            self.negations % 2 == 1,
+            frozenset(self.words),
+            frozenset(numbers),
+        )
+
+
+def _read_clause(text: str, protected: list[str], ignore: frozenset[str]) -> Clause:
+    """One pass over a clause: placeholders, paths and numbers are values; words are
+    negations, stopwords, proper names (values) or content stems (the frame). `words` keeps
+    the subject's words too."""
+    tokens = _clause_tokens(text, protected)
+    reader = _ClauseReader(ignore)
     for i, (kind, token) in enumerate(tokens):
-        if kind != "num":
-            continue
-        unit = unit_at.get(i + 1) or unit_at.get(i - 1)
-        if unit is not None:
-            numbers.add((token, unit))
-    values -= ignore
-    return Clause(
-        frozenset(frame),
-        frozenset(values),
-        negations % 2 == 1,
-        frozenset(words),
-        frozenset(numbers),
-    )
+        if kind == "word":
+            reader.word(tokens, i)
+        else:
+            reader.value(token)
+    return reader.clause(tokens)
 
 
 @lru_cache(maxsize=65536)
@@ -614,7 +676,6 @@ def read_fact(fact: str, subject: str = "") -> Reading:
     protected_text, protected = _protect(fact)
     pieces = [p for p in _CLAUSE_SPLIT.split(protected_text.strip().rstrip(".")) if p.strip()]
     merged: list[Clause] = []
-    negated = False
     for piece in pieces:
         clause = _read_clause(piece, protected, ignore)
         if merged and not clause.words - clause.values:
@@ -630,19 +691,7 @@ def read_fact(fact: str, subject: str = "") -> Reading:
             merged[-1] = clause
         else:
             merged.append(clause)
-    clauses = tuple(merged) or (Clause(frozenset(), frozenset(), False),)
-    frames: set[str] = set()
-    values: set[str] = set()
-    for clause in clauses:
-        frames |= clause.frame
-        values |= clause.values
-        negated ^= clause.negated
-    return Reading(
-        stems=frozenset(frames | values),
-        values=frozenset(values),
-        negated=negated,
-        clauses=clauses,
-    )
+    return Reading.of(tuple(merged) or (Clause(frozenset(), frozenset(), False),))
 
 
 @lru_cache(maxsize=65536)

@@ -12,17 +12,16 @@ withheld (`stale_policy = "withhold"`, the default) or kept in the index with a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from orchestrator.config import MemoryConfig
+from orchestrator.events.log import EventLog
 from orchestrator.memory.fresh import wants_fresh_context
 from orchestrator.memory.verify import Verification, verify_store
 from orchestrator.store.index import index_entry, render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
-
-if TYPE_CHECKING:
-    from orchestrator.config import MemoryConfig
-    from orchestrator.events.log import EventLog
+from orchestrator.store.repo import RepoMemoryStore
 
 STALE_POLICIES = ("withhold", "mark")
 MAX_LISTED = 50  # stale memories named in one event
@@ -90,8 +89,6 @@ def memories_for_prompt(
     agent: str = "Orchestrator",
 ) -> PromptMemory:
     """The verified repo memory tier for one prompt (see the module docstring)."""
-    from orchestrator.store.repo import RepoMemoryStore
-
     policy = config.stale_policy if config.stale_policy in STALE_POLICIES else "withhold"
     if user_turn is not None and wants_fresh_context(user_turn):
         result = PromptMemory(index_text="", policy=policy, fresh_context=True)

@@ -6,36 +6,43 @@ Results:
   since its recorded verification (`verified.commit` in the memory file), per git blob ids;
 - `stale`: a claim fails; `failures` says which and why.
 
-Checking reads nothing twice: file facts are cached by git blob in `.orch/verify.sqlite`
-(see `codeindex`). Verification itself writes nothing to memory files; `record` writes
-`verified: {commit, at, result}` into the memories whose record would change (what
-`orch memory verify --record` does), keeping every other byte of the file.
+Checking reads nothing twice: file facts are cached by git blob in `.orch/cache.sqlite`
+(see `codeindex`), and each memory's result under its file's stat key and the signature of
+the tracked files (table `verifications`). Verification itself writes nothing to memory
+files; `record.record` writes `verified: {commit, at, result}` into the memories whose
+record would change (what `orch memory verify --record` does).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+import subprocess
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from orchestrator.errors import PathEscape
 from orchestrator.memory.claims import Claim, claim_paths, memory_claims
 from orchestrator.memory.codeindex import (
     BUILTINS,
     SKIP_PREFIXES,
+    CodeIndex,
     Facts,
     TreeState,
-    VerifyCache,
+    git,
+    tree_at,
 )
+from orchestrator.store.cache import Cache, stat_key
+from orchestrator.store.fs import confine
 from orchestrator.store.layout import Layout
-from orchestrator.store.memfile import Citation, Memory, now_iso
-
-if TYPE_CHECKING:
-    from orchestrator.store.repo import LoadResult
+from orchestrator.store.memfile import Citation, Memory
+from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "stale")
+RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
+RESULTS_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -114,8 +121,8 @@ class Verifier:
     facts: Facts = field(init=False)
 
     def __post_init__(self) -> None:
-        self.cache = VerifyCache(self.layout.cache / "verify.sqlite", enabled=self.use_cache)
-        self.state = TreeState.read(self.layout.root, self.cache)
+        self.cache = Cache(self.layout.cache) if self.use_cache else None
+        self.state = TreeState.read(self.layout.root)
         self.facts = Facts(self.state, self.cache)
         self.shape = self.state.shape()
         self._basenames: set[str] | None = None
@@ -128,7 +135,8 @@ class Verifier:
         self._lower_words: frozenset[str] | None = None
 
     def close(self) -> None:
-        self.cache.close()
+        if self.cache is not None:
+            self.cache.close()
 
     def __enter__(self) -> Verifier:
         return self
@@ -148,9 +156,6 @@ class Verifier:
     def _exists(self, path: str) -> bool:
         hit = self._path_cache.get(path)
         if hit is None:
-            from orchestrator.errors import PathEscape
-            from orchestrator.store.fs import confine
-
             try:
                 hit = os.path.exists(confine(self.layout.root, path))
             except PathEscape:
@@ -182,54 +187,78 @@ class Verifier:
 
     def check_claim(self, claim: Claim) -> str | None:
         """None when the claim holds, else why it does not."""
-        kind = claim.kind
-        if kind == "path":
-            assert claim.path is not None
-            if claim.origin == "body" and "/" not in claim.path:
-                if self._basename_exists(claim.path):
-                    return None
-                return f"no file named {claim.path} in the repository"
-            if self._exists(claim.path):
+        check = self._checks().get(claim.kind)
+        return check(claim) if check is not None else None
+
+    def _checks(self) -> dict[str, Callable[[Claim], str | None]]:
+        """How each kind of claim is checked (see `claims` for the kinds)."""
+        return {
+            "path": self._check_path,
+            "line": self._check_line,
+            "symbol": self._check_cited_symbol,
+            "flag": self._check_flag,
+            "function": self._check_function,
+            "identifier": self._check_identifier,
+            "class": self._check_class,
+            "type": self._check_type,
+            "member": lambda claim: self._check_member(claim.symbol or ""),
+            "module": lambda claim: self._check_module(claim.symbol or ""),
+        }
+
+    def _check_path(self, claim: Claim) -> str | None:
+        assert claim.path is not None
+        if claim.origin == "body" and "/" not in claim.path:
+            if self._basename_exists(claim.path):
                 return None
-            if claim.origin == "body" and self._ignored(claim.path):
-                return None  # a build output or a local file, named as such: not a claim
-            return f"{claim.path} does not exist"
-        if kind == "line":
-            assert claim.path is not None and claim.line is not None
-            facts = self.facts.of(claim.path)
-            if facts is None:
-                return f"{claim.path} is not a file (line {claim.line} cited)"
-            if claim.line > facts.lines:
-                return f"line {claim.line} is past the end of {claim.path} ({facts.lines} lines)"
+            return f"no file named {claim.path} in the repository"
+        if self._exists(claim.path):
             return None
-        if kind == "symbol":
-            return self._check_cited_symbol(claim)
-        index = self.facts.index()
-        symbol = claim.symbol or ""
-        if kind == "flag":
-            return None if symbol in index.flags else f"flag {symbol} appears nowhere in the code"
-        if kind == "function":
-            if symbol in index.py_defs or symbol in index.other_words or symbol in BUILTINS:
-                return None
-            return f"{symbol}() is not defined in the code"
-        if kind == "identifier":
-            if symbol in index.py_words or symbol in index.other_words:
-                return None
-            return f"{symbol} appears nowhere in the code"
-        if kind == "class":
-            if symbol in index.py_defs or symbol in index.py_words or symbol in index.other_words:
-                return None
-            return f"{symbol} is neither defined nor used in the code"
-        if kind == "type":
-            # `Spinner`, `Redis`: a type of this code, or a tool it names in any case
-            if symbol in index.py_defs or symbol in BUILTINS or symbol.lower() in self._lower():
-                return None
-            return f"{symbol} is neither defined nor named in the code"
-        if kind == "member":
-            return self._check_member(symbol)
-        if kind == "module":
-            return self._check_module(symbol)
+        if claim.origin == "body" and self._ignored(claim.path):
+            return None  # a build output or a local file, named as such: not a claim
+        return f"{claim.path} does not exist"
+
+    def _check_line(self, claim: Claim) -> str | None:
+        assert claim.path is not None and claim.line is not None
+        facts = self.facts.of(claim.path)
+        if facts is None:
+            return f"{claim.path} is not a file (line {claim.line} cited)"
+        if claim.line > facts.lines:
+            return f"line {claim.line} is past the end of {claim.path} ({facts.lines} lines)"
         return None
+
+    def _index(self) -> CodeIndex:
+        return self.facts.index()
+
+    def _check_flag(self, claim: Claim) -> str | None:
+        symbol = claim.symbol or ""
+        if symbol in self._index().flags:
+            return None
+        return f"flag {symbol} appears nowhere in the code"
+
+    def _check_function(self, claim: Claim) -> str | None:
+        symbol, index = claim.symbol or "", self._index()
+        if symbol in index.py_defs or symbol in index.other_words or symbol in BUILTINS:
+            return None
+        return f"{symbol}() is not defined in the code"
+
+    def _check_identifier(self, claim: Claim) -> str | None:
+        symbol, index = claim.symbol or "", self._index()
+        if symbol in index.py_words or symbol in index.other_words:
+            return None
+        return f"{symbol} appears nowhere in the code"
+
+    def _check_class(self, claim: Claim) -> str | None:
+        symbol, index = claim.symbol or "", self._index()
+        if symbol in index.py_defs or symbol in index.py_words or symbol in index.other_words:
+            return None
+        return f"{symbol} is neither defined nor used in the code"
+
+    def _check_type(self, claim: Claim) -> str | None:
+        """`Spinner`, `Redis`: a type of this code, or a tool it names in any case."""
+        symbol = claim.symbol or ""
+        if symbol in self._index().py_defs or symbol in BUILTINS or symbol.lower() in self._lower():
+            return None
+        return f"{symbol} is neither defined nor named in the code"
 
     def _lower(self) -> frozenset[str]:
         """Every word of the code, lower-cased (for single-word type names)."""
@@ -312,7 +341,7 @@ class Verifier:
         if not files:
             return []
         if sha not in self._trees:
-            self._trees[sha] = self.cache.tree_at(self.layout.root, sha)
+            self._trees[sha] = tree_at(self.layout.root, sha)  # one `git ls-tree` a commit
         then = self._trees[sha]
         if then is None:
             return files  # the recorded commit is gone (rebased away): cannot tell
@@ -362,8 +391,6 @@ class Verifier:
 
 
 def _check_ignore(root: Path, path: str) -> bool:
-    import subprocess
-
     try:
         done = subprocess.run(
             ["git", "check-ignore", "-q", "--no-index", path], cwd=root, capture_output=True
@@ -387,54 +414,63 @@ def verify_store_details(
     """Verify every loadable memory of the store: (results in name order, {name: active},
     whether every result depends on tracked files only).
 
-    Each result is cached in `.orch/verify.sqlite` under the memory file's stat key and the
+    Each result is cached (table `verifications`) under the memory file's stat key and the
     signature of every tracked file's blob. A memory whose file and tree are unchanged is
     read back, not checked again; when nothing changed, not a single memory or line of
     code is parsed. Results that depend on untracked paths are never cached. Pass the
     store's `loaded` memories when you have them, to save loading them again.
     """
-    from orchestrator.store.cache import file_key
-    from orchestrator.store.repo import RepoMemoryStore
-
     store = RepoMemoryStore(layout)
     with Verifier(layout, use_cache=use_cache) as verifier:
         files = sorted(store.files())
-        state: TreeState = verifier.state
-        sig = state.signature(code_only=False)
-        keys = {path: f"{sig}:{':'.join(map(str, file_key(st)))}" for path, st in files}
-        known = verifier.cache.results() if use_cache else {}
-        hit = {path: row for path, _ in files if (row := known.get(path)) and row[0] == keys[path]}
-        if files and len(hit) == len(files):
-            cached = [
-                Verification.from_dict(json.loads(r[3])) for r in hit.values() if r[3] != "null"
-            ]
-            active = {r[1]: r[2] for r in hit.values() if r[3] != "null"}
+        sig = verifier.state.signature(code_only=False)
+        keys = {path: f"{sig}:{stat_key(st)}" for path, st in files}
+        table = verifier.cache.table(RESULTS_TABLE, RESULTS_VERSION) if verifier.cache else None
+        known = _decode_rows(table.items()) if table else {}
+        hit = {p: row for p in keys if (row := known.get(p)) and row[0] == keys[p]}
+        if files and len(hit) == len(files):  # nothing changed: every result is cached
+            cached = [Verification.from_dict(r[3]) for r in hit.values() if r[3] is not None]
+            active = {r[1]: r[2] for r in hit.values() if r[3] is not None}
             return sorted(cached, key=lambda v: v.name), active, True
         loaded = loaded or store.load_all()
-        paths = {Path(p).stem: p for p, _ in files}
+        paths = {Path(p).stem: p for p in keys}
         results = []
-        rows = []
+        rows: list[tuple[str, list[Any]]] = []
         complete = True
         for memory in loaded.memories:
             path = paths.get(memory.name)
             row = hit.get(path) if path is not None else None
-            if path is not None and row is not None and row[3] != "null":
-                results.append(Verification.from_dict(json.loads(row[3])))
-                rows.append((path, row[0], memory.name, int(memory.active), row[3]))
+            if path is not None and row is not None and row[3] is not None:
+                results.append(Verification.from_dict(row[3]))
+                rows.append((path, [row[0], memory.name, memory.active, row[3]]))
                 continue
             result = verifier.check(memory)
             results.append(result)
             if path is None:
                 continue
             if verifier.cacheable(memory):
-                data = json.dumps(result.to_dict())
-                rows.append((path, keys[path], memory.name, int(memory.active), data))
+                rows.append((path, [keys[path], memory.name, memory.active, result.to_dict()]))
             else:
                 complete = False
         loadable = {m.name for m in loaded.memories}
-        rows += [(p, keys[p], stem, 0, "null") for stem, p in paths.items() if stem not in loadable]
-        verifier.cache.put_results(rows)
+        rows += [
+            (p, [keys[p], stem, False, None]) for stem, p in paths.items() if stem not in loadable
+        ]
+        if table is not None:
+            table.replace_all((path, json.dumps(row)) for path, row in rows)
     return results, {m.name: m.active for m in loaded.memories}, complete
+
+
+def _decode_rows(rows: dict[str, str]) -> dict[str, list[Any]]:
+    """The cached rows, decoded in one go (one JSON array: far cheaper than a call a row);
+    none when any row does not decode (each memory is then checked again)."""
+    try:
+        values = json.loads("[" + ",".join(rows.values()) + "]")
+    except ValueError:
+        return {}
+    if len(values) != len(rows) or not all(isinstance(v, list) and len(v) == 4 for v in values):
+        return {}
+    return dict(zip(rows, values, strict=True))
 
 
 def verify_memories(
@@ -446,54 +482,4 @@ def verify_memories(
 
 
 def head_commit(layout: Layout) -> str | None:
-    from orchestrator.memory.codeindex import git
-
     return git(layout.root, "rev-parse", "--verify", "-q", "HEAD").decode().strip() or None
-
-
-def record(
-    layout: Layout, memories: Sequence[Memory], results: Sequence[Verification]
-) -> list[str]:
-    """Write `verified: {commit, at, result}` into memories whose record would change.
-
-    A memory is rewritten when it has no record, when its recorded result differs, or when
-    it was `changed` (the record moves to HEAD). Only the `verified` line changes; the
-    index does not depend on it and is left alone. Returns the names written.
-    """
-    from orchestrator.errors import InvalidFile
-    from orchestrator.store.fs import atomic_write, file_lock
-    from orchestrator.store.memfile import parse_memory, schema_problems, serialize_memory
-    from orchestrator.store.repo import LOCK_NAME, RepoMemoryStore
-
-    head = head_commit(layout)
-    if head is None:
-        return []
-    by_name = {m.name: m for m in memories}
-    store = RepoMemoryStore(layout)
-    written = []
-    layout.require_initialised()
-    with file_lock(layout.locks, LOCK_NAME, what="the memory store"):
-        for result in results:
-            memory = by_name.get(result.name)
-            if memory is None:
-                continue
-            outcome = "stale" if result.stale else "ok"
-            old = memory.verified if isinstance(memory.verified, dict) else {}
-            if old.get("result") == outcome and result.result != "changed" and old.get("commit"):
-                continue
-            path = store.path_of(memory.name)
-            try:
-                original = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                continue
-            parsed = parse_memory(original, memory.name)
-            if parsed.memory is None:
-                raise InvalidFile(path, parsed.problems[0].detail)
-            new = parsed.memory.with_changes(
-                verified={"commit": head, "at": now_iso(), "result": outcome}
-            )
-            if schema_problems(new.frontmatter()):
-                continue
-            atomic_write(path, serialize_memory(new, original))
-            written.append(memory.name)
-    return written

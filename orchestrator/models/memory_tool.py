@@ -2,8 +2,8 @@
 
 The API's memory tool speaks of files under `/memories`; here `/memories` is the folder
 `memories/repo/` and each `/memories/<name>.md` is one repo memory. Every write goes
-through `RepoMemoryStore` (validation, Checklist A, the lock, MEMORY.md regeneration), so
-the model writes memory under the same rules as `orch memory add`.
+through `MemoryWriter` (validation, Checklist A, the lock, MEMORY.md regeneration, the
+search index), so the model writes memory under the same rules as `orch memory add`.
 
 How the six commands map onto "memories are superseded, not overwritten":
 
@@ -31,7 +31,9 @@ from typing import Any
 import yaml
 
 from orchestrator.errors import ModelError, OrchError
+from orchestrator.memory.writer import MemoryWriter, NearDuplicateFound
 from orchestrator.messages import ToolSpec
+from orchestrator.prompts import prompt_text
 from orchestrator.store.fs import confine
 from orchestrator.store.layout import INDEX_FILE, Layout
 from orchestrator.store.memfile import (
@@ -44,7 +46,7 @@ from orchestrator.store.memfile import (
     parse_memory,
     split_frontmatter,
 )
-from orchestrator.store.repo import InvalidMemory, NearDuplicateFound, RepoMemoryStore
+from orchestrator.store.repo import InvalidMemory
 
 ROOT = "/memories"
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
@@ -75,8 +77,6 @@ class ToolInputError(ModelError):
 
 @cache
 def description() -> str:
-    from orchestrator.prompts import prompt_text
-
     return prompt_text("memory_tool").strip()
 
 
@@ -118,7 +118,8 @@ class MemoryToolHandler:
         on_event: EventSink | None = None,
     ) -> None:
         self.layout = layout
-        self.store = RepoMemoryStore(layout)
+        self.writer = MemoryWriter(layout)
+        self.store = self.writer.store
         self.on_event = on_event
 
     @staticmethod
@@ -289,14 +290,13 @@ class MemoryToolHandler:
                 raise ToolInputError(
                     f"no memory named {old!r} to supersede; `view {ROOT}` lists the memories"
                 )
-            self._refuse_other_duplicates(memory, besides=old, reason=duplicate_reason)
-            self.store.supersede(old, memory)
+            self.writer.supersede(old, memory, refuse_duplicates=True, reason=duplicate_reason)
             record.update(action="superseded", superseded=old)
             return (
                 f"Created memory {name} ({ROOT}/{name}.md); it supersedes {old}, which is kept "
                 "and marked superseded. MEMORY.md was regenerated."
             )
-        result = self.store.add(
+        result = self.writer.add(
             memory,
             on_duplicate="create" if duplicate_reason else "refuse",
             reason=duplicate_reason,
@@ -336,7 +336,7 @@ class MemoryToolHandler:
         record["memory"] = name
         if not memory.active:
             raise ToolInputError(f"{name} is already {memory.status}; nothing to delete")
-        self.store.update(name, status="stale", updated=now_iso())
+        self.writer.update(name, status="stale", updated=now_iso())
         record.update(action="marked_stale")
         return (
             f"Marked {name} stale: MEMORY.md no longer lists it; the file stays in "
@@ -359,8 +359,7 @@ class MemoryToolHandler:
             superseded_by=None,
             verified=None,
         )
-        self._refuse_other_duplicates(new, besides=old_name, reason=None)
-        self.store.supersede(old_name, new)
+        self.writer.supersede(old_name, new, refuse_duplicates=True)
         record.update(action="renamed", superseded=old_name)
         return (
             f"Renamed {old_name} to {new_name}: {ROOT}/{new_name}.md supersedes it; "
@@ -414,16 +413,6 @@ class MemoryToolHandler:
         if memory.body and not memory.body.endswith("\n"):
             memory = memory.with_changes(body=memory.body + "\n")
         return memory, supersedes, duplicate_reason
-
-    def _refuse_other_duplicates(self, memory: Memory, *, besides: str, reason: str | None) -> None:
-        """Checklist A for a supersede: near-duplicates other than the memory it replaces."""
-        from orchestrator.memory.dedup import near_duplicates
-
-        self.store.check(memory)
-        current = [m for m in self.store.load_all().memories if m.name != besides]
-        found = [(d.memory.name, round(d.score, 3)) for d in near_duplicates(memory, current)]
-        if found and not reason:
-            raise NearDuplicateFound(memory.name, found)
 
     def _explain(self, exc: OrchError) -> str:
         if isinstance(exc, NearDuplicateFound):

@@ -1,167 +1,192 @@
-"""A rebuildable parse cache for repo memory files, in `.orch/cache.sqlite`.
+"""`.orch/cache.sqlite`: every cache orch keeps, in one SQLite file, each in its own table.
 
-Parsing a file costs far more than reading a cached row; listing 10,000 memories must take
-well under a second. The cache keeps each file's parse result keyed by its path and
-(mtime_ns, ctime_ns, size, inode): a write changes that key (orch's writes even replace the
-inode). A file changed twice within one tick of the file system's clock could keep its key,
-so, as git does with its index, a file whose timestamps are younger than `RACY_NS` is parsed
-but not cached until it is older. A broken, locked or unwritable cache is ignored (a broken
-one is rebuilt), never fatal.
+A cache holds what orch can compute again from the repository's files: deleting `.orch/`
+costs time, never data. Each user opens its table by name and version (`Cache.table`) and
+says what its keys are; a table whose version changed is emptied. The tables, their keys
+and what each saves are listed in docs/storage.md.
+
+The file (and `.orch/` with it) is created by the first write, so a fresh clone has its
+caches from the first command that fills one. Reading an absent cache costs nothing and
+creates nothing. A broken cache file is removed (the next write starts a new one); a cache
+locked by another process for too long, or on a read-only disk, is skipped. Neither is an
+error: a cache is an optimisation only. For the same reason SQLite does not wait for the
+disk at each commit (`synchronous = OFF`): a crash of the process loses nothing, a crash
+of the machine may break the file, and a broken file is removed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
-Key = tuple[int, int, int, int]
+CACHE_FILE = "cache.sqlite"
+FORMAT = 2  # the file's own layout (PRAGMA user_version); each table has its own version
 SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS memfile ("
-    " path TEXT PRIMARY KEY, mtime_ns INTEGER, ctime_ns INTEGER, size INTEGER, ino INTEGER,"
-    " parsed TEXT NOT NULL)"
+    "CREATE TABLE IF NOT EXISTS tables (name TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS entries (tab TEXT NOT NULL, key TEXT NOT NULL,"
+    " value TEXT NOT NULL, PRIMARY KEY (tab, key)) WITHOUT ROWID",
 )
-CACHE_VERSION = 1
-RACY_NS = 2_000_000_000  # coarse file system clocks tick in milliseconds; some in seconds
-PARALLEL_FROM = 2000  # files to parse from which two processes share the work
+BATCH = 500  # keys a query names at most
+BUSY_TIMEOUT = 10.0  # seconds to wait for another process's write before skipping the cache
 
 
-def file_key(st: os.stat_result) -> Key:
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+def stat_key(st: os.stat_result) -> str:
+    """A file's identity for caches keyed by file: any write changes it (orch's writes
+    even replace the inode), except a second write within one tick of a coarse file
+    system clock (see `store.repo.RACY_NS` for how the parse cache deals with that)."""
+    return f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}:{st.st_ino}"
 
 
-def parse_all(paths: list[str], parse: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
-    """`parse` of every path, in order. With `PARALLEL_FROM` files or more and two cores, a
-    forked child parses the second half while this process parses the first: a fresh clone
-    of a large store lists (and audits) in a little over half the time. `parse` must be a
-    module-level function (the child gets it by name) that never raises."""
-    if len(paths) < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
-        return [parse(path) for path in paths]
-    import multiprocessing  # only here: start-up stays light
+class Cache:
+    """One connection to `<folder>/cache.sqlite`, opened on first use."""
 
-    if (
-        "fork" not in multiprocessing.get_all_start_methods()
-        or multiprocessing.current_process().daemon  # a pool's worker may not have children
-    ):
-        return [parse(path) for path in paths]
-    half = len(paths) // 2
-    try:
-        pool = multiprocessing.get_context("fork").Pool(1)
-    except OSError:  # no process to spare: do it all here
-        return [parse(path) for path in paths]
-    try:
-        theirs = pool.map_async(parse, paths[half:], chunksize=len(paths) - half)
-        mine = [parse(path) for path in paths[:half]]
-        return mine + theirs.get()
-    finally:
-        pool.terminate()
-        pool.join()
-
-
-class ParseCache:
-    def __init__(self, db_path: Path) -> None:
-        self.db_path = db_path
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / CACHE_FILE
         self._conn: sqlite3.Connection | None = None
+        self._broken = False
 
-    def _connect(self) -> sqlite3.Connection | None:
-        if self._conn is not None:
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def table(self, name: str, version: int) -> Table:
+        return Table(self, name, version)
+
+    def connection(self, *, create: bool) -> sqlite3.Connection | None:
+        """The open connection; None when there is no cache to read (`create=False` and no
+        file yet) or it cannot be used."""
+        if self._conn is not None or self._broken:
             return self._conn
-        if not self.db_path.parent.is_dir():
+        if not create and not self.path.is_file():
             return None
         try:
-            conn = sqlite3.connect(self.db_path, timeout=10)
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version != CACHE_VERSION:
-                conn.execute("DROP TABLE IF EXISTS memfile")
-                conn.execute(f"PRAGMA user_version = {CACHE_VERSION}")
-            conn.execute(SCHEMA)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT)
+            conn.execute("PRAGMA synchronous = OFF")  # a cache: see the module docstring
+            if conn.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
+                conn.execute("DROP TABLE IF EXISTS entries")
+                conn.execute("DROP TABLE IF EXISTS tables")
+                conn.execute(f"PRAGMA user_version = {FORMAT}")
+            for statement in SCHEMA:
+                conn.execute(statement)
             conn.commit()
-        except sqlite3.OperationalError:
-            return None  # locked by another process for too long, or read-only: skip it
-        except sqlite3.DatabaseError:  # not a database (a torn or foreign file): rebuild
-            with contextlib.suppress(OSError):
-                self.db_path.unlink()
+        except sqlite3.DatabaseError as exc:
+            self.failed(exc)
+            return None
+        except OSError:  # no folder can be made here (a read-only checkout)
+            self._broken = True
             return None
         self._conn = conn
         return conn
 
-    def load(
-        self,
-        files: Iterable[tuple[str, os.stat_result]],
-        parse: Callable[[str], dict[str, Any]],
-    ) -> dict[str, dict[str, Any]]:
-        """{path: parsed} for every file, parsing only those whose key changed."""
-        conn = self._connect()
-        cached: dict[str, tuple[Key, str]] = {}
-        if conn is not None:
-            try:
-                for path, m, c, s, i, parsed in conn.execute("SELECT * FROM memfile"):
-                    cached[path] = ((m, c, s, i), parsed)
-            except sqlite3.DatabaseError:
-                cached = {}
-        out: dict[str, dict[str, Any]] = {}
-        fresh: list[tuple[str, Key, str]] = []
-        seen: set[str] = set()
-        racy_after = time.time_ns() - RACY_NS
-        stale: list[tuple[str, os.stat_result]] = []
-        hits: list[tuple[str, os.stat_result, str]] = []
-        for path, st in files:
-            seen.add(path)
-            hit = cached.get(path)
-            if hit is not None and hit[0] == file_key(st):
-                hits.append((path, st, hit[1]))
-            else:
-                stale.append((path, st))
-        out.update(self._decode(hits, stale))
-        results = parse_all([path for path, _ in stale], parse)
-        for (path, st), result in zip(stale, results, strict=True):
-            key = file_key(st)
-            out[path] = result
-            if max(st.st_mtime_ns, st.st_ctime_ns) < racy_after:
-                fresh.append((path, key, json.dumps(result, ensure_ascii=False, default=str)))
-        gone = [p for p in cached if p not in seen]
-        if conn is not None and (fresh or gone):
-            try:
-                with conn:
-                    conn.executemany(
-                        "INSERT OR REPLACE INTO memfile VALUES (?, ?, ?, ?, ?, ?)",
-                        [(p, *k, d) for p, k, d in fresh],
-                    )
-                    conn.executemany("DELETE FROM memfile WHERE path = ?", [(p,) for p in gone])
-            except sqlite3.DatabaseError:
-                pass  # the cache is an optimisation only
-        return out
-
-    @staticmethod
-    def _decode(
-        hits: list[tuple[str, os.stat_result, str]], stale: list[tuple[str, os.stat_result]]
-    ) -> dict[str, dict[str, Any]]:
-        """Decode cached rows in one go (one JSON array: far cheaper than a call a row);
-        a row that does not decode goes back to `stale` to be parsed again."""
-        try:
-            values = json.loads("[" + ",".join(text for _, _, text in hits) + "]")
-            if len(values) == len(hits) and all(isinstance(v, dict) for v in values):
-                return {path: value for (path, _, _), value in zip(hits, values, strict=True)}
-        except ValueError:
-            pass
-        out: dict[str, dict[str, Any]] = {}
-        for path, st, text in hits:
-            try:
-                value = json.loads(text)
-            except ValueError:
-                value = None
-            if isinstance(value, dict):
-                out[path] = value
-            else:
-                stale.append((path, st))
-        return out
+    def failed(self, exc: sqlite3.DatabaseError) -> None:
+        """Stop using the cache for this run; a file that is not a sound database (rather
+        than a busy or read-only one) is removed, so the next write starts a new one."""
+        self.close()
+        self._broken = True
+        if not isinstance(exc, sqlite3.OperationalError):
+            with contextlib.suppress(OSError):
+                self.path.unlink()
 
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+class Table:
+    """Rows of text values under text keys, in one table of the cache."""
+
+    def __init__(self, cache: Cache, name: str, version: int) -> None:
+        self.cache = cache
+        self.name = name
+        self.version = version
+        self._checked = False
+
+    def _conn(self, *, create: bool = False) -> sqlite3.Connection | None:
+        conn = self.cache.connection(create=create)
+        if conn is None or self._checked:
+            return conn
+        try:
+            row = conn.execute("SELECT version FROM tables WHERE name = ?", (self.name,)).fetchone()
+            if row is None or row[0] != self.version:
+                with conn:
+                    conn.execute("DELETE FROM entries WHERE tab = ?", (self.name,))
+                    conn.execute(
+                        "INSERT OR REPLACE INTO tables VALUES (?, ?)", (self.name, self.version)
+                    )
+        except sqlite3.DatabaseError as exc:
+            self.cache.failed(exc)
+            return None
+        self._checked = True
+        return conn
+
+    def get(self, key: str) -> str | None:
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(keys))
+        conn = self._conn()
+        if conn is None or not wanted:
+            return {}
+        out: dict[str, str] = {}
+        try:
+            for start in range(0, len(wanted), BATCH):
+                chunk = wanted[start : start + BATCH]
+                marks = ",".join("?" * len(chunk))
+                out.update(
+                    conn.execute(
+                        f"SELECT key, value FROM entries WHERE tab = ? AND key IN ({marks})",
+                        (self.name, *chunk),
+                    )
+                )
+        except sqlite3.DatabaseError as exc:
+            self.cache.failed(exc)
+            return {}
+        return out
+
+    def items(self) -> dict[str, str]:
+        """Every row of the table."""
+        conn = self._conn()
+        if conn is None:
+            return {}
+        try:
+            return dict(conn.execute("SELECT key, value FROM entries WHERE tab = ?", (self.name,)))
+        except sqlite3.DatabaseError as exc:
+            self.cache.failed(exc)
+            return {}
+
+    def put_many(self, rows: Iterable[tuple[str, str]], *, drop: Iterable[str] = ()) -> None:
+        """Add or replace `rows` and delete the keys in `drop`, in one transaction."""
+        rows, drop = list(rows), list(drop)
+        if not rows and not drop:
+            return
+        self._write(rows, drop, replace_all=False)
+
+    def replace_all(self, rows: Iterable[tuple[str, str]]) -> None:
+        """The table holds exactly `rows` afterwards."""
+        self._write(list(rows), [], replace_all=True)
+
+    def _write(self, rows: list[tuple[str, str]], drop: list[str], *, replace_all: bool) -> None:
+        conn = self._conn(create=True)
+        if conn is None:
+            return
+        try:
+            with conn:
+                if replace_all:
+                    conn.execute("DELETE FROM entries WHERE tab = ?", (self.name,))
+                conn.executemany(
+                    "DELETE FROM entries WHERE tab = ? AND key = ?",
+                    ((self.name, key) for key in drop),
+                )
+                conn.executemany(
+                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
+                    ((self.name, key, value) for key, value in rows),
+                )
+        except sqlite3.DatabaseError as exc:
+            self.cache.failed(exc)  # locked for too long, a full disk, a broken file

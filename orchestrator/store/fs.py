@@ -2,8 +2,9 @@
 
 - `atomic_write`: temp file in the same folder, fsync, `os.replace`, fsync of the folder.
   A reader sees the old file or the new one, never half of either.
-- `file_lock`: an inter-process lock (filelock) around every read-modify-write. Lock files
-  live in the git-ignored `.orch/locks/`.
+- `file_lock`: an inter-process lock (`flock` on a lock file) around every read-modify-write.
+  Lock files live in the git-ignored `.orch/locks/`; the kernel releases a lock when its
+  process dies, so a crash never leaves one behind.
 - `confine`: a user- or model-supplied path is resolved against the repository root and
   refused if it is absolute, climbs with `..`, or leaves the root through a symlink.
 """
@@ -11,18 +12,17 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from orchestrator.errors import Locked, PathEscape
 
-if TYPE_CHECKING:
-    from filelock import BaseFileLock
-
 DEFAULT_LOCK_TIMEOUT = 30.0
+LOCK_POLL = 0.05  # seconds between attempts while another process holds a lock
 TEMP_SUFFIX = ".tmp"
 _TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
 
@@ -103,33 +103,30 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def lock_for(lock_dir: Path, name: str) -> BaseFileLock:
-    from filelock import FileLock  # imported here: filelock pulls in asyncio (~50 ms)
-
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(lock_dir / f"{name}.lock"))
-
-
 @contextlib.contextmanager
 def file_lock(
     lock_dir: Path, name: str, *, timeout: float | None = None, what: str | None = None
 ) -> Iterator[None]:
     """Hold the inter-process lock `name`; wait up to `timeout` seconds (0: do not wait;
-    None: `DEFAULT_LOCK_TIMEOUT`). Raises `Locked` when the wait runs out."""
-    from filelock import Timeout
-
+    None: `DEFAULT_LOCK_TIMEOUT`). Raises `Locked` when the wait runs out. Not re-entrant:
+    a second `file_lock` of the same name waits, even in the same process."""
     if timeout is None:
         timeout = DEFAULT_LOCK_TIMEOUT
-
-    lock = lock_for(lock_dir, name)
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_dir / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        lock.acquire(timeout=timeout)
-    except Timeout:
-        raise Locked(what or name) from None
-    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Locked(what or name) from None
+                time.sleep(LOCK_POLL)
         yield
     finally:
-        lock.release()
+        os.close(fd)  # closing the file releases the lock
 
 
 def confine(root: Path, rel: str | os.PathLike[str]) -> Path:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from orchestrator.store.memfile import MEMORY_TYPES, Memory
 
 MAX_INDEX_LINES = 200
+INDEX_FIELDS = frozenset({"name", "description", "type", "status"})  # what an entry shows
 HEADER = [
     "# Memory index",
     "",

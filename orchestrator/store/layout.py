@@ -1,4 +1,4 @@
-"""Where each tier lives in the user's repository (DESIGN.md section 1).
+"""Where each tier lives in the user's repository.
 
 This module is the only place that spells the folder layout; everything else asks a
 `Layout` (or a `TaskFolder` from `orchestrator.store.tasks`) for a path.

@@ -1,110 +1,126 @@
-"""The repo memory file format (DESIGN.md section 2): pure parse and serialize.
+"""The repo memory file format: the `Memory` model, and pure parse and serialize.
 
 A memory file is YAML frontmatter between `---` lines, then a markdown body whose first
-paragraph is the fact. These functions do no I/O.
+paragraph is the fact. `Memory` (with `Citation`) is the only place the frontmatter's
+fields, their types and their order are declared; everything else is derived from it:
+the check of a file's frontmatter and the building of the record (`orchestrator.checks.
+schema`), the JSON form of `--json` and the parse cache (`to_dict`/`from_dict`), the key
+order of a written file, and `orchestrator/schemas/memory.schema.json`
+(`python -m orchestrator.store.memfile` rewrites it; a test holds the two equal).
 
-- `parse_memory` tolerates broken or partial frontmatter: it returns the memory it could
-  read (or None) and a list of problems, and never raises on bad content.
-- `serialize_memory` emits only non-default keys in a fixed order and, given the original
-  text, keeps every top-level key whose value did not change byte-for-byte (defaults such
-  as `supersedes: []` included), so that a status change is a small git diff.
-- Timestamps stay strings (the YAML loader here does not turn them into datetimes), so a
-  load and a save never reformat them.
-
-Reading is on the path of `orch memory list`: frontmatter goes through PyYAML's C loader
-(a listing served from the parse cache needs no YAML at all), and `quick_schema_ok`
-accepts only what the JSON Schema accepts, so jsonschema (slow to import) is asked only
-about a file it doubts, for the exact reasons. A property test holds the quick check to
-jsonschema.
+- `parse_memory` reads frontmatter with PyYAML's safe loader (its C parser when PyYAML has
+  one) and checks it against the model. It tolerates broken or partial frontmatter: it
+  returns the memory it could read (or None) and a list of problems, and never raises on
+  bad content.
+- `serialize_memory` is the one writer. It emits only the keys that hold something, in
+  the declared order, and, given the original text, keeps every top-level key whose value
+  did not change byte-for-byte (defaults such as `supersedes: []` included), so that a
+  status change is a small git diff.
+- Timestamps stay strings (the loader here does not turn them into datetimes), so a load
+  and a save never reformat them.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property
-from typing import Any
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any
 
-from orchestrator.store import quickyaml
+import yaml
+
+from orchestrator.checks.schema import (
+    NOT_IN_SCHEMA,
+    MaxLen,
+    Minimum,
+    MinLen,
+    OneOf,
+    Pattern,
+    build,
+    json_schema,
+    problems,
+    schema_fields,
+)
+
+try:  # libyaml's C parser and emitter, when PyYAML was built with them
+    from yaml import CSafeDumper as SafeDumper
+    from yaml import CSafeLoader as SafeLoader
+except ImportError:  # pragma: no cover - a PyYAML without libyaml
+    from yaml import SafeDumper, SafeLoader  # type: ignore[assignment]
 
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 STATUSES = ("active", "superseded", "stale")
 NEEDS_CITATIONS = ("project", "reference")
-KEY_ORDER = (
-    "name",
-    "description",
-    "type",
-    "subject",
-    "reason",
-    "citations",
-    "status",
-    "supersedes",
-    "superseded_by",
-    "created",
-    "updated",
-    "source",
-    "verified",
-)
-FLOW_KEYS = frozenset({"source", "verified"})
+SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+FLOW_KEYS = frozenset({"source", "verified"})  # written on one line: {task: x, phase: 2}
+SCHEMA_FILE = Path(__file__).parent.parent / "schemas" / "memory.schema.json"
 _TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:")
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 
-@cache
-def _yaml() -> tuple[Any, Any, Any]:
-    """(yaml module, Loader, Dumper), imported on first use: PyYAML costs ~25 ms to import."""
-    import yaml
+class TextTimestampLoader(SafeLoader):
+    """Safe loading, with timestamps left as the text they are."""
 
-    base_loader = yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader
-    base_dumper = yaml.CSafeDumper if hasattr(yaml, "CSafeDumper") else yaml.SafeDumper
-    resolvers = {
-        first: [(tag, rx) for tag, rx in found if tag != "tag:yaml.org,2002:timestamp"]
-        for first, found in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-    # Safe loader and dumper that leave timestamps as strings (no datetime round trip).
-    loader = type("_Loader", (base_loader,), {"yaml_implicit_resolvers": resolvers})
-    dumper = type("_Dumper", (base_dumper,), {"yaml_implicit_resolvers": resolvers})
-    return yaml, loader, dumper
+
+class TextTimestampDumper(SafeDumper):
+    """Safe dumping that does not quote timestamp-like text (it reads back as text here)."""
+
+
+TextTimestampLoader.yaml_implicit_resolvers = TextTimestampDumper.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in found if tag != _TIMESTAMP]
+    for first, found in SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
 @dataclass(frozen=True)
 class Citation:
-    path: str
-    line: int | None = None
-    symbol: str | None = None
+    path: Annotated[str, MinLen(1)]  # repository-relative
+    line: Annotated[int, Minimum(1)] | None = None
+    symbol: str | None = None  # a function, class or flag the fact names
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path}
-        if self.line is not None:
-            out["line"] = self.line
-        if self.symbol is not None:
-            out["symbol"] = self.symbol
-        return out
+        """The citation as a file holds it: the path, and line and symbol when given."""
+        values = {f.name: getattr(self, f.name) for f in schema_fields(Citation)}
+        return {k: v for k, v in values.items() if v is not None or k == "path"}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Citation:
-        return cls(path=str(raw["path"]), line=raw.get("line"), symbol=raw.get("symbol"))
+        return build(cls, raw)
+
+    @classmethod
+    def loosely(cls, raw: dict[str, Any]) -> Citation | None:
+        """The citation a loosely written mapping gives (a model's candidate, an imported
+        file): the fields that pass the model's check; None without a usable path."""
+        kept = {
+            key: value for key, value in raw.items() if not problems(cls, {"path": "-", key: value})
+        }
+        return build(cls, kept) if kept.get("path") else None
 
 
 @dataclass(frozen=True)
 class Memory:
-    name: str
-    description: str
-    type: str
-    body: str = ""
-    subject: str | None = None
-    reason: str | None = None
-    citations: tuple[Citation, ...] = ()
-    status: str = "active"
+    """One repo memory. The fields down to `verified` are the frontmatter, in file order."""
+
+    name: Annotated[str, Pattern(SAFE_NAME), MaxLen(120)]  # the file's stem
+    description: Annotated[str, MinLen(1)]  # one line: what MEMORY.md shows
+    type: Annotated[str, OneOf(MEMORY_TYPES)]
+    subject: str | None = None  # what the fact is about
+    reason: str | None = None  # why it matters beyond one task
+    citations: tuple[Citation, ...] = ()  # required for project and reference memories
+    status: Annotated[str, OneOf(STATUSES)] = "active"
     supersedes: tuple[str, ...] = ()
     superseded_by: str | None = None
     created: str | None = None
     updated: str | None = None
-    source: dict[str, Any] | None = None
-    verified: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    source: dict[str, Any] | None = None  # provenance: {task, phase}, {imported, file}
+    verified: dict[str, Any] | None = None  # {commit, at, result}
+    body: str = field(default="", metadata=NOT_IN_SCHEMA)
+    extra: dict[str, Any] = field(default_factory=dict, metadata=NOT_IN_SCHEMA)  # other keys
 
     @cached_property
     def fact(self) -> str:
@@ -115,81 +131,69 @@ class Memory:
     def active(self) -> bool:
         return self.status == "active"
 
-    def frontmatter(self) -> dict[str, Any]:
-        """Keys in canonical order, defaults left out."""
-        values: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "type": self.type,
-            "subject": self.subject,
-            "reason": self.reason,
-            "citations": [c.to_dict() for c in self.citations] or None,
-            "status": self.status,
-            "supersedes": list(self.supersedes) or None,
-            "superseded_by": self.superseded_by,
-            "created": self.created,
-            "updated": self.updated,
-            "source": self.source,
-            "verified": self.verified,
-        }
-        out = {k: v for k, v in values.items() if v is not None}
+    def stored(self) -> dict[str, Any]:
+        """Every frontmatter key's value as a file holds it, defaults included, then the
+        keys orch does not know."""
+        out = {key: _stored(getattr(self, key)) for key in FRONTMATTER_KEYS}
         out.update(self.extra)
         return out
 
+    def frontmatter(self) -> dict[str, Any]:
+        """What a written file's frontmatter holds: keys in declared order, empty ones
+        (null, an empty list) left out, the keys orch does not know last."""
+        known = {f.name for f in schema_fields(Memory)}
+        return {
+            k: v for k, v in self.stored().items() if k not in known or (v is not None and v != [])
+        }
+
     def to_dict(self, *, body: bool = True) -> dict[str, Any]:
         """The JSON form used by `--json` output and the parse cache: every field, defaults
-        included, keys orch does not know under `extra` (`body=False` leaves the body out,
-        as listings do)."""
-        out = {
-            "name": self.name,
-            "description": self.description,
-            "type": self.type,
-            "subject": self.subject,
-            "reason": self.reason,
-            "citations": [c.to_dict() for c in self.citations],
-            "status": self.status,
-            "supersedes": list(self.supersedes),
-            "superseded_by": self.superseded_by,
-            "created": self.created,
-            "updated": self.updated,
-            "source": self.source,
-            "verified": self.verified,
-            "fact": self.fact,
-            "body": self.body,
-            "extra": self.extra,
-        }
-        if not body:
-            del out["body"]
+        included, the fact, the body (`body=False` leaves it out, as listings do) and the
+        keys orch does not know under `extra`."""
+        out = {key: _stored(getattr(self, key)) for key in FRONTMATTER_KEYS}
+        out["fact"] = self.fact
+        if body:
+            out["body"] = self.body
+        out["extra"] = self.extra
         return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Memory:
-        """Inverse of `to_dict` (used by the load cache, 10,000 times a listing: so it fills
-        the frozen instance's fields directly instead of through the dataclass __init__)."""
-        memory = object.__new__(cls)
-        memory.__dict__.update(
-            name=raw["name"],
-            description=raw["description"],
-            type=raw["type"],
-            body=raw.get("body", ""),
-            subject=raw.get("subject"),
-            reason=raw.get("reason"),
-            citations=tuple(Citation.from_dict(c) for c in raw.get("citations") or ()),
-            status=raw.get("status") or "active",
-            supersedes=tuple(raw.get("supersedes") or ()),
-            superseded_by=raw.get("superseded_by"),
-            created=raw.get("created"),
-            updated=raw.get("updated"),
-            source=raw.get("source"),
-            verified=raw.get("verified"),
-            extra=dict(raw.get("extra") or {}),
-        )
-        if isinstance(raw.get("fact"), str):  # the cache already holds the first paragraph
-            memory.__dict__["fact"] = raw["fact"]
-        return memory
+        """Inverse of `to_dict` (`fact` is derived from the body, so it is not read)."""
+        return build(cls, raw, body=raw.get("body", ""), extra=dict(raw.get("extra") or {}))
 
     def with_changes(self, **changes: Any) -> Memory:
         return replace(self, **changes)
+
+
+FRONTMATTER_KEYS = tuple(f.name for f in schema_fields(Memory))  # in file order
+
+
+def _stored(value: Any) -> Any:
+    """A field's value as a file holds it: a tuple as a list, a citation as a mapping."""
+    if isinstance(value, tuple):
+        return [v.to_dict() if isinstance(v, Citation) else v for v in value]
+    return value
+
+
+def memory_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a memory file's frontmatter, derived from `Memory`."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://orch.dev/schemas/memory.schema.json",
+        "title": "Repo memory frontmatter",
+        "description": (
+            "YAML frontmatter of memories/repo/<name>.md, generated from "
+            "orchestrator.store.memfile.Memory. Only name, description and type are "
+            "required to load; the rest are audited as missing fields."
+        ),
+        **json_schema(Memory),
+    }
+
+
+def frontmatter_problems(raw: Any) -> list[str]:
+    """Why a frontmatter mapping is not a valid memory, one line each ([] when it is)."""
+    return problems(Memory, raw)
 
 
 @dataclass(frozen=True)
@@ -221,8 +225,6 @@ class Parsed:
 
 
 def now_iso() -> str:
-    from datetime import UTC, datetime
-
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -262,15 +264,13 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
 def load_yaml(text: str) -> Any:
     """PyYAML's safe load, timestamps kept as strings. Raises yaml.YAMLError (and, on some
     malformed input, other exceptions: callers that read user files catch Exception)."""
-    yaml, loader, _ = _yaml()
-    return yaml.load(text, Loader=loader)  # a safe loader subclass
+    return yaml.load(text, Loader=TextTimestampLoader)  # a safe loader subclass
 
 
 def dump_yaml(data: Any, *, flow: bool = False) -> str:
-    yaml, _, dumper = _yaml()
     text: str = yaml.dump(
         data,
-        Dumper=dumper,
+        Dumper=TextTimestampDumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=flow,
@@ -279,82 +279,7 @@ def dump_yaml(data: Any, *, flow: bool = False) -> str:
     return text
 
 
-def read_frontmatter(fm_text: str) -> Any:
-    """The frontmatter as data. Raises on broken YAML. Text in the shape orch writes is
-    read by `quickyaml` (the same result, about three times faster); the rest by PyYAML."""
-    quick = quickyaml.read(fm_text)
-    return quick if quick is not None else load_yaml(fm_text)
-
-
-# -- validation -----------------------------------------------------------------------------
-_NAME_RX = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-
-
-def _opt_str(value: Any) -> bool:
-    return value is None or isinstance(value, str)
-
-
-def _int_ok(value: Any) -> bool:
-    return value is None or (type(value) is int and value >= 1)
-
-
-def quick_schema_ok(raw: Any) -> bool:
-    """True only when memory.schema.json surely accepts `raw` (False: ask jsonschema)."""
-    if not isinstance(raw, dict):
-        return False
-    name, desc = raw.get("name"), raw.get("description")
-    if not (isinstance(name, str) and len(name) <= 120 and _NAME_RX.fullmatch(name)):
-        return False
-    if not (isinstance(desc, str) and desc) or raw.get("type") not in MEMORY_TYPES:
-        return False
-    if raw.get("status") not in (*STATUSES, None):
-        return False
-    for key in ("subject", "reason", "superseded_by", "created", "updated"):
-        if not _opt_str(raw.get(key)):
-            return False
-    for key in ("source", "verified"):
-        if not (raw.get(key) is None or isinstance(raw[key], dict)):
-            return False
-    supersedes = raw.get("supersedes")
-    if supersedes is not None and not (
-        isinstance(supersedes, list) and all(isinstance(s, str) for s in supersedes)
-    ):
-        return False
-    citations = raw.get("citations")
-    if citations is None:
-        return True
-    if not isinstance(citations, list):
-        return False
-    return all(
-        isinstance(c, dict)
-        and isinstance(c.get("path"), str)
-        and c["path"]
-        and _int_ok(c.get("line"))
-        and _opt_str(c.get("symbol"))
-        for c in citations
-    )
-
-
-def schema_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
-    """JSON Schema errors for a frontmatter mapping, as (kind, one-line detail)."""
-    from orchestrator.schemas import validator
-
-    out: list[tuple[str, str]] = []
-    for err in sorted(validator("memory").iter_errors(raw), key=lambda e: [str(p) for p in e.path]):
-        where = ".".join(str(p) for p in err.path)
-        if err.validator == "required":
-            missing = err.message.split("'")[1] if "'" in err.message else err.message
-            out.append(("invalid_file", f"missing required field {missing!r}"))
-        elif err.validator == "enum" and where == "type":
-            out.append(
-                (
-                    "invalid_file",
-                    f"unknown type {err.instance!r} (one of {', '.join(MEMORY_TYPES)})",
-                )
-            )
-        else:
-            out.append(("invalid_file", f"{where or 'frontmatter'}: {_short(err.message)}"))
-    return out
+# -- reading --------------------------------------------------------------------------------
 
 
 def _short(text: str, limit: int = 200) -> str:
@@ -372,26 +297,25 @@ def _yaml_reason(exc: Exception) -> str:
     return _short(str(exc) or type(exc).__name__)
 
 
-def memory_from_frontmatter(raw: dict[str, Any], body: str) -> Memory:
-    """A Memory from a frontmatter mapping that passed the schema."""
-    known = {k: raw[k] for k in KEY_ORDER if k in raw}
-    return Memory(
-        name=known["name"],
-        description=known["description"],
-        type=known["type"],
-        body=body,
-        subject=known.get("subject"),
-        reason=known.get("reason"),
-        citations=tuple(Citation.from_dict(c) for c in known.get("citations") or ()),
-        status=known.get("status") or "active",
-        supersedes=tuple(known.get("supersedes") or ()),
-        superseded_by=known.get("superseded_by"),
-        created=known.get("created"),
-        updated=known.get("updated"),
-        source=known.get("source"),
-        verified=known.get("verified"),
-        extra={k: v for k, v in raw.items() if k not in known},
-    )
+def _read_mapping(fm_text: str) -> dict[str, Any] | str:
+    """The frontmatter as a mapping with text keys, or why it is not one."""
+    try:
+        raw = load_yaml(fm_text)
+    except RecursionError:
+        return "broken YAML frontmatter: too deep"
+    except Exception as exc:  # PyYAML raises more than YAMLError on some malformed input
+        return f"broken YAML frontmatter: {_yaml_reason(exc)}"
+    if not isinstance(raw, dict):
+        return "frontmatter is not a mapping"
+    if any(not isinstance(k, str) for k in raw):
+        return "frontmatter keys must be text"
+    return raw
+
+
+def _from_frontmatter(raw: dict[str, Any], body: str) -> Memory:
+    """The memory a frontmatter mapping the model accepted describes."""
+    extra = {k: v for k, v in raw.items() if k not in FRONTMATTER_KEYS}
+    return build(Memory, raw, body=body, extra=extra)
 
 
 def parse_memory(text: str, stem: str, *, path: str | None = None) -> Parsed:
@@ -402,34 +326,20 @@ def parse_memory(text: str, stem: str, *, path: str | None = None) -> Parsed:
         return Parsed(
             None, (Problem(where, "invalid_file", "no YAML frontmatter between --- lines"),)
         )
-    try:
-        raw = read_frontmatter(fm_text)
-    except RecursionError:
-        return Parsed(None, (Problem(where, "invalid_file", "broken YAML frontmatter: too deep"),))
-    except Exception as exc:  # PyYAML raises more than YAMLError on some malformed input
-        reason = _yaml_reason(exc)
-        return Parsed(None, (Problem(where, "invalid_file", f"broken YAML frontmatter: {reason}"),))
-    if not isinstance(raw, dict):
-        return Parsed(None, (Problem(where, "invalid_file", "frontmatter is not a mapping"),))
-    if any(not isinstance(k, str) for k in raw):
-        return Parsed(None, (Problem(where, "invalid_file", "frontmatter keys must be text"),))
-
-    problems: list[Problem] = []
-    if not quick_schema_ok(raw):
-        problems = [Problem(where, kind, detail) for kind, detail in schema_problems(raw)]
-    hard = [p for p in problems if p.kind == "invalid_file"]
+    raw = _read_mapping(fm_text)
+    if isinstance(raw, str):
+        return Parsed(None, (Problem(where, "invalid_file", raw),))
+    hard = [Problem(where, "invalid_file", _short(d)) for d in frontmatter_problems(raw)]
     name = raw.get("name")
     if isinstance(name, str) and name != stem:
         hard.append(
             Problem(where, "invalid_file", f"name {name!r} is not the file's stem {stem!r}")
         )
     if hard:
-        return Parsed(
-            None, tuple(hard + [p for p in problems if p.kind != "invalid_file"]), fm_text
-        )
-    memory = memory_from_frontmatter(raw, body)
-    problems.extend(Problem(where, "missing_field", d, "warning") for d in completeness(memory))
-    return Parsed(memory, tuple(problems), fm_text)
+        return Parsed(None, tuple(hard), fm_text)
+    memory = _from_frontmatter(raw, body)
+    warnings = [Problem(where, "missing_field", d, "warning") for d in completeness(memory)]
+    return Parsed(memory, tuple(warnings), fm_text)
 
 
 def completeness(memory: Memory) -> list[str]:
@@ -447,6 +357,8 @@ def completeness(memory: Memory) -> list[str]:
 
 
 # -- writing --------------------------------------------------------------------------------
+
+
 def _top_level_chunks(fm_text: str) -> tuple[str, dict[str, str]]:
     """(lines before the first key, {key: the exact lines of that key})."""
     chunks: dict[str, list[str]] = {}
@@ -470,27 +382,6 @@ def _dump_key(key: str, value: Any) -> str:
     return dump_yaml({key: value})
 
 
-def _view(memory: Memory) -> dict[str, Any]:
-    """Every key's value, defaults included, in the form the file would hold."""
-    values: dict[str, Any] = {
-        "name": memory.name,
-        "description": memory.description,
-        "type": memory.type,
-        "subject": memory.subject,
-        "reason": memory.reason,
-        "citations": [c.to_dict() for c in memory.citations],
-        "status": memory.status,
-        "supersedes": list(memory.supersedes),
-        "superseded_by": memory.superseded_by,
-        "created": memory.created,
-        "updated": memory.updated,
-        "source": memory.source,
-        "verified": memory.verified,
-    }
-    values.update(memory.extra)
-    return values
-
-
 def _same(a: Any, b: Any) -> bool:
     """Equal as data, types included (True is not 1, 1.0 is not 1)."""
 
@@ -504,19 +395,15 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _old_memory(original: str) -> tuple[Memory | None, str | None, str | None]:
-    """(the memory the original text holds, its frontmatter text, its body)."""
+    """(the memory the original text holds, its frontmatter text, its body); no memory when
+    the original is not a valid memory file (the canonical form is written then)."""
     fm_text, body = split_frontmatter(original)
     if fm_text is None:
         return None, None, None
-    try:
-        raw = read_frontmatter(fm_text)
-        if not isinstance(raw, dict) or not all(isinstance(k, str) for k in raw):
-            return None, fm_text, body
-        for key in ("name", "description", "type"):
-            raw.setdefault(key, "")
-        return memory_from_frontmatter(raw, body), fm_text, body
-    except Exception:
+    raw = _read_mapping(fm_text)
+    if isinstance(raw, str) or frontmatter_problems(raw):
         return None, fm_text, body
+    return _from_frontmatter(raw, body), fm_text, body
 
 
 def serialize_memory(memory: Memory, original: str | None = None) -> str:
@@ -532,18 +419,15 @@ def serialize_memory(memory: Memory, original: str | None = None) -> str:
     if old is None or fm_text is None:
         return canonical
     preamble, chunks = _top_level_chunks(fm_text)
-    old_view, new_view = _view(old), _view(memory)
+    old_view, new_view = old.stored(), memory.stored()
     unchanged = {k for k in new_view if _same(old_view.get(k), new_view[k])}
     kept = {k: c for k, c in chunks.items() if k in unchanged}
     # a default the original left out (status: active on a minimal file) stays left out
     text = _render(memory, preamble, kept, unchanged - set(chunks), old_body)
-    try:
-        again = _old_memory(text)[0]
-    except Exception:
-        again = None
+    again, _, _ = _old_memory(text)
     if (
         again is None
-        or not _same(_view(again), new_view)
+        or not _same(again.stored(), new_view)
         or again.body != _body_text(memory.body, old_body)
     ):
         return canonical
@@ -560,13 +444,14 @@ def _render(
     memory: Memory, preamble: str, kept: dict[str, str], omit: set[str], old_body: str | None
 ) -> str:
     new = {k: v for k, v in memory.frontmatter().items() if k not in omit}
-    rank = {k: i for i, k in enumerate(KEY_ORDER)}
+    rank = {key: i for i, key in enumerate(FRONTMATTER_KEYS)}
+    last = len(rank)
     order = list(kept)
-    for key in new:  # new or changed keys go to their canonical place among the kept ones
+    for key in new:  # new or changed keys go to their declared place among the kept ones
         if key in order:
             continue
-        mine = rank.get(key, len(KEY_ORDER))
-        later = [i for i, k in enumerate(order) if rank.get(k, len(KEY_ORDER)) > mine]
+        mine = rank.get(key, last)
+        later = [i for i, k in enumerate(order) if rank.get(k, last) > mine]
         order.insert(later[0] if later else len(order), key)
     parts = [preamble]
     for key in order:
@@ -576,3 +461,17 @@ def _render(
         else:
             parts.append(_dump_key(key, new[key]))
     return "---\n" + "".join(parts) + "---\n" + _body_text(memory.body, old_body)
+
+
+def write_schema_file(path: Path = SCHEMA_FILE) -> bool:
+    """Write `memory_json_schema()` to `path`; True if the file changed."""
+    text = json.dumps(memory_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+if __name__ == "__main__":  # python -m orchestrator.store.memfile
+    changed = write_schema_file()
+    sys.stdout.write(f"{SCHEMA_FILE.name}: {'rewritten' if changed else 'up to date'}\n")

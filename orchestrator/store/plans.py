@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.schemas import errors
 from orchestrator.store.templates import fill, package_template
 
 PLAN_SCHEMA_VERSION = 1
@@ -11,8 +12,6 @@ PLAN_SCHEMA_VERSION = 1
 
 def plan_problems(plan: Any) -> list[str]:
     """Every reason `plan` is not a valid plan; [] when it is."""
-    from orchestrator.schemas import errors
-
     found = errors("plan", plan)
     if found:
         return found

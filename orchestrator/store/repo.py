@@ -1,38 +1,53 @@
 """Repo memory (tier 3): `memories/repo/<name>.md` files and their MEMORY.md index.
 
-Every write goes through `RepoMemoryStore`: it validates the memory (the same rules for
-the CLI, the model's memory tool and promotion), runs Checklist A against the active
-memories, writes atomically under the store's lock, and regenerates MEMORY.md. Memories
-are superseded, never overwritten.
+The store reads memory files (through the parse cache), says whether a memory may be
+written (`validation_errors`, the one rule set for every writer), and writes in a
+`Transaction`: under the store's lock, each file atomically, MEMORY.md regenerated at the
+end, and the files written handed to `on_write` (the caller's hook: the search index).
+Memories are superseded, never overwritten.
+
+The store holds no memory policy: Checklist A, promotion and the index hook live above it,
+in `orchestrator.memory.writer`, which is what every writer uses.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from orchestrator.errors import InvalidFile, OrchError, UsageError
-from orchestrator.store.cache import ParseCache
+from orchestrator.store.cache import Cache, Table, stat_key
 from orchestrator.store.fs import atomic_write, confine, file_lock
-from orchestrator.store.index import render_index
+from orchestrator.store.index import INDEX_FIELDS, render_index
 from orchestrator.store.layout import INDEX_FILE, Layout
 from orchestrator.store.memfile import (
     KEBAB,
     MEMORY_TYPES,
     NEEDS_CITATIONS,
     Memory,
+    Parsed,
     Problem,
+    frontmatter_problems,
     now_iso,
     parse_memory,
-    schema_problems,
     serialize_memory,
 )
 
-DuplicatePolicy = Literal["refuse", "skip", "supersede", "create"]
 LOCK_NAME = "memories"
+PARSE_TABLE = "memory-files"  # cache table: memory file path -> "<stat key>\t<parse result>"
+PARSE_VERSION = 1
+# A file changed twice within one tick of the file system's clock could keep its stat key,
+# so, as git does with its index, a file whose timestamps are younger than this is parsed
+# but its result is not cached until it is older.
+RACY_NS = 2_000_000_000  # coarse file system clocks tick in milliseconds; some in seconds
+
+OnWrite = Callable[[list[Path]], None]
 
 
 class InvalidMemory(UsageError):
@@ -41,18 +56,6 @@ class InvalidMemory(UsageError):
     def __init__(self, name: str, reasons: list[str]) -> None:
         self.reasons = reasons
         super().__init__(f"memory {name!r} not written: {'; '.join(reasons)}")
-
-
-class NearDuplicateFound(OrchError):
-    """Checklist A: the writer must choose skip, supersede, or create with a reason."""
-
-    def __init__(self, name: str, others: list[tuple[str, float]]) -> None:
-        self.others = others
-        listed = ", ".join(f"{n} ({s:.2f})" for n, s in others)
-        super().__init__(
-            f"memory {name!r} near-duplicates {listed}: choose --on-duplicate skip, "
-            "supersede, or create with --duplicate-reason"
-        )
 
 
 @dataclass
@@ -68,36 +71,87 @@ class LoadResult:
         return [m for m in self.memories if m.active]
 
 
-@dataclass
-class WriteResult:
-    action: Literal["created", "skipped", "superseded", "updated", "deleted", "renamed"]
-    memory: Memory
-    superseded: list[str] = field(default_factory=list)
-    duplicates: list[tuple[str, float]] = field(default_factory=list)
-    reason: str | None = None
-
-
-def _parse_file(path: str) -> dict[str, Any]:
-    """One file's parse result as plain data (what the parse cache stores)."""
+def parse_file(path: str) -> Parsed:
+    """One memory file, read and parsed (problems name the file by `path`)."""
     stem = os.path.basename(path)[: -len(".md")]
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except UnicodeDecodeError:
-        problem = Problem(path, "invalid_file", "not UTF-8 text")
-        return {"memory": None, "problems": [problem.to_dict()]}
+        return Parsed(None, (Problem(path, "invalid_file", "not UTF-8 text"),))
     except OSError as exc:
-        problem = Problem(path, "invalid_file", f"unreadable: {exc.strerror or exc}")
-        return {"memory": None, "problems": [problem.to_dict()]}
-    parsed = parse_memory(text, stem, path=path)
+        reason = f"unreadable: {exc.strerror or exc}"
+        return Parsed(None, (Problem(path, "invalid_file", reason),))
+    return parse_memory(text, stem, path=path)
+
+
+def _row(parsed: Parsed) -> dict[str, Any]:
+    """A parse result as the cache stores it."""
     memory = parsed.memory.to_dict() if parsed.memory is not None else None
     return {"memory": memory, "problems": [pr.to_dict() for pr in parsed.problems]}
 
 
+def _from_row(row: dict[str, Any]) -> Parsed:
+    memory = Memory.from_dict(row["memory"]) if row["memory"] is not None else None
+    return Parsed(memory, tuple(Problem(**p) for p in row["problems"]))
+
+
+def parse_all(table: Table, files: list[tuple[str, os.stat_result]]) -> dict[str, Parsed]:
+    """{path: parse result} of every file: from the cache where the file's stat key is the
+    one cached, else parsed (and cached once the file is older than `RACY_NS`)."""
+    cached = table.items()
+    keys = {path: stat_key(st) for path, st in files}
+    hits: list[tuple[str, os.stat_result, str]] = []
+    todo: list[tuple[str, os.stat_result]] = []
+    for path, st in files:
+        key, _, data = cached.get(path, "").partition("\t")
+        if data and key == keys[path]:
+            hits.append((path, st, data))
+        else:
+            todo.append((path, st))
+    out = {path: _from_row(row) for path, row in _decode(hits, todo).items()}
+    racy_after = time.time_ns() - RACY_NS
+    fresh = []
+    for path, st in todo:
+        out[path] = parse_file(path)
+        if max(st.st_mtime_ns, st.st_ctime_ns) < racy_after:
+            data = json.dumps(_row(out[path]), ensure_ascii=False, default=str)
+            fresh.append((path, f"{keys[path]}\t{data}"))
+    table.put_many(fresh, drop=[p for p in cached if p not in keys])
+    return out
+
+
+def _decode(
+    hits: list[tuple[str, os.stat_result, str]], todo: list[tuple[str, os.stat_result]]
+) -> dict[str, Any]:
+    """Cached rows decoded in one go (one JSON array: far cheaper than a call a row); a row
+    that does not decode goes to `todo`, to be parsed again."""
+    try:
+        values = json.loads("[" + ",".join(data for _, _, data in hits) + "]")
+        if len(values) == len(hits) and all(isinstance(v, dict) for v in values):
+            return {path: value for (path, _, _), value in zip(hits, values, strict=True)}
+    except ValueError:
+        pass
+    out: dict[str, Any] = {}
+    for path, st, data in hits:
+        try:
+            value = json.loads(data)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            out[path] = value
+        else:
+            todo.append((path, st))
+    return out
+
+
 class RepoMemoryStore:
-    def __init__(self, layout: Layout) -> None:
+    """Repo memory on disk. `on_write` receives the files each transaction wrote."""
+
+    def __init__(self, layout: Layout, *, on_write: OnWrite | None = None) -> None:
         self.layout = layout
         self.dir = layout.repo_memories
+        self.on_write = on_write
         self._outside: list[Problem] = []
 
     # reading ---------------------------------------------------------------------------
@@ -134,22 +188,17 @@ class RepoMemoryStore:
 
     def load_all(self) -> LoadResult:
         """Every memory that loads, and a problem per file that does not (or is incomplete)."""
-        cache = ParseCache(self.layout.cache / "cache.sqlite")
-        try:
-            parsed = cache.load(self.files(), _parse_file)
-        finally:
-            cache.close()
+        files = list(self.files())
+        with Cache(self.layout.cache) as cache:
+            parsed = parse_all(cache.table(PARSE_TABLE, PARSE_VERSION), files)
         memories: list[Memory] = []
         problems: list[Problem] = list(self._outside)
         for path in sorted(parsed):
             item = parsed[path]
-            if item["memory"] is not None:
-                memories.append(Memory.from_dict(item["memory"]))
-            if item["problems"]:
-                rel = self._rel(path)
-                problems.extend(
-                    Problem(rel, p["kind"], p["detail"], p["severity"]) for p in item["problems"]
-                )
+            if item.memory is not None:
+                memories.append(item.memory)
+            rel = self._rel(path)
+            problems.extend(Problem(rel, p.kind, p.detail, p.severity) for p in item.problems)
         memories.sort(key=lambda m: m.name)
         problems.sort(key=lambda p: p.path)
         return LoadResult(memories, problems)
@@ -174,7 +223,8 @@ class RepoMemoryStore:
         confine(self.layout.root, path.relative_to(self.layout.root).as_posix())
         return path
 
-    def get(self, name: str) -> Memory:
+    def read(self, name: str) -> tuple[Memory, str]:
+        """(memory `name`, its file's text), read now (not from the cache)."""
         path = self.path_of(name)
         where = self._rel(str(path))
         try:
@@ -188,7 +238,10 @@ class RepoMemoryStore:
         parsed = parse_memory(text, name, path=where)
         if parsed.memory is None:
             raise InvalidFile(where, parsed.problems[0].detail)
-        return parsed.memory
+        return parsed.memory, text
+
+    def get(self, name: str) -> Memory:
+        return self.read(name)[0]
 
     # validation ------------------------------------------------------------------------
 
@@ -219,7 +272,7 @@ class RepoMemoryStore:
                 continue
             if not target.exists():
                 errs.append(f"cited path {citation.path!r} does not exist")
-        errs += [detail for _, detail in schema_problems(memory.frontmatter())]
+        errs += frontmatter_problems(memory.frontmatter())
         return errs
 
     def check(self, memory: Memory) -> None:
@@ -229,19 +282,24 @@ class RepoMemoryStore:
 
     # writing ---------------------------------------------------------------------------
 
-    def _lock(self) -> Any:
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """Write under the store's lock; MEMORY.md is regenerated at the end when a write
+        changed what it shows, and `on_write` gets the files written (even after a failure
+        part-way: each file is whole, the index of files is a cache to catch up)."""
         self.layout.require_initialised()
-        return file_lock(self.layout.locks, LOCK_NAME, what="the memory store")
-
-    def _write(self, memory: Memory, original: str | None = None) -> None:
-        from orchestrator.retrieval import index_written  # never raises: the index is a cache
-
-        path = self.path_of(memory.name)
-        atomic_write(path, serialize_memory(memory, original))
-        index_written(self.layout, path)
+        with file_lock(self.layout.locks, LOCK_NAME, what="the memory store"):
+            tx = Transaction(self)
+            try:
+                yield tx
+                if tx.index_stale:
+                    self.regenerate_index()
+            finally:
+                if tx.written and self.on_write is not None:
+                    self.on_write(list(dict.fromkeys(tx.written)))
 
     def regenerate_index(self) -> bool:
-        """Rewrite MEMORY.md from the files; True if it changed."""
+        """Rewrite MEMORY.md from the files; True if it changed (callers hold the lock)."""
         text = render_index(self.load_all().memories)
         try:
             if self.layout.memory_index.read_text(encoding="utf-8") == text:
@@ -252,103 +310,97 @@ class RepoMemoryStore:
         return True
 
     def index(self) -> bool:
-        with self._lock():
+        """Regenerate MEMORY.md under the lock; True if it changed."""
+        with self.transaction():
             return self.regenerate_index()
 
-    def add(
-        self,
-        memory: Memory,
-        *,
-        on_duplicate: DuplicatePolicy = "refuse",
-        reason: str | None = None,
-    ) -> WriteResult:
-        """Create a new memory after validation and Checklist A."""
-        from orchestrator.memory.dedup import near_duplicates
+    def supersede(self, old_name: str, new: Memory) -> Memory:
+        """Write `new` in place of `old_name` in a transaction of its own."""
+        with self.transaction() as tx:
+            return tx.supersede(old_name, new)
 
+    def update(self, name: str, **changes: Any) -> Memory:
+        """Change fields of memory `name` in place, in a transaction of its own."""
+        with self.transaction() as tx:
+            return tx.update(name, **changes)
+
+
+class Transaction:
+    """Writes to the store while its lock is held (see `RepoMemoryStore.transaction`)."""
+
+    def __init__(self, store: RepoMemoryStore) -> None:
+        self.store = store
+        self.written: list[Path] = []
+        self.index_stale = False
+        self._current: LoadResult | None = None
+
+    @property
+    def current(self) -> LoadResult:
+        """The store as it is now (read again after each write)."""
+        if self._current is None:
+            self._current = self.store.load_all()
+        return self._current
+
+    def _write(self, memory: Memory, original: str | None = None) -> None:
+        path = self.store.path_of(memory.name)
+        atomic_write(path, serialize_memory(memory, original))
+        self.written.append(path)
+        self._current = None
+
+    def _taken(self, name: str) -> bool:
+        return name in self.current.by_name() or self.store.path_of(name).exists()
+
+    def create(self, memory: Memory) -> Memory:
+        """Write a new memory (active, stamped); refused when its name is taken."""
         stamp = now_iso()
         memory = memory.with_changes(
             created=memory.created or stamp, updated=memory.updated or stamp, status="active"
         )
-        self.check(memory)
-        with self._lock():
-            current = self.load_all()
-            dups = near_duplicates(memory, current.memories)
-            found = [(d.memory.name, round(d.score, 3)) for d in dups]
-            exists = memory.name in current.by_name() or self.path_of(memory.name).exists()
-            if exists and not (dups and on_duplicate in ("skip", "supersede")):
-                if dups and on_duplicate == "refuse":
-                    raise NearDuplicateFound(memory.name, found)
-                raise UsageError(
-                    f"a memory named {memory.name!r} exists; memories are superseded, not "
-                    "overwritten: use `orch memory supersede` or another --name"
-                )
-            if dups and on_duplicate == "refuse":
-                raise NearDuplicateFound(memory.name, found)
-            if dups and on_duplicate == "skip":
-                return WriteResult("skipped", memory, duplicates=found)
-            if dups and on_duplicate == "supersede":
-                return self._supersede_locked(dups[0].memory.name, memory, current, found)
-            if dups and on_duplicate == "create":
-                if not (reason or "").strip():
-                    raise UsageError(
-                        "creating a near-duplicate needs a stated reason (--duplicate-reason)"
-                    )
-                extra = dict(memory.extra)
-                extra["distinct_from"] = [{"name": n, "reason": reason} for n, _ in found]
-                memory = memory.with_changes(extra=extra)
-            self._write(memory)
-            self.regenerate_index()
-        return WriteResult("created", memory, duplicates=found, reason=reason)
+        self.store.check(memory)
+        if self._taken(memory.name):
+            raise UsageError(
+                f"a memory named {memory.name!r} exists; memories are superseded, not "
+                "overwritten: use `orch memory supersede` or another --name"
+            )
+        self._write(memory)
+        self.index_stale = True
+        return memory
 
-    def supersede(self, old_name: str, new: Memory) -> WriteResult:
+    def supersede(self, old_name: str, new: Memory) -> Memory:
         """Write `new` in place of `old_name`: the old file is kept, marked superseded."""
         stamp = now_iso()
         new = new.with_changes(
             created=new.created or stamp, updated=new.updated or stamp, status="active"
         )
-        self.check(new)
-        with self._lock():
-            current = self.load_all()
-            return self._supersede_locked(old_name, new, current, [])
-
-    def _supersede_locked(
-        self, old_name: str, new: Memory, current: LoadResult, found: list[tuple[str, float]]
-    ) -> WriteResult:
-        if old_name not in current.by_name():
+        self.store.check(new)
+        if old_name not in self.current.by_name():
             raise UsageError(f"no memory named {old_name!r} to supersede")
-        old = self.get(old_name)  # the file as it is now, not the cached copy
+        old, original = self.store.read(old_name)  # the file as it is now, not the cached copy
         if not old.active:
             raise UsageError(f"memory {old_name!r} is already {old.status}")
         if new.name == old_name:
             raise UsageError("the new memory needs a new name; the old file is kept as superseded")
-        if new.name in current.by_name() or self.path_of(new.name).exists():
+        if self._taken(new.name):
             raise UsageError(f"a memory named {new.name!r} exists")
         new = new.with_changes(supersedes=tuple(dict.fromkeys((*new.supersedes, old_name))))
-        original = self.path_of(old_name).read_text(encoding="utf-8")
         # The new file first: a crash between the two writes leaves both active (the new
         # one naming the old in `supersedes`), never a dangling superseded_by.
         self._write(new)
-        self._write(
-            old.with_changes(status="superseded", superseded_by=new.name, updated=now_iso()),
-            original,
-        )
-        self.regenerate_index()
-        return WriteResult("superseded", new, superseded=[old_name], duplicates=found)
+        marked = old.with_changes(status="superseded", superseded_by=new.name, updated=now_iso())
+        self._write(marked, original)
+        self.index_stale = True
+        return new
 
-    def update(self, name: str, **changes: Any) -> WriteResult:
-        """Change fields of an existing memory in place (status, verified...), keeping bytes."""
+    def update(self, name: str, **changes: Any) -> Memory:
+        """Change fields of an existing memory in place (status, verified...), keeping the
+        bytes of every key that did not change."""
         if "name" in changes:
             raise UsageError("a memory's name is its file name; supersede it instead")
-        with self._lock():
-            path = self.path_of(name)
-            try:
-                original = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                raise UsageError(f"no memory named {name!r}") from None
-            memory = self.get(name).with_changes(**changes)
-            errs = [d for _, d in schema_problems(memory.frontmatter())]
-            if errs:
-                raise InvalidMemory(name, errs)
-            self._write(memory, original)
-            self.regenerate_index()
-        return WriteResult("updated", memory)
+        memory, original = self.store.read(name)
+        memory = memory.with_changes(**changes)
+        errs = frontmatter_problems(memory.frontmatter())
+        if errs:
+            raise InvalidMemory(name, errs)
+        self._write(memory, original)
+        self.index_stale = self.index_stale or bool(INDEX_FIELDS & set(changes))
+        return memory

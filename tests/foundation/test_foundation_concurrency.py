@@ -11,6 +11,7 @@ from pathlib import Path
 from foundation_helpers import ORCH
 
 from orchestrator.events.log import EventLog, read_events
+from orchestrator.memory.writer import MemoryWriter
 from orchestrator.store.index import render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
@@ -51,9 +52,9 @@ def test_two_processes_running_orch_memory_add_lose_nothing(layout: Layout) -> N
 
 
 def _add_many(root: str, worker: int, count: int) -> None:
-    store = RepoMemoryStore(Layout(Path(root)))
+    writer = MemoryWriter(Layout(Path(root)))
     for i in range(count):
-        store.add(
+        writer.add(
             Memory(
                 name=f"w{worker}-m{i}",
                 description=f"entry {i} of worker {worker}",
@@ -65,7 +66,7 @@ def _add_many(root: str, worker: int, count: int) -> None:
         )
 
 
-def test_two_processes_adding_through_the_store_keep_the_index_whole(layout: Layout) -> None:
+def test_two_processes_adding_through_the_writer_keep_the_index_whole(layout: Layout) -> None:
     count = 40
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_add_many, args=(str(layout.root), w, count)) for w in (1, 2)]

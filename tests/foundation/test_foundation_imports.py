@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.memory.writer import MemoryWriter
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory
-from orchestrator.store.repo import RepoMemoryStore
 
-NEVER = ["anthropic", "jsonschema", "rich", "git"]
-# PyYAML is imported only to parse a file the parse cache does not hold yet.
-NOT_ON_READS = [*NEVER, "filelock"]
+NEVER = ["anthropic", "jsonschema", "rich", "git", "detect_secrets"]
 
 PROBE = """
 import json, sys
@@ -43,9 +41,9 @@ def imported(args: list[str], cwd: Path) -> set[str]:
 @pytest.fixture
 def with_memories(layout: Layout) -> Layout:
     (layout.root / "a.py").write_text("x = 1\n")
-    store = RepoMemoryStore(layout)
+    writer = MemoryWriter(layout)
     for i in range(5):
-        store.add(
+        writer.add(
             Memory(
                 name=f"m-{i}",
                 description=f"memory {i}",
@@ -64,10 +62,11 @@ def with_memories(layout: Layout) -> Layout:
     [
         (["--help"], NEVER),
         (["memory", "--help"], NEVER),
-        (["memory", "list"], NOT_ON_READS),
-        (["memory", "list", "--json"], NOT_ON_READS),
+        (["memory", "list"], NEVER),
+        (["memory", "list", "--json"], NEVER),
         (["memory", "show", "m-1"], NEVER),
-        (["notes", "show"], NOT_ON_READS),
+        (["memory", "add", "--help"], NEVER),
+        (["notes", "show"], NEVER),
     ],
 )
 def test_commands_do_not_import_heavy_modules(
@@ -80,9 +79,10 @@ def test_commands_do_not_import_heavy_modules(
 
 
 def test_the_probe_would_see_a_heavy_import(with_memories: Layout) -> None:
-    # writing validates with jsonschema and locks with filelock: the probe must notice
-    modules = imported(
-        ["memory", "add", "--type", "user", "--subject", "probe", "--reason", "r", "--fact", "f"],
-        with_memories.root,
+    # the audit scans memory files with detect-secrets: the probe must notice
+    (with_memories.repo_memories / "m-1.md").write_text(
+        (with_memories.repo_memories / "m-1.md").read_text()
+        + "\nDeploys sign in as AKIAZ3MQ7XJ2KD4PLNBQ.\n"  # a line only detect-secrets judges
     )
-    assert {"jsonschema", "filelock"} <= modules
+    modules = imported(["memory", "audit"], with_memories.root)
+    assert "detect_secrets" in modules

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import datetime
 import difflib
+import json
 
 import pytest
 from foundation_helpers import MEMORY_TEXT
 
+from orchestrator.schemas import load_schema
 from orchestrator.store.memfile import (
+    SCHEMA_FILE,
     Citation,
     Memory,
+    frontmatter_problems,
     load_yaml,
+    memory_json_schema,
     parse_memory,
     serialize_memory,
     split_frontmatter,
@@ -216,3 +222,54 @@ def test_unknown_keys_are_kept_as_extra() -> None:
     assert load_yaml(split_frontmatter(serialize_memory(memory))[0])["distinct_from"] == [
         {"name": "y", "reason": "why"}
     ]
+
+
+def test_the_shipped_json_schema_is_the_one_derived_from_the_model() -> None:
+    shipped = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    assert shipped == memory_json_schema(), "run `python -m orchestrator.store.memfile`"
+    assert load_schema("memory") == shipped  # what the package's validators read
+
+
+def test_the_models_check_names_the_field_and_what_is_wrong() -> None:
+    problems = frontmatter_problems(
+        {
+            "name": "a b",
+            "description": "",
+            "type": "opinion",
+            "status": None,
+            "citations": [{"line": 0}, "x"],
+            "supersedes": "old",
+            "created": datetime.date(2026, 1, 1),
+        }
+    )
+    assert problems == [
+        "name 'a b' does not match ^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+        "description must not be empty",
+        "unknown type 'opinion' (one of user, feedback, project, reference)",
+        "citations.0: missing required field 'path'",
+        "citations.0.line must be at least 1",
+        "citations.1 must be a mapping, not 'x'",
+        "supersedes must be a list, not 'old'",
+        "created must be text, not a date (2026-01-01)",
+    ]
+    assert frontmatter_problems({"name": "x", "description": "d", "type": "user"}) == []
+    assert frontmatter_problems(["not", "a", "mapping"]) == ["must be a mapping, not a list"]
+
+
+def test_a_whole_float_line_is_read_as_the_integer() -> None:
+    text = (
+        "---\nname: x\ndescription: d\ntype: user\ncitations: [{path: a.py, line: 3.0}]\n---\nf\n"
+    )
+    memory = parse_memory(text, "x").memory
+    assert memory is not None and memory.citations == (Citation("a.py", 3),)
+    assert type(memory.citations[0].line) is int
+
+
+def test_a_loosely_written_citation_keeps_the_fields_the_model_takes() -> None:
+    assert Citation.loosely({"path": "a.py", "line": "x", "symbol": 3}) == Citation("a.py")
+    assert Citation.loosely({"path": "a.py", "line": 2.0, "note": 1}) == Citation("a.py", 2)
+    assert Citation.loosely({"path": "a.py", "line": 0, "symbol": "f"}) == Citation(
+        "a.py", None, "f"
+    )
+    assert Citation.loosely({"line": 2}) is None
+    assert Citation.loosely({"path": "", "line": 3}) is None

@@ -226,10 +226,9 @@ def test_cache_serves_unchanged_files_and_sees_every_change(
 ) -> None:
     import os
 
-    from orchestrator.store import cache as cache_module
     from orchestrator.store import repo as repo_module
 
-    monkeypatch.setattr(cache_module, "RACY_NS", 0)  # files just written may be cached
+    monkeypatch.setattr(repo_module, "RACY_NS", 0)  # files just written may be cached
 
     path = cited.repo_memories / "a.md"
     path.write_text("---\nname: a\ndescription: one\ntype: user\n---\nf\n")
@@ -238,8 +237,8 @@ def test_cache_serves_unchanged_files_and_sees_every_change(
     store = RepoMemoryStore(cited)
     assert [m.description for m in store.load_all().memories] == ["one"]
     parsed: list[str] = []
-    real = repo_module._parse_file
-    monkeypatch.setattr(repo_module, "_parse_file", lambda p: parsed.append(p) or real(p))
+    real = repo_module.parse_file
+    monkeypatch.setattr(repo_module, "parse_file", lambda p: parsed.append(p) or real(p))
     assert [m.description for m in store.load_all().memories] == ["one"]
     assert parsed == []  # served from .orch/cache.sqlite
     path.write_text("---\nname: a\ndescription: two\ntype: user\n---\nf\n")
@@ -273,8 +272,8 @@ def test_files_younger_than_the_clock_resolution_are_not_cached(
     store = RepoMemoryStore(cited)
     store.load_all()
     parsed: list[str] = []
-    real = repo_module._parse_file
-    monkeypatch.setattr(repo_module, "_parse_file", lambda p: parsed.append(p) or real(p))
+    real = repo_module.parse_file
+    monkeypatch.setattr(repo_module, "parse_file", lambda p: parsed.append(p) or real(p))
     store.load_all()
     assert len(parsed) == 1  # just written: parsed again until its timestamps are 2 s old
 
@@ -284,9 +283,9 @@ def test_a_corrupt_cache_row_is_parsed_again(
 ) -> None:
     import sqlite3
 
-    from orchestrator.store import cache as cache_module
+    from orchestrator.store import repo as repo_module
 
-    monkeypatch.setattr(cache_module, "RACY_NS", 0)
+    monkeypatch.setattr(repo_module, "RACY_NS", 0)
     for name in ("a", "b"):
         (cited.repo_memories / f"{name}.md").write_text(
             f"---\nname: {name}\ndescription: about {name}\ntype: user\n---\nf\n"
@@ -295,71 +294,37 @@ def test_a_corrupt_cache_row_is_parsed_again(
     store.load_all()
     db = sqlite3.connect(cited.cache / "cache.sqlite")
     with db:
-        db.execute("UPDATE memfile SET parsed = '{broken' WHERE path LIKE '%a.md'")
+        db.execute(  # the stat key stays: the row is read, and does not decode
+            "UPDATE entries SET value = substr(value, 1, instr(value, char(9))) || '{broken'"
+            " WHERE tab = 'memory-files' AND key LIKE '%a.md'"
+        )
     db.close()
     assert [m.description for m in store.load_all().memories] == ["about a", "about b"]
 
 
-def test_a_large_cold_load_shared_with_a_child_gives_what_one_process_gives(
+def test_a_fresh_clone_gets_its_parse_cache_from_the_first_listing(
     cited: Layout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import os
+    """`.orch/` is git-ignored, so a clone has none: the first command that fills a cache
+    creates it, and the second listing parses nothing."""
+    import shutil
 
-    from orchestrator.store import cache as cache_module
+    from orchestrator.store import repo as repo_module
 
-    for i in range(9):
-        (cited.repo_memories / f"m-{i}.md").write_text(
-            f"---\nname: m-{i}\ndescription: about {i}\ntype: user\n---\nfact {i}\n"
-        )
-    (cited.repo_memories / "broken.md").write_text("---\nname: [broken\n---\n")
-    alone = RepoMemoryStore(cited).load_all()  # below PARALLEL_FROM: one process
-    (cited.cache / "cache.sqlite").unlink()
-    monkeypatch.setattr(cache_module, "PARALLEL_FROM", 2)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    pids: list[int] = []
-    real = cache_module.parse_all
-
-    def spy(paths: list[str], parse: Any) -> list[dict[str, Any]]:
-        out = real(paths, _with_pid)
-        pids.extend(r.pop("pid") for r in out)
-        return out
-
-    monkeypatch.setattr(cache_module, "parse_all", spy)
-    shared = RepoMemoryStore(cited).load_all()
-    assert len(set(pids)) == 2  # the work was shared with a child process
-    assert shared.memories == alone.memories
-    assert shared.problems == alone.problems
-    assert [p.path for p in shared.problems if p.severity == "error"] == ["memories/repo/broken.md"]
+    monkeypatch.setattr(repo_module, "RACY_NS", 0)
+    (cited.repo_memories / "a.md").write_text("---\nname: a\ndescription: d\ntype: user\n---\nf\n")
+    shutil.rmtree(cited.cache)
+    store = RepoMemoryStore(cited)
+    assert [m.name for m in store.load_all().memories] == ["a"]
+    assert (cited.cache / "cache.sqlite").is_file()
+    parsed: list[str] = []
+    real = repo_module.parse_file
+    monkeypatch.setattr(repo_module, "parse_file", lambda p: parsed.append(p) or real(p))
+    assert [m.name for m in store.load_all().memories] == ["a"]
+    assert parsed == []
 
 
-def _with_pid(path: str) -> dict[str, Any]:
-    """The parse of `path`, marked with the process that did it (module level: a child
-    process gets the function by name)."""
-    import os
-
-    from orchestrator.store.repo import _parse_file
-
-    return {**_parse_file(path), "pid": os.getpid()}
-
-
-def _parse_all_in_a_worker(paths: list[str]) -> list[dict[str, Any]]:
-    from orchestrator.store import cache as cache_module
-    from orchestrator.store.repo import _parse_file
-
-    cache_module.PARALLEL_FROM = 2
-    return cache_module.parse_all(paths, _parse_file)
-
-
-def test_a_pools_worker_parses_everything_itself(cited: Layout) -> None:
-    import multiprocessing
-
-    from orchestrator.store.repo import _parse_file
-
-    paths = []
-    for i in range(4):
-        path = cited.repo_memories / f"w-{i}.md"
-        path.write_text(f"---\nname: w-{i}\ndescription: d{i}\ntype: user\n---\nf\n")
-        paths.append(str(path))
-    with multiprocessing.get_context("fork").Pool(1) as pool:  # its worker is a daemon
-        got = pool.apply(_parse_all_in_a_worker, (paths,))
-    assert got == [_parse_file(p) for p in paths]
+def test_reading_an_uninitialised_repository_creates_no_cache(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    assert RepoMemoryStore(layout).load_all().memories == []
+    assert not layout.cache.exists()

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from orchestrator.checks.secrets import scan_text
 from orchestrator.cli import cli
 from orchestrator.memory.audit import KINDS, AuditReport, audit
 from orchestrator.memory.exclusions import excluded
-from orchestrator.memory.secrets import scan_text
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
 from orchestrator.store.repo import RepoMemoryStore
@@ -447,21 +447,27 @@ def test_memory_commands_do_not_import_the_model_sdk(layout: Layout, put: Put) -
     assert done.stdout.strip() == "False"
 
 
-def test_the_forked_side_checks_give_the_same_report(
+def test_a_fresh_clone_audits_the_same_and_keeps_its_caches_from_the_first_run(
     layout: Layout, put: Put, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """`.orch/` is git-ignored, so a clone has none: the first audit finds what a warm one
+    finds, and leaves the caches the next audit reads back."""
+    import shutil
+
     from orchestrator.memory import audit as audit_module
 
     put("deploy", "CI pushes with ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8.")
     put("parser", "Config is parsed by `vanished()`.")
     put("flaky", "Commit 3f2a9c1 fixed the flaky loader test.", kind="project")
-    inline = audit(layout).to_dict()
-    (layout.cache / "audit.json").unlink()
-    monkeypatch.setattr(audit_module, "PARALLEL_FROM", 0)
-    forked = audit(layout).to_dict()
-    assert forked == inline
-    assert {f["kind"] for f in forked["findings"]} == {
+    warm = audit(layout).to_dict()
+    shutil.rmtree(layout.cache)
+    fresh = audit(layout).to_dict()
+    assert fresh == warm
+    assert {f["kind"] for f in fresh["findings"]} == {
         "secret",
         "stale_citation",
         "excluded_content",
     }
+    assert (layout.cache / "cache.sqlite").is_file()
+    monkeypatch.setattr(audit_module, "near_duplicate_groups", None)  # would fail if called
+    assert audit(layout).to_dict() == fresh

@@ -19,8 +19,9 @@ from orchestrator.memory.dedup import (
     normalise_subject,
     similar_pairs,
 )
+from orchestrator.memory.writer import MemoryWriter, NearDuplicateFound
 from orchestrator.store.layout import Layout
-from orchestrator.store.repo import NearDuplicateFound, RepoMemoryStore
+from orchestrator.store.repo import RepoMemoryStore
 
 FACT = "The test command is `pytest -q`, run from the repository root of the project."
 AGAIN = "The test command is `pytest -q`, run from the repository root of this project."
@@ -82,14 +83,14 @@ def test_cli_write_refuses_a_near_duplicate_until_the_writer_chooses(layout: Lay
     assert RepoMemoryStore(layout).get("test-command-v3").supersedes == ("test-command-again",)
 
 
-def test_store_add_runs_checklist_a_for_every_writer(
+def test_the_writer_runs_checklist_a_for_every_writer(
     layout: Layout, mk: Callable[..., Any]
 ) -> None:
-    store = RepoMemoryStore(layout)
-    store.add(mk("one", FACT, subject="test command"))
+    writer = MemoryWriter(layout)
+    writer.add(mk("one", FACT, subject="test command"))
     with pytest.raises(NearDuplicateFound):
-        store.add(mk("two", AGAIN, subject="test command"))
-    assert [m.name for m in store.load_all().memories] == ["one"]
+        writer.add(mk("two", AGAIN, subject="test command"))
+    assert [m.name for m in writer.store.load_all().memories] == ["one"]
 
 
 def _random_sets(n: int, seed: int) -> list[tuple[int, frozenset[str]]]:

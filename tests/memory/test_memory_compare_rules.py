@@ -13,9 +13,18 @@ import pytest
 
 from evals.hygiene_blind import generate as blind_set
 from orchestrator.memory import compare
-from orchestrator.memory.audit import AuditReport, audit, duplicate_candidates
+from orchestrator.memory.audit import (
+    READINGS_TABLE,
+    READINGS_VERSION,
+    REPORT_TABLE,
+    REPORT_VERSION,
+    AuditReport,
+    audit,
+    duplicate_candidates,
+)
 from orchestrator.memory.dedup import contained_pairs, cross_pairs, jaccard
 from orchestrator.memory.text import read_fact
+from orchestrator.store.cache import Cache
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory
 
@@ -183,15 +192,19 @@ def test_blind_set_labels_name_real_files(tmp_path: Any) -> None:
             assert set(names) <= stems, (root.name, entry)
 
 
-def test_cached_readings_give_the_same_report(layout: Layout, put: Put) -> None:
-    """The second audit reads how each fact reads from `.orch/analysis.sqlite`: it must
-    find what the first found (denials and units included)."""
+def test_an_audit_from_its_caches_gives_the_same_report(layout: Layout, put: Put) -> None:
+    """Without its last report, the second audit reads how each fact reads, verifications
+    and secret scans back from `.orch/cache.sqlite`: it must find what the first found
+    (denials and units included)."""
     put("threads-a", "The worker pool has 8 threads.", subject="pool size", kind="project")
     put("threads-b", "The worker pool runs 16 threads.", subject="pool size", kind="project")
     put("flags-a", "Feature flags are read at start-up.", subject="flags", kind="project")
     put("flags-b", "Feature flags are never read at start-up.", subject="flags", kind="project")
     first = audit(layout).to_dict()
-    (layout.cache / "audit.json").unlink()
-    assert (layout.cache / "analysis.sqlite").is_file()
+    with Cache(layout.cache) as cache:
+        reports = cache.table(REPORT_TABLE, REPORT_VERSION)
+        assert len(reports.items()) == 1
+        reports.replace_all([])
+        assert len(cache.table(READINGS_TABLE, READINGS_VERSION).items()) == 4
     assert audit(layout).to_dict() == first
     assert len([f for f in first["findings"] if f["kind"] == "contradiction"]) == 2

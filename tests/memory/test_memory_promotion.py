@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from orchestrator.cli import cli
 from orchestrator.config import MemoryConfig
-from orchestrator.memory import promote
 from orchestrator.memory.candidates import append_candidate, task_candidates
+from orchestrator.memory.promotion import promote
 from orchestrator.models.scripted import ScriptedModel
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from orchestrator.checks.secrets import is_placeholder, scan_text
 from orchestrator.memory.audit import AuditReport, audit
-from orchestrator.memory.secrets import is_placeholder, scan_text
 from orchestrator.store.layout import Layout
 
 Put = Callable[..., Any]

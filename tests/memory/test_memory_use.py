@@ -10,7 +10,8 @@ import pytest
 
 from orchestrator.config import MemoryConfig
 from orchestrator.events.log import EventLog
-from orchestrator.memory import memories_for_prompt, wants_fresh_context
+from orchestrator.memory.fresh import wants_fresh_context
+from orchestrator.memory.use import memories_for_prompt
 from orchestrator.schemas import errors
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from orchestrator.cli import cli
 from orchestrator.memory import codeindex
 from orchestrator.memory.claims import RepoShape, span_claims
-from orchestrator.memory.verify import Verifier, record, verify_memories
+from orchestrator.memory.record import record
+from orchestrator.memory.verify import Verifier, verify_memories
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
 from orchestrator.store.repo import RepoMemoryStore
@@ -222,7 +223,7 @@ def test_a_warm_run_over_an_unchanged_tree_parses_nothing(
     )
     memories = RepoMemoryStore(layout).load_all().memories
     cold = verify_memories(layout, memories)
-    assert (layout.cache / "verify.sqlite").is_file()
+    assert (layout.cache / "cache.sqlite").is_file()
 
     def no_parsing(data: bytes, path: str) -> None:
         raise AssertionError(f"{path} was parsed again")

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from orchestrator.memory.writer import MemoryWriter
 from orchestrator.retrieval import SearchIndex, index_written
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
-from orchestrator.store.repo import RepoMemoryStore
 from orchestrator.store.scaffold import scaffold
 from orchestrator.store.tasks import TaskFolder
 
@@ -40,7 +40,7 @@ def add_memory(layout: Layout) -> Callable[..., Memory]:
             subject=subject or name.replace("-", " "),
             reason="it matters beyond one task",
         )
-        return RepoMemoryStore(layout).add(memory).memory
+        return MemoryWriter(layout).add(memory).memory
 
     return add
 

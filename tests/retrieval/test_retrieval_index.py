@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import refs, write_json, write_transcript
 
+from orchestrator.memory.writer import MemoryWriter
 from orchestrator.retrieval import Doc, SearchIndex, index_written
 from orchestrator.store.layout import Layout
 from orchestrator.store.repo import RepoMemoryStore
@@ -33,7 +34,7 @@ def test_memory_add_change_and_remove_reach_an_open_index(layout: Layout, add_me
         assert hits[0].meta["status"] == "active"
         assert hits[0].meta["path"] == "memories/repo/test-command.md"
 
-        RepoMemoryStore(layout).update("test-command", status="stale")
+        MemoryWriter(layout).update("test-command", status="stale")
         assert index.search("pytest")[0].meta["status"] == "stale"
 
         path = RepoMemoryStore(layout).path_of("test-command")
@@ -46,7 +47,6 @@ def test_superseding_a_memory_indexes_both_files(layout: Layout, add_memory) -> 
     from orchestrator.store.memfile import Memory
 
     add_memory("lint-command", "Lint with flake8 before every commit.")
-    store = RepoMemoryStore(layout)
     new = Memory(
         name="lint-command-ruff",
         description="Lint with ruff",
@@ -55,7 +55,7 @@ def test_superseding_a_memory_indexes_both_files(layout: Layout, add_memory) -> 
         subject="lint command",
         reason="the gate runs it",
     )
-    store.supersede("lint-command", new)
+    MemoryWriter(layout).supersede("lint-command", new)
     with SearchIndex(layout) as index:
         assert refs(index, "ruff") == ["memory:lint-command-ruff"]
         statuses = {h.ref: h.meta["status"] for h in index.search("lint commit")}

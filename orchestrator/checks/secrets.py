@@ -1,6 +1,6 @@
-"""Secrets in memory files: detect-secrets' detectors, plus what they miss.
+"""Secrets in text orch would write: detect-secrets' detectors, plus what they miss.
 
-detect-secrets (imported only when a line needs it) knows the shapes of many vendors'
+detect-secrets knows the shapes of many vendors'
 keys and tokens (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, JWTs, npm, PyPI...) and
 `password = "..."` style assignments. Its two entropy detectors are left out: on memory
 text they flag commit ids, blob ids and long identifiers. Added here, because detect-secrets
@@ -14,48 +14,20 @@ keys (`...EXAMPLE`), `sk_live_XXXXXXXX`, `<your-token>`, `${VAR}`, `USER:PASSWOR
 `changeme` (detect-secrets' own filters already drop templates, UUIDs and sequences).
 
 To stay fast on thousands of files, a line goes to detect-secrets only when it holds a
-token that could be a credential (long and mixed, or after a keyword); results are cached
-by the SHA-1 of the text in `.orch/secrets.sqlite`.
+token that could be a credential (long and mixed, or after a keyword). detect-secrets is
+imported then, and only then: its import costs about 100 ms (it pulls in `requests`), as
+much as a model SDK's, and `orch memory list` must start in under 150 ms. It is, with the
+SDKs, the one import left inside a function.
+
+The audit reports what `scan_texts` finds (and caches it by the text's digest); refusing
+a secret on every write belongs here too, beside the detection.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import re
-import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-PLUGINS = (
-    "ArtifactoryDetector",
-    "AWSKeyDetector",
-    "AzureStorageKeyDetector",
-    "BasicAuthDetector",
-    "CloudantDetector",
-    "DiscordBotTokenDetector",
-    "GitHubTokenDetector",
-    "GitLabTokenDetector",
-    "IbmCloudIamDetector",
-    "IbmCosHmacDetector",
-    "JwtTokenDetector",
-    "KeywordDetector",
-    "MailchimpDetector",
-    "NpmDetector",
-    "OpenAIDetector",
-    "PrivateKeyDetector",
-    "PypiTokenDetector",
-    "SendGridDetector",
-    "SlackDetector",
-    "SoftlayerDetector",
-    "SquareOAuthDetector",
-    "StripeDetector",
-    "TelegramBotTokenDetector",
-    "TwilioKeyDetector",
-)
-CACHE_VERSION = 2
 
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"
@@ -196,7 +168,7 @@ def _ours(text: str) -> list[SecretHit]:
 
 def _detect_secrets(batches: list[list[tuple[int, str]]]) -> list[list[SecretHit]]:
     """detect-secrets' line plugins over each batch of candidate lines, in one settings
-    context (detect-secrets is imported here: it is slow to import)."""
+    context (imported here: see the module docstring)."""
     from detect_secrets.core import scan
     from detect_secrets.settings import default_settings
 
@@ -277,51 +249,3 @@ def scan_texts(texts: list[str]) -> list[list[SecretHit]]:
 
 def scan_text(text: str) -> list[SecretHit]:
     return scan_texts([text])[0]
-
-
-class SecretScanner:
-    """`scan_text` with results cached by content digest in `.orch/secrets.sqlite`."""
-
-    def __init__(self, cache_dir: Path | None) -> None:
-        self.conn: sqlite3.Connection | None = None
-        self.fresh: list[tuple[str, str]] = []
-        self.known: dict[str, str] = {}
-        if cache_dir is None or not cache_dir.is_dir():
-            return
-        try:
-            conn = sqlite3.connect(cache_dir / "secrets.sqlite", timeout=10)
-            if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_VERSION:
-                conn.execute("DROP TABLE IF EXISTS scans")
-                conn.execute(f"PRAGMA user_version = {CACHE_VERSION}")
-            conn.execute("CREATE TABLE IF NOT EXISTS scans (digest TEXT PRIMARY KEY, hits TEXT)")
-            conn.commit()
-            self.conn = conn
-            self.known = dict(conn.execute("SELECT digest, hits FROM scans"))
-        except sqlite3.DatabaseError:
-            self.conn = None
-
-    def scan_many(self, texts: list[str]) -> list[list[SecretHit]]:
-        digests = [hashlib.sha1(t.encode("utf-8", "replace")).hexdigest() for t in texts]
-        out: list[list[SecretHit] | None] = []
-        todo: list[int] = []
-        for i, digest in enumerate(digests):
-            if digest in self.known:
-                out.append(
-                    [SecretHit(h["line"], h["kind"]) for h in json.loads(self.known[digest])]
-                )
-            else:
-                out.append(None)
-                todo.append(i)
-        if todo:
-            for i, hits in zip(todo, scan_texts([texts[i] for i in todo]), strict=True):
-                out[i] = hits
-                self.fresh.append((digests[i], json.dumps([h.to_dict() for h in hits])))
-        return [hits or [] for hits in out]
-
-    def close(self) -> None:
-        if self.conn is None:
-            return
-        with contextlib.suppress(sqlite3.DatabaseError), self.conn:
-            self.conn.executemany("INSERT OR REPLACE INTO scans VALUES (?, ?)", self.fresh)
-        self.conn.close()
-        self.conn = None
