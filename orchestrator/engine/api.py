@@ -100,7 +100,7 @@ def start(
         raise UsageError(
             f"dirty_tree must be one of {', '.join(DIRTY_POLICIES)}, not {config.dirty_tree!r}"
         )
-    mode_of(config.policy.sandbox)  # a bad [policy] sandbox fails here, before any write
+    mode_of(config.policy.sandbox)  # the configuration already refused a bad [policy] sandbox
     repo = ProjectRepo(layout)
     head = repo.head()
     if head is None:

@@ -283,7 +283,7 @@ def test_a_bad_sandbox_setting_is_one_line_and_exit_2(
     )
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "Error: [policy] sandbox must be one of 'bwrap', 'off', not 'maybe'"
+        "Error: orch.toml.policy: sandbox must be one of bwrap, off, not 'maybe'"
     ), result.stderr
     assert list(Layout(repo).artifacts.glob("*/")) == []
 
