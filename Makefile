@@ -60,6 +60,7 @@ realaudit: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --write
+	$(BIN)/python -m evals.schemas
 
 docs-check: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --check

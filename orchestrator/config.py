@@ -49,7 +49,9 @@ class PolicyConfig:
     shell_timeout: float = 120.0
     shell_output_cap: int = 20_000
     allow_high_risk: tuple[str, ...] = ()  # regexes of commands allowed without approval
-    sandbox: Annotated[str, OneOf(("bwrap", "off"))] = "bwrap"  # bwrap | off: where the agent's and the gates' commands run
+    sandbox: Annotated[str, OneOf(("bwrap", "off"))] = (
+        "bwrap"  # bwrap | off: where the agent's and the gates' commands run
+    )
     network: bool = False  # the sandbox keeps its network (else it has none)
     sandbox_paths: tuple[str, ...] = ()  # more host paths shown read-only in the sandbox
 

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from orchestrator.cli import LazyGroup
 from orchestrator.commands._common import emit_json, json_option, repo, warn
+from orchestrator.commands._lazy import LazyGroup
 from orchestrator.store.memfile import MEMORY_TYPES, Problem
 from orchestrator.store.repo import RepoMemoryStore
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -461,17 +460,3 @@ def _render(
         else:
             parts.append(_dump_key(key, new[key]))
     return "---\n" + "".join(parts) + "---\n" + _body_text(memory.body, old_body)
-
-
-def write_schema_file(path: Path = SCHEMA_FILE) -> bool:
-    """Write `memory_json_schema()` to `path`; True if the file changed."""
-    text = json.dumps(memory_json_schema(), indent=2, ensure_ascii=False) + "\n"
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return False
-    path.write_text(text, encoding="utf-8")
-    return True
-
-
-if __name__ == "__main__":  # python -m orchestrator.store.memfile
-    changed = write_schema_file()
-    sys.stdout.write(f"{SCHEMA_FILE.name}: {'rewritten' if changed else 'up to date'}\n")

@@ -226,7 +226,7 @@ def test_unknown_keys_are_kept_as_extra() -> None:
 
 def test_the_shipped_json_schema_is_the_one_derived_from_the_model() -> None:
     shipped = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-    assert shipped == memory_json_schema(), "run `python -m orchestrator.store.memfile`"
+    assert shipped == memory_json_schema(), "run `python -m evals.schemas`"
     assert load_schema("memory") == shipped  # what the package's validators read
 
 
