@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from orchestrator.cli import CLIError
+from orchestrator.commands._lazy import CLIError
 from orchestrator.errors import OrchError
 
 
