@@ -1,4 +1,4 @@
-"""Retry and revision rules (DESIGN.md section 4), as pure functions.
+"""Retry and revision rules (docs/design.md, States), as pure functions.
 
 Failure classes and their retries within one phase: transient 3 (retry the same scope),
 fixable 1 (retry with a fix hint), needs_replan 1 (targeted replan), escalate 0 (stop),

@@ -1,4 +1,4 @@
-"""Replies that are failures, never successes (DESIGN.md section 4), for every model.
+"""Replies that are failures, never successes (docs/design.md, States), for every model.
 
 - an empty reply (no tool call, no text but whitespace): `transient`, retried;
 - a reply cut at `max_tokens` (or at the context window) in the middle of a tool call:

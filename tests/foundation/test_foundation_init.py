@@ -1,4 +1,4 @@
-"""`orch init`: the layout of DESIGN.md section 1, idempotent, never touching a user's file."""
+"""`orch init`: the layout of docs/design.md, idempotent, never touching a user's file."""
 
 from __future__ import annotations
 
