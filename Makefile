@@ -47,6 +47,7 @@ evals: $(STAMP)
 	$(BIN)/python -m evals.hygiene
 	$(BIN)/python -m evals.context
 	$(BIN)/python -m evals.resume
+	$(BIN)/python -m evals.aging
 	@if [ -f $(LOCOMO) ]; then \
 		echo "$(BIN)/python -m evals.locomo --data $(LOCOMO)"; \
 		$(BIN)/python -m evals.locomo --data $(LOCOMO); \

@@ -38,10 +38,36 @@ class ContextConfig:
 
 
 @dataclass(frozen=True)
+class ImportanceWeights:
+    """`[memory.importance]`: how a memory's importance is weighed (docs/memory.md,
+    "Importance"): the weights of use, recency and type, how much the outcome of the
+    phases that used it counts, each type's prior, and the quality factors."""
+
+    use: float = 0.6
+    recency: float = 0.4
+    type: float = 0.3  # how much the type's prior scales the score (0: not at all)
+    outcome: float = 0.5  # share of `use` that depends on the phases passing their gates
+    type_user: float = 1.0
+    type_feedback: float = 0.9
+    type_project: float = 0.7
+    type_reference: float = 0.6
+    changed_factor: float = 0.8  # verified, but the cited code changed since
+    stale_factor: float = 0.2  # a claim no longer holds
+    unknown_factor: float = 0.9  # not verified yet
+    duplicate_factor: float = 0.7  # another active memory near-duplicates it
+
+
+@dataclass(frozen=True)
 class MemoryConfig:
     stale_policy: Annotated[str, OneOf(("withhold", "mark"))] = "withhold"
     related_results: int = 5  # past experiences injected at phase start
     skill_min_occurrences: int = 3
+    half_life_days: float = 30.0  # a use counts half as much this many days later
+    decay_after_tasks: int = 20  # unused within the last N tasks ...
+    decay_after_days: float = 60.0  # ... or the last D days (the newer): a decay candidate
+    decay_below: float = 0.3  # ... when its importance is also below this
+    prompt_index_tokens: int = 6000  # over this, the least important memories leave a prompt
+    importance: ImportanceWeights = field(default_factory=ImportanceWeights)
 
 
 @dataclass(frozen=True)

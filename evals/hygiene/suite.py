@@ -73,9 +73,14 @@ def units_found(repo: str, report: dict[str, Any]) -> set[tuple[Any, ...]]:
     return out
 
 
+# The planted pollution kinds. `low_value` (decay) depends on a history of use, which these
+# sets do not have (so the audit never raises it here): `python -m evals.aging` measures it.
+POLLUTION = tuple(k for k in KINDS if k != "low_value")
+
+
 def score(expected: set[tuple[Any, ...]], found: set[tuple[Any, ...]]) -> dict[str, Any]:
     table: dict[str, Any] = {}
-    for kind in KINDS:
+    for kind in POLLUTION:
         exp = {u for u in expected if u[1] == kind}
         got = {u for u in found if u[1] == kind}
         tp = len(exp & got)

@@ -8,6 +8,8 @@ import click
 
 from orchestrator.commands._common import emit_json, json_option, repo, warn
 from orchestrator.commands._lazy import LazyGroup
+from orchestrator.config import load_config
+from orchestrator.memory.importance import importance
 from orchestrator.store.memfile import MEMORY_TYPES, Problem
 from orchestrator.store.repo import RepoMemoryStore
 
@@ -37,6 +39,10 @@ MORE: dict[str, tuple[str, str]] = {
     "audit": (
         "orchestrator.commands.memory_audit:audit",
         "Find duplicated, contradicted, stale or polluted memory.",
+    ),
+    "decay": (
+        "orchestrator.commands.memory_audit:decay",
+        "Mark old, unused, low-importance memories stale (never deleting).",
     ),
     "promote": (
         "orchestrator.commands.memory_promote:promote",
@@ -73,27 +79,38 @@ def _report_problems(problems: list[Problem], *, only_errors: bool = True) -> bo
 @memory.command("list")
 @click.option("--all", "show_all", is_flag=True, help="Include superseded and stale memories.")
 @click.option("--type", "kind", type=click.Choice(MEMORY_TYPES))
+@click.option(
+    "--by",
+    type=click.Choice(["name", "importance"]),
+    default="name",
+    show_default=True,
+    help="Order: by name, or most important first (with the score).",
+)
 @json_option
-def memory_list(show_all: bool, kind: str | None, as_json: bool) -> None:
+def memory_list(show_all: bool, kind: str | None, by: str, as_json: bool) -> None:
     """List repo memories (files that do not load are reported, exit code 1)."""
-    result = RepoMemoryStore(repo()).load_all()
+    layout = repo()
+    result = RepoMemoryStore(layout).load_all()
     shown = [
         m for m in result.memories if (show_all or m.active) and (kind is None or m.type == kind)
     ]
+    scores = {}
+    if by == "importance":
+        scores = importance(layout, result.memories, load_config(layout.root).memory)
+        shown.sort(key=lambda m: (-scores[m.name].score if m.name in scores else 1.0, m.name))
     errors = [p for p in result.problems if p.severity == "error"]
     if as_json:
-        emit_json(
-            {
-                "v": 1,
-                "memories": [m.to_dict(body=False) for m in shown],
-                "problems": [p.to_dict() for p in errors],
-            }
-        )
+        listed = [m.to_dict(body=False) for m in shown]
+        for entry in listed:
+            if entry["name"] in scores:
+                entry.update(scores[entry["name"]].to_dict())
+        emit_json({"v": 1, "memories": listed, "problems": [p.to_dict() for p in errors]})
     else:
         width = max((len(m.name) for m in shown), default=4)
         for m in shown:
             mark = "" if m.active else f" [{m.status}]"
-            click.echo(f"{m.name:<{width}}  {m.type:<9}  {m.description}{mark}")
+            score = f"{scores[m.name].score:.2f}  " if m.name in scores else ""
+            click.echo(f"{score}{m.name:<{width}}  {m.type:<9}  {m.description}{mark}")
         if not shown:
             click.echo("No memories yet: `orch memory add --help` shows how to add one.")
         _report_problems(errors)
@@ -105,10 +122,18 @@ def memory_list(show_all: bool, kind: str | None, as_json: bool) -> None:
 @click.argument("name")
 @json_option
 def memory_show(name: str, as_json: bool) -> None:
-    """Show one memory."""
-    store = RepoMemoryStore(repo())
+    """Show one memory, and its importance (the score and its parts) when it is active."""
+    layout = repo()
+    store = RepoMemoryStore(layout)
     mem = store.get(name)
+    found = None
+    if mem.active:
+        found = importance(layout, store.load_all().memories, load_config(layout.root).memory)
+    worth = found.get(name) if found else None
     if as_json:
-        emit_json(mem.to_dict())
-    else:
-        click.echo(store.path_of(name).read_text(encoding="utf-8"), nl=False)
+        emit_json({**mem.to_dict(), **(worth.to_dict() if worth else {})})
+        return
+    click.echo(store.path_of(name).read_text(encoding="utf-8"), nl=False)
+    if worth is not None:
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in worth.parts.items())
+        click.echo(f"\nimportance {worth.score:.2f} ({parts}); used {worth.use.count} times")

@@ -22,6 +22,7 @@ from orchestrator.context import ContextManager, PromptParts
 from orchestrator.engine.tools import MemoryHandler
 from orchestrator.events.log import EventLog
 from orchestrator.memory.promotion import promote
+from orchestrator.memory.usage import UsageLog
 from orchestrator.memory.use import memories_for_prompt
 from orchestrator.messages import Message, ToolSpec
 from orchestrator.models.logging import LoggedModel
@@ -187,11 +188,14 @@ class RepoMemory:
         return found.index_text
 
     def tool(self, layout: Layout, log: EventLog) -> MemoryHandler | None:
-        return MemoryToolHandler(layout)
+        return MemoryToolHandler(layout, task=log.task)
 
     def promote(
         self, layout: Layout, task: TaskFolder, log: EventLog, phase: int | None
     ) -> str | None:
+        if phase is not None:  # a phase is promoted once it passed its gates and is committed
+            with UsageLog(layout) as usage:
+                usage.record_outcome(task.slug, phase, passed=True)
         return promote(layout, task, log, phase=phase, config=self.config).summary()
 
 

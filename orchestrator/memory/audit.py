@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,9 +40,12 @@ from typing import Any
 
 from orchestrator import __version__
 from orchestrator.checks.secrets import SecretHit, scan_texts
+from orchestrator.config import MemoryConfig
 from orchestrator.events.log import EventLog
 from orchestrator.memory import compare
+from orchestrator.memory.cards import card_conflicts
 from orchestrator.memory.codeindex import TreeState
+from orchestrator.memory.decay import decay_candidates
 from orchestrator.memory.dedup import (
     THRESHOLD,
     contained_pairs,
@@ -52,6 +56,7 @@ from orchestrator.memory.dedup import (
 )
 from orchestrator.memory.exclusions import Exclusion, excluded
 from orchestrator.memory.text import Reading, read_fact
+from orchestrator.memory.usage import usage_path
 from orchestrator.memory.verify import verify_store_details
 from orchestrator.store.cache import Cache, stat_key
 from orchestrator.store.index import MAX_INDEX_LINES, render_index
@@ -71,6 +76,7 @@ KINDS = (
     "index_drift",
     "index_oversize",
     "notes_style",
+    "low_value",
 )
 TITLES = {
     "near_duplicate": "Near-duplicates",
@@ -83,6 +89,7 @@ TITLES = {
     "index_drift": "Index drift",
     "index_oversize": "Index size",
     "notes_style": "NOTES.md",
+    "low_value": "Decay candidates",
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
@@ -449,7 +456,7 @@ def _notes_findings(layout: Layout) -> list[Finding]:
     return out
 
 
-def _cache_key(layout: Layout, store: RepoMemoryStore, verify: bool) -> str:
+def _cache_key(layout: Layout, store: RepoMemoryStore, verify: bool, config: MemoryConfig) -> str:
     """What an audit depends on: every memory file, MEMORY.md and NOTES.md (by stat key),
     every tracked file (by blob id, for the claims) and this code's version."""
     digest = hashlib.sha1(f"audit {REPORT_VERSION} {__version__} {verify}\n".encode())
@@ -462,6 +469,13 @@ def _cache_key(layout: Layout, store: RepoMemoryStore, verify: bool) -> str:
             digest.update(f"{extra}\0missing\n".encode())
     if verify:
         digest.update(TreeState.read(layout.root).signature(code_only=False).encode())
+    # decay depends on use, on the tasks there are and on the day (memory.importance)
+    try:
+        digest.update(f"usage\0{stat_key(os.stat(usage_path(layout)))}\n".encode())
+    except OSError:
+        digest.update(b"usage\0missing\n")
+    tasks = sorted(p.name for p in layout.artifacts.iterdir()) if layout.artifacts.is_dir() else []
+    digest.update(f"{config}\0{tasks}\0{time.strftime('%Y-%m-%d', time.gmtime())}\n".encode())
     return digest.hexdigest()
 
 
@@ -511,18 +525,20 @@ def audit(
     verify: bool = True,
     log: EventLog | None = None,
     phase: int | None = None,
+    config: MemoryConfig | None = None,
 ) -> AuditReport:
     """Audit repo memory, MEMORY.md and NOTES.md. Reads only (caches in `.orch/` aside):
     a report is read back while nothing it read changed."""
+    config = config or MemoryConfig()
     store = RepoMemoryStore(layout)
-    key = _cache_key(layout, store, verify)
+    key = _cache_key(layout, store, verify, config)
     with Cache(layout.cache) as cache:
         reports = cache.table(REPORT_TABLE, REPORT_VERSION)
         cached = reports.get(key)
         if cached is not None:
             report = _report_from(json.loads(cached))
         else:
-            report, complete = _run(layout, store, cache, verify)
+            report, complete = _run(layout, store, cache, verify, config)
             if complete:
                 reports.replace_all([(key, json.dumps(report.to_dict()))])
     if log is not None:
@@ -531,12 +547,17 @@ def audit(
 
 
 def _run(
-    layout: Layout, store: RepoMemoryStore, cache: Cache, verify: bool
+    layout: Layout, store: RepoMemoryStore, cache: Cache, verify: bool, config: MemoryConfig
 ) -> tuple[AuditReport, bool]:
     """Every check; (the report, whether it depends on tracked files only)."""
     loaded = store.load_all()
     report = _compare_memories(loaded.memories, cache)
     findings = list(report.findings)
+    findings += _card_findings(loaded.memories, findings)
+    findings += [
+        Finding("low_value", c.name, (), f"{c.reason}: `orch memory decay --apply`", "warning")
+        for c in decay_candidates(layout, loaded.memories, config)
+    ]
     complete = True
     if verify:
         results, is_active, complete = verify_store_details(layout, loaded=loaded)
@@ -552,6 +573,17 @@ def _run(
     order = {k: i for i, k in enumerate(KINDS)}
     report.findings = sorted(findings, key=lambda f: (order[f.kind], f.memory or "", f.detail))
     return report, complete
+
+
+def _card_findings(memories: list[Memory], found: list[Finding]) -> list[Finding]:
+    """User cards a newer card about the same person and preference overrules (the older
+    is reported; a pair the contradiction check already named is not named twice)."""
+    named = {frozenset((f.memory, *f.related)) for f in found if f.kind == "contradiction"}
+    return [
+        Finding("contradiction", c.older.name, (c.newer.name,), c.detail(), "warning")
+        for c in card_conflicts(memories)
+        if frozenset((c.older.name, c.newer.name)) not in named
+    ]
 
 
 def _problem_findings(loaded: LoadResult) -> list[Finding]:

@@ -45,7 +45,7 @@ _CITE = re.compile(r"^(?P<path>[^:#\s]+)(?::(?P<line>\d+))?(?:#(?P<symbol>\S+))?
 class Candidate:
     """One thing a task learned that might belong in repo memory."""
 
-    source: str  # candidates_file | episode | session_notes | phase_report
+    source: str  # candidates_file | episode | session_notes | phase_report | person
     ref: str  # where in the source ("phase-2-report.md:14", "episodes/e3.json#l3[0]")
     fact: str
     subject: str | None = None
@@ -57,6 +57,7 @@ class Candidate:
     name: str | None = None
     seen: int = 1  # how often the task saw it (L3 items count their sources)
     proposed_by: tuple[str, ...] = field(default=(), compare=False)
+    card: tuple[tuple[str, str], ...] = ()  # a user card's person, relationship, observed
 
     @property
     def id(self) -> str:
@@ -77,6 +78,7 @@ class Candidate:
             "scope": self.scope,
             "kind": self.kind,
             "name": self.name,
+            **({"card": dict(self.card)} if self.card else {}),
         }
 
     def with_changes(self, **changes: Any) -> Candidate:

@@ -18,6 +18,9 @@ so a resumed run never decides twice), in order:
    near-duplicates a memory (Checklist A) supersedes it when it is at least as specific,
    else is skipped; otherwise it is written.
 
+Candidates come from the task's files (`candidates.task_candidates`) and from what a
+person said in the task (`cards.card_candidates`: user cards).
+
 Each decision is one `memory_promotion` event.
 """
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +37,7 @@ from orchestrator.errors import ModelError, OrchError, PathEscape
 from orchestrator.events.log import EventLog
 from orchestrator.memory import compare
 from orchestrator.memory.candidates import Candidate, task_candidates
+from orchestrator.memory.cards import card_candidates, said_in
 from orchestrator.memory.dedup import DedupIndex, NearDuplicate, jaccard, normalise_subject
 from orchestrator.memory.exclusions import excluded
 from orchestrator.memory.text import read_fact
@@ -154,6 +159,14 @@ def _decided(log: EventLog | None) -> set[str]:
     return done
 
 
+def _person(layout: Layout) -> str:
+    """Who runs orch here (git's user.name), the person a task's statements are from."""
+    found = subprocess.run(
+        ["git", "config", "user.name"], cwd=layout.root, capture_output=True, text=True
+    )
+    return found.stdout.strip() or "the user"
+
+
 def _first_sentence(text: str) -> str:
     return re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0][:150]
 
@@ -161,6 +174,8 @@ def _first_sentence(text: str) -> str:
 def classify(candidate: Candidate) -> tuple[str, str]:
     """(type, why): the rules decide; a proposed type stands unless a rule overrules it."""
     fact = candidate.fact
+    if candidate.card:
+        return "user", "a person said it of how they want the work done"
     if _USER.search(fact):
         return "user", "the fact is about the user"
     proposed = candidate.type if candidate.type in MEMORY_TYPES else None
@@ -238,6 +253,8 @@ def build_memory(
         citations=citations,
         source=source,
     )
+    if candidate.card:
+        memory = memory.with_changes(**dict(candidate.card))
     return memory, []
 
 
@@ -492,7 +509,7 @@ def promote(
         layout, task, log, phase, config or MemoryConfig(), MemoryWriter(layout), report
     )
     decided = _decided(log)
-    found = task_candidates(task)
+    found = task_candidates(task) + card_candidates(task, _person(layout), said_in(task))
     todo = [c for c in found if c.id not in decided]
     report.already_decided = len(found) - len(todo)
     if model is not None and todo:

@@ -7,6 +7,11 @@ withheld (`stale_policy = "withhold"`, the default) or kept in the index with a 
 (`"mark"`); either way they are listed with the claim that failed, and one
 `memory_verification` event records the check. A user turn that asks for no memory
 ("ignore memory", "fresh context"...) gets an empty tier for that turn, also logged.
+
+Each prompt's memories are recorded as used (`memory.usage`, with the task and phase of
+the log), with their verification results. When the index would pass
+`[memory] prompt_index_tokens`, the least important memories (`memory.importance`) leave
+this prompt first, and the index says how many left and which.
 """
 
 from __future__ import annotations
@@ -17,14 +22,18 @@ from typing import Any
 from orchestrator.config import MemoryConfig
 from orchestrator.events.log import EventLog
 from orchestrator.memory.fresh import wants_fresh_context
+from orchestrator.memory.importance import importance
+from orchestrator.memory.usage import UsageLog
 from orchestrator.memory.verify import Verification, verify_store
-from orchestrator.store.index import index_entry, render_index
+from orchestrator.store.index import MAX_INDEX_LINES, index_entry, render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
 from orchestrator.store.repo import RepoMemoryStore
+from orchestrator.tokens import estimate_text
 
 STALE_POLICIES = ("withhold", "mark")
 MAX_LISTED = 50  # stale memories named in one event
+INDEX_ROOM = MAX_INDEX_LINES - 20  # entries a prompt's index holds, headings and notes aside
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,7 @@ class PromptMemory:
     policy: str = "withhold"
     fresh_context: bool = False  # the user asked for no memory this turn
     verifications: list[Verification] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # left out for the token cap, least first
 
     @property
     def withheld(self) -> list[StaleMemory]:
@@ -67,6 +77,7 @@ class PromptMemory:
             "marked": [s.to_dict() for s in self.stale[:MAX_LISTED]]
             if self.policy == "mark"
             else [],
+            **({"dropped": self.dropped[:MAX_LISTED]} if self.dropped else {}),
         }
 
 
@@ -99,6 +110,31 @@ def memories_for_prompt(
         return result
 
     active = RepoMemoryStore(layout).load_all().active if layout.initialised else []
+    verifications, stale = _checked(layout, active)
+    usable = [m for m in active if m.name not in stale]
+    shown, dropped = _within_budget(layout, config, active if policy == "mark" else usable)
+    result = PromptMemory(
+        index_text=_index_text(shown, stale if policy == "mark" else {}, dropped),
+        memories=[m for m in usable if m.name not in dropped],
+        stale=list(stale.values()),
+        policy=policy,
+        verifications=verifications,
+        dropped=dropped,
+    )
+    if log is not None:
+        with UsageLog(layout) as usage:
+            usage.record_use(
+                [m.name for m in result.memories], via="prompt", task=log.task, phase=phase
+            )
+            usage.record_checks((v.name, v.result) for v in verifications)
+        log.append("memory_verification", result.to_payload(), agent=agent, phase=phase)
+    return result
+
+
+def _checked(
+    layout: Layout, active: list[Memory]
+) -> tuple[list[Verification], dict[str, StaleMemory]]:
+    """Each active memory's verification, and the stale ones with their first failure."""
     names = {m.name for m in active}
     verifications = [v for v in verify_store(layout)[0] if v.name in names] if active else []
     stale = {
@@ -106,18 +142,41 @@ def memories_for_prompt(
         for v in verifications
         if v.stale
     }
-    usable = [m for m in active if m.name not in stale]
-    if policy == "withhold":
-        index_text = render_index(usable)
-    else:
-        index_text = _mark_stale(render_index(active), active, stale)
-    result = PromptMemory(
-        index_text=index_text,
-        memories=usable,
-        stale=list(stale.values()),
-        policy=policy,
-        verifications=verifications,
-    )
-    if log is not None:
-        log.append("memory_verification", result.to_payload(), agent=agent, phase=phase)
-    return result
+    return verifications, stale
+
+
+def _index_text(shown: list[Memory], marked: dict[str, StaleMemory], dropped: list[str]) -> str:
+    """The index a prompt sees: stale entries marked (policy "mark"), what was left out."""
+    text = render_index(shown)
+    if marked:
+        text = _mark_stale(text, shown, marked)
+    if dropped:
+        text += (
+            f"({len(dropped)} more memories left out of this prompt, least important first: "
+            f"{', '.join(dropped[:MAX_LISTED])})\n"
+        )
+    return text
+
+
+def _within_budget(
+    layout: Layout, config: MemoryConfig, memories: list[Memory]
+) -> tuple[list[Memory], list[str]]:
+    """`memories` whose index fits `prompt_index_tokens`, and the names left out (the least
+    important first); the index keeps its own order."""
+    cap = config.prompt_index_tokens if config.prompt_index_tokens > 0 else None
+    total = estimate_text(render_index(memories))
+    kept = len([m for m in memories if m.active])
+    if (cap is None or total <= cap) and kept <= INDEX_ROOM:
+        return memories, []
+    scores = importance(layout, memories, config)
+    ranked = sorted((m for m in memories if m.active), key=lambda m: (scores[m.name].score, m.name))
+    cost = {m.name: estimate_text(index_entry(m)) + 1 for m in ranked}
+    dropped = []
+    for m in ranked:
+        if (cap is None or total <= cap) and kept <= INDEX_ROOM:
+            break
+        dropped.append(m.name)
+        total -= cost[m.name]
+        kept -= 1
+    gone = set(dropped)
+    return [m for m in memories if m.name not in gone], dropped

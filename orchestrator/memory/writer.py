@@ -17,12 +17,14 @@ write through a `MemoryWriter`, so one set of rules holds for all of them:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from orchestrator.errors import OrchError, UsageError
 from orchestrator.memory.dedup import near_duplicates
+from orchestrator.memory.usage import UsageLog
 from orchestrator.retrieval import index_written
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
@@ -69,6 +71,27 @@ class MemoryWriter:
     def _index(self, paths: list[Path]) -> None:
         index_written(self.layout, *paths)  # never raises: the index is a cache
 
+    def _cited(self, tx: Transaction, memory: Memory) -> list[str]:
+        """The other memories `memory` names in its text (use: it is cited by a newer one)."""
+        words = {w.rstrip("._-") for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9_.-]*", memory.body)}
+
+        def names(other: str) -> bool:  # a one-word name counts only when marked as a name
+            if "-" in other:
+                return other in words
+            return any(f in memory.body for f in (f"`{other}`", f"[[{other}]]", f"{other}.md"))
+
+        return [m.name for m in tx.current.memories if m.name != memory.name and names(m.name)]
+
+    def _record(self, written: Memory, cited: list[str], superseded: list[str]) -> None:
+        """Links for the importance score (memory.importance); never fails a write."""
+        if not cited and not superseded:
+            return
+        with UsageLog(self.layout) as usage:
+            for name in superseded:
+                usage.record_link(name, written.name, "superseded")
+            for name in cited:
+                usage.record_link(name, written.name, "cited")
+
     def _duplicates(
         self, tx: Transaction, memory: Memory, *, besides: str | None = None
     ) -> list[tuple[str, float]]:
@@ -93,9 +116,11 @@ class MemoryWriter:
                 raise NearDuplicateFound(memory.name, found)
             if found and on_duplicate == "skip":
                 return WriteResult("skipped", memory, duplicates=found)
+            cited = self._cited(tx, memory)
             if found and on_duplicate == "supersede":
                 old = found[0][0]
                 new = tx.supersede(old, memory)
+                self._record(new, cited, [old])
                 return WriteResult("superseded", new, superseded=[old], duplicates=found)
             if found:  # create, with the reason both must exist
                 if not (reason or "").strip():
@@ -106,6 +131,7 @@ class MemoryWriter:
                 extra["distinct_from"] = [{"name": n, "reason": reason} for n, _ in found]
                 memory = memory.with_changes(extra=extra)
             written = tx.create(memory)
+        self._record(written, cited, [])
         return WriteResult("created", written, duplicates=found, reason=reason)
 
     def supersede(
@@ -124,7 +150,9 @@ class MemoryWriter:
             found = self._duplicates(tx, new, besides=old_name) if refuse_duplicates else []
             if found and not (reason or "").strip():
                 raise NearDuplicateFound(new.name, found)
+            cited = [n for n in self._cited(tx, new) if n != old_name]
             written = tx.supersede(old_name, new)
+        self._record(written, cited, [old_name])
         return WriteResult("superseded", written, superseded=[old_name], duplicates=found)
 
     def update(self, name: str, **changes: Any) -> WriteResult:

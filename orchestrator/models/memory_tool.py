@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from orchestrator.errors import ModelError, OrchError
+from orchestrator.memory.usage import record_use
 from orchestrator.memory.writer import MemoryWriter, NearDuplicateFound
 from orchestrator.messages import ToolSpec
 from orchestrator.prompts import prompt_text
@@ -116,11 +117,13 @@ class MemoryToolHandler:
         layout: Layout,
         *,
         on_event: EventSink | None = None,
+        task: str | None = None,
     ) -> None:
         self.layout = layout
         self.writer = MemoryWriter(layout)
         self.store = self.writer.store
         self.on_event = on_event
+        self.task = task  # a memory viewed is recorded as read in this task (memory.usage)
 
     @staticmethod
     def spec() -> ToolSpec:
@@ -252,6 +255,7 @@ class MemoryToolHandler:
             start = first
             shown = lines[first - 1 : None if last == -1 else last]
         record.update(action="viewed", memory=name)
+        record_use(self.layout, [name], via="read", task=self.task)
         numbered = [f"{n:>{LINE_WIDTH}}\t{line}" for n, line in enumerate(shown, start)]
         return f"Here's the content of {path} with line numbers:\n" + "\n".join(numbered)
 

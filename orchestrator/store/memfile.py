@@ -54,6 +54,7 @@ except ImportError:  # pragma: no cover - a PyYAML without libyaml
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 STATUSES = ("active", "superseded", "stale")
 NEEDS_CITATIONS = ("project", "reference")
+CARD_KEYS = ("person", "relationship", "backstory", "observed")  # user memories only
 SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FLOW_KEYS = frozenset({"source", "verified"})  # written on one line: {task: x, phase: 2}
@@ -118,6 +119,11 @@ class Memory:
     updated: str | None = None
     source: dict[str, Any] | None = None  # provenance: {task, phase}, {imported, file}
     verified: dict[str, Any] | None = None  # {commit, at, result}
+    # a user memory may be a card about a person (docs/memory.md, "User cards")
+    person: str | None = None  # who it is about
+    relationship: str | None = None  # to the project or to another person
+    backstory: str | None = None  # what makes the statement make sense
+    observed: str | None = None  # when it was said (ISO 8601)
     body: str = field(default="", metadata=NOT_IN_SCHEMA)
     extra: dict[str, Any] = field(default_factory=dict, metadata=NOT_IN_SCHEMA)  # other keys
 

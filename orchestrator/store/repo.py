@@ -27,6 +27,7 @@ from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.index import INDEX_FIELDS, render_index
 from orchestrator.store.layout import INDEX_FILE, Layout
 from orchestrator.store.memfile import (
+    CARD_KEYS,
     KEBAB,
     MEMORY_TYPES,
     NEEDS_CITATIONS,
@@ -264,6 +265,9 @@ class RepoMemoryStore:
             errs.append("the fact (the body's first paragraph) is empty")
         if memory.type in NEEDS_CITATIONS and not memory.citations:
             errs.append(f"{memory.type} memories need at least one citation")
+        carded = [k for k in CARD_KEYS if getattr(memory, k) is not None]
+        if carded and memory.type != "user":
+            errs.append(f"{', '.join(carded)}: only user memories are cards about a person")
         for citation in memory.citations:
             try:
                 target = confine(self.layout.root, citation.path)

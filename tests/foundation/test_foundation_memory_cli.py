@@ -93,7 +93,8 @@ def test_list_show_and_json(cited: Layout, orch: Any) -> None:
     only = json.loads(orch("memory", "list", "--json", "--type", "user").out)
     assert [m["name"] for m in only["memories"]] == ["editor"]
     shown = orch("memory", "show", "editor")
-    assert shown.out == (cited.repo_memories / "editor.md").read_text()
+    text = (cited.repo_memories / "editor.md").read_text()
+    assert shown.out.startswith(text) and "\nimportance 0.00 (use 0.00" in shown.out[len(text) :]
     assert json.loads(orch("memory", "show", "editor", "--json").out)["body"] == "Uses vim.\n"
 
 
