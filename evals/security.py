@@ -18,8 +18,16 @@ with a key per section. Today's section:
   JSON: `{"commands": {"rows": [{"command", "family", "outcome", "changed": {"git",
   "records", "outside", "network"}, "detail"}], "totals": {...}, "seconds"}}`.
 
-Later parts add sections here (the event-log tamper table, the secret table, the
-read-confinement table): a function taking the parsed arguments and returning a `Section`.
+- `log`: the event log's tamper table (`evals/tamper.py`): forged, copied, edited, moved,
+  repeated lines and lines cut from the end, each detected by `orch log --check` and
+  refused by `orch resume`; a torn line repaired; another key read as unverified.
+- `secrets`: twelve formats of secret through every write path and a file the agent reads
+  (`evals/security_secrets.py`): nothing stored under plans/, memories/, NOTES.md, .orch/.
+- `reads`: links out of the repository, FIFOs, loops, a linked memory folder, a huge
+  memory (`evals/security_reads.py`): no escape, no hang, one warning each.
+
+A section is a function taking the parsed arguments and returning a `Section` (the
+commands) or a `Table` (rows of dicts with an `ok` key and their own text rendering).
 
 The commands are destructive: this refuses to run them when the sandbox does not isolate
 (checked first, through the same tool); without bwrap every command is `refused`.
@@ -49,6 +57,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from evals.security_log import render as render_tamper
+from evals.security_log import tamper_table
+from evals.security_reads import reads_table
+from evals.security_reads import render as render_reads
+from evals.security_secrets import render as render_secrets
+from evals.security_secrets import secrets_table
 from orchestrator.config import PolicyConfig
 from orchestrator.engine.exceptions import NeedsApproval
 from orchestrator.engine.risk import classify
@@ -419,7 +433,51 @@ def commands_section(args: argparse.Namespace) -> Section:
     return Section("commands", "Destructive commands in the sandbox", rows, totals, seconds, notes)
 
 
-SECTIONS: dict[str, Callable[[argparse.Namespace], Section]] = {"commands": commands_section}
+@dataclass
+class Table:
+    """A section of rows that each say whether they held (`ok`), with its own rendering."""
+
+    name: str
+    title: str
+    rows: list[dict[str, Any]]
+    text: str
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        ok = sum(1 for r in self.rows if r["ok"])
+        return {
+            "rows": self.rows,
+            "totals": {"rows": len(self.rows), "ok": ok, "failed": len(self.rows) - ok},
+            "seconds": round(self.seconds, 1),
+        }
+
+
+def _table(
+    name: str, title: str, build: Callable[[], list[dict[str, Any]]], show: Callable[..., str]
+) -> Table:
+    started = time.monotonic()
+    rows = build()
+    return Table(name, title, rows, show(rows), time.monotonic() - started)
+
+
+def log_section(args: argparse.Namespace) -> Table:
+    return _table("log", "The event log, tampered with", tamper_table, render_tamper)
+
+
+def secrets_section(args: argparse.Namespace) -> Table:
+    return _table("secrets", "Secrets on every write path", secrets_table, render_secrets)
+
+
+def reads_section(args: argparse.Namespace) -> Table:
+    return _table("reads", "Reads confined to the repository", reads_table, render_reads)
+
+
+SECTIONS: dict[str, Callable[[argparse.Namespace], Section | Table]] = {
+    "commands": commands_section,
+    "log": log_section,
+    "secrets": secrets_section,
+    "reads": reads_section,
+}
 
 
 # output --------------------------------------------------------------------------------------
@@ -510,8 +568,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({s.name: s.to_dict() for s in sections}, indent=1))
     else:
-        print("\n\n".join(render(s) for s in sections))
-    return 0
+        print(
+            "\n\n".join(
+                f"## {s.title}\n\n{s.text}" if isinstance(s, Table) else render(s) for s in sections
+            )
+        )
+    failed = [s.name for s in sections if isinstance(s, Table) and s.to_dict()["totals"]["failed"]]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -97,6 +97,13 @@ class ModelsConfig:
 
 
 @dataclass(frozen=True)
+class RecordsConfig:
+    """`[records]`: what of orch's records goes into git."""
+
+    commit_transcripts: bool = False  # transcripts/ git-ignored by `orch init` unless true
+
+
+@dataclass(frozen=True)
 class Config:
     model: str = "anthropic:claude-sonnet-4-6"
     fallback_model: str | None = "anthropic:claude-haiku-4-5"
@@ -117,6 +124,7 @@ class Config:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     models: ModelsConfig = field(default_factory=ModelsConfig)
+    records: RecordsConfig = field(default_factory=RecordsConfig)
 
     def model_for(self, role: str) -> str:
         chosen = getattr(self, f"{role}_model", None)

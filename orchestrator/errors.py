@@ -57,6 +57,20 @@ class PathEscape(UsageError):
         super().__init__(f"path {path!r} is outside the repository {root}")
 
 
+class SecretRefused(OrchError):
+    """A write that would store a secret; the message names its kind and field, never it."""
+
+    def __init__(self, what: str, field: str, kind: str) -> None:
+        super().__init__(
+            f"{what} not written: its {field} holds a secret ({kind}); orch never stores one. "
+            "Remove it (keep secrets in the environment or a secret manager)"
+        )
+
+
+class WriteFailed(OrchError):
+    """A write the disk refused (full, read-only...); what was begun was undone."""
+
+
 class Locked(OrchError):
     exit_code = 3
 

@@ -25,6 +25,7 @@ a secret on every write belongs here too, beside the detection.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,18 @@ _BARE_PASSWORD = re.compile(
     re.I,
 )
 _GOOGLE = re.compile(r"\bAIza[0-9A-Za-z_-]{35}")
+_LOW_ASSIGN = re.compile(
+    r"\b([a-z][a-z0-9_]*(?:key|token|secret|password|passwd|pwd|credentials?))[ \t]*[=:][ \t]*"
+    r"['\"]([^\s'\"`]{12,})['\"]"
+)
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9]{24,}(?![A-Za-z0-9+/_=-])")
+_PUBLIC_BLOCK = re.compile(
+    r"-----BEGIN ((?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE))-----.*?-----END \1-----", re.S
+)
+_WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
+ENTROPY_BITS = 4.2  # a random 24-character mix of cases and digits has about 4.4
+# a word one of the whole-text patterns needs (the line filter below covers the rest)
+_NEEDS = re.compile(r"private key|putty|sk-|aiza|npm_|pass|pwd|secret|key|token|credential", re.I)
 _LONG = re.compile(r"[A-Za-z0-9+/_=.:-]{16,}")
 _KEYWORD = re.compile(r"\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)")
 _GENERATED = re.compile(
@@ -125,17 +138,23 @@ def _looks_real(value: str) -> bool:
     has_digit = any(c.isdigit() for c in value)
     has_alpha = any(c.isalpha() for c in value)
     has_other = any(not c.isalnum() for c in value)
-    return has_alpha and (has_digit or has_other)
+    mixed_case = len(value) >= 8 and value != value.lower() and value != value.upper()
+    return has_alpha and (has_digit or has_other or (mixed_case and not value.istitle()))
 
 
-def _ours(text: str) -> list[SecretHit]:
+@dataclass(frozen=True)
+class Found:
+    """Where a secret stands in a text: the characters [start, end) and what it is."""
+
+    start: int
+    end: int
+    kind: str
+
+
+def _ours(text: str) -> list[Found]:
     """What detect-secrets misses, searched over the whole text (one pass per pattern, and
-    only when a word the pattern needs is there at all)."""
-    found: dict[int, SecretHit] = {}
-
-    def line_of(pos: int) -> int:
-        return text.count("\n", 0, pos) + 1
-
+    only when a word the pattern needs is there at all); the secret's own span each."""
+    found: list[Found] = []
     for rx, kind, needs in (
         (_PRIVATE_KEY, "Private Key", ("PRIVATE KEY", "PuTTY")),
         (_ANTHROPIC, "Anthropic API Key", ("sk-ant-",)),
@@ -145,34 +164,78 @@ def _ours(text: str) -> list[SecretHit]:
     ):
         if any(n in text for n in needs):
             for match in rx.finditer(text):
-                if kind != "Private Key" and is_placeholder(match.group(0)):
-                    continue
-                n = line_of(match.start())
-                found.setdefault(n, SecretHit(n, kind))
+                if kind == "Private Key":
+                    found.append(Found(match.start(), _key_block_end(text, match.end()), kind))
+                elif not is_placeholder(match.group(0)):
+                    found.append(Found(match.start(), match.end(), kind))
     if any(
         k in text for k in ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "CREDENTIAL")
     ):
         for match in _ENV_ASSIGN.finditer(text):
             if _looks_real(match.group(2)):
-                n = line_of(match.start())
-                found.setdefault(n, SecretHit(n, f"Credential assignment ({match.group(1)})"))
+                found.append(
+                    Found(match.start(2), match.end(2), f"Credential assignment ({match.group(1)})")
+                )
+    for match in _LOW_ASSIGN.finditer(text):
+        if _looks_real(match.group(2)):
+            found.append(
+                Found(match.start(2), match.end(2), f"Credential assignment ({match.group(1)})")
+            )
+    public = [m.span() for m in _PUBLIC_BLOCK.finditer(text)] if "-----BEGIN" in text else []
+    for match in _TOKEN.finditer(text):
+        if any(a <= match.start() < b for a, b in public):
+            continue  # a public key or a certificate is meant to be shown
+        if _high_entropy(match.group(0)):
+            found.append(Found(match.start(), match.end(), "High-entropy token"))
     low = text.lower()
     if any(k in low for k in ("pass", "pwd", "secret", "key", "token")):
         for rx in (_SAID_PASSWORD, _BARE_PASSWORD):
             for match in rx.finditer(text):
                 if _looks_real(match.group(1)):
-                    n = line_of(match.start())
-                    found.setdefault(n, SecretHit(n, "Password or key stated in text"))
-    return [found[n] for n in sorted(found)]
+                    found.append(
+                        Found(match.start(1), match.end(1), "Password or key stated in text")
+                    )
+    return found
 
 
-def _detect_secrets(batches: list[list[tuple[int, str]]]) -> list[list[SecretHit]]:
+def _high_entropy(token: str) -> bool:
+    """A long run of mixed-case letters and digits as random as a generated key (not a hex
+    digest, not an identifier made of words: those repeat letters and have few digits)."""
+    if is_placeholder(token) or not (
+        any(c.isupper() for c in token)
+        and any(c.islower() for c in token)
+        and sum(c.isdigit() for c in token) >= 3
+    ):
+        return False
+    words = sum(len(w) for w in _WORDISH.findall(token))
+    if words >= len(token) / 2:
+        return False  # HandlerFactoryBuilder2024: an identifier made of words
+    counts = [token.count(c) for c in set(token)]
+    entropy = -sum(n / len(token) * math.log2(n / len(token)) for n in counts)
+    return entropy >= ENTROPY_BITS
+
+
+def _key_block_end(text: str, after: int) -> int:
+    """The end of a private key block: its END line, or the end of the text."""
+    end = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----").search(text, after)
+    return end.end() if end else len(text)
+
+
+def _line_hits(text: str, spans: list[Found]) -> dict[int, SecretHit]:
+    out: dict[int, SecretHit] = {}
+    for s in sorted(spans, key=lambda s: s.start):
+        n = text.count("\n", 0, s.start) + 1
+        out.setdefault(n, SecretHit(n, s.kind))
+    return out
+
+
+def _detect_secrets(batches: list[list[tuple[int, str]]]) -> list[list[tuple[int, str, str]]]:
     """detect-secrets' line plugins over each batch of candidate lines, in one settings
-    context (imported here: see the module docstring)."""
+    context (imported here: see the module docstring): (line, kind, value) per secret."""
     from detect_secrets.core import scan
     from detect_secrets.settings import default_settings
 
-    out: list[list[SecretHit]] = []
+    out: list[list[tuple[int, str, str]]] = []
     with default_settings() as settings:
         settings.disable_plugins("Base64HighEntropyString", "HexHighEntropyString")
         settings.disable_plugins("IPPublicDetector")
@@ -181,7 +244,7 @@ def _detect_secrets(batches: list[list[tuple[int, str]]]) -> list[list[SecretHit
             found = scan._process_line_based_plugins(lines, filename="memory.yaml")
             out.append(
                 [
-                    SecretHit(secret.line_number, secret.type)
+                    (secret.line_number, secret.type, secret.secret_value or "")
                     for secret in found
                     if not _placeholder_hit(secret.secret_value or "", text[secret.line_number])
                 ]
@@ -225,27 +288,114 @@ def _candidate(line: str) -> bool:
     return False
 
 
-def scan_texts(texts: list[str]) -> list[list[SecretHit]]:
-    """Every secret in each text, one hit per line (the first kind found on it)."""
-    found: list[dict[int, SecretHit]] = []
+def _value_span(text: str, starts: list[int], line: int, value: str) -> tuple[int, int]:
+    """Where detect-secrets' `value` stands on `line`: the whole token that holds it (some
+    plugins report a part), or the whole line when the value is not written out there."""
+    begin = starts[line - 1]
+    end = text.find("\n", begin)
+    end = len(text) if end < 0 else end
+    at = text.find(value, begin, end) if value else -1
+    if at < 0:
+        return begin, end
+    left = at
+    while left > begin and not text[left - 1].isspace() and text[left - 1] not in "`'\"":
+        left -= 1
+    right = at + len(value)
+    while right < end and not text[right].isspace() and text[right] not in "`'\",;":
+        right += 1
+    return left, right
+
+
+def find_secrets(texts: list[str]) -> list[list[Found]]:
+    """Every secret in each text, with its span (overlapping finds merged to the widest)."""
+    found = [_ours(text) for text in texts]
     batches: list[list[tuple[int, str]]] = []
     owners: list[int] = []
     for i, text in enumerate(texts):
-        lines = text.splitlines()
-        hits = {h.line: h for h in _ours(text)}
-        found.append(hits)
-        candidates = [
-            (n, line) for n, line in enumerate(lines, start=1) if n not in hits and _candidate(line)
-        ]
+        candidates = [(n, line) for n, line in enumerate(text.splitlines(), 1) if _candidate(line)]
         if candidates:
             batches.append(candidates)
             owners.append(i)
     if batches:
-        for owner, batch_hits in zip(owners, _detect_secrets(batches), strict=True):
-            for hit in batch_hits:
-                found[owner].setdefault(hit.line, hit)
-    return [[by_line[n] for n in sorted(by_line)] for by_line in found]
+        for owner, hits in zip(owners, _detect_secrets(batches), strict=True):
+            text = texts[owner]
+            starts = [0] + [m.end() for m in re.finditer("\n", text)]
+            for line, kind, value in hits:
+                found[owner].append(Found(*_value_span(text, starts, line, value), kind))
+    return [_merged(spans) for spans in found]
+
+
+def _merged(spans: list[Found]) -> list[Found]:
+    out: list[Found] = []
+    for s in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if out and s.start < out[-1].end:
+            last = out[-1]
+            out[-1] = Found(last.start, max(last.end, s.end), last.kind)
+        else:
+            out.append(s)
+    return out
+
+
+def scan_texts(texts: list[str]) -> list[list[SecretHit]]:
+    """Every secret in each text, one hit per line (the first kind found on it)."""
+    out = []
+    for text, spans in zip(texts, find_secrets(texts), strict=True):
+        by_line = _line_hits(text, spans)
+        out.append([by_line[n] for n in sorted(by_line)])
+    return out
 
 
 def scan_text(text: str) -> list[SecretHit]:
     return scan_texts([text])[0]
+
+
+def secret_word(word: str) -> bool:
+    """Whether one word (an identifier-like token of code) is a key: a vendor's prefix on a
+    long token, or a long random-looking mix of cases and digits. Indexes of words keep
+    none (`memory.codeindex`)."""
+    if len(word) < 16:
+        return False
+    if word.lower().startswith(_PREFIXES) and sum(c.isdigit() for c in word) >= 2:
+        return not is_placeholder(word)
+    return len(word) >= 24 and _high_entropy(word)
+
+
+def placeholder(kind: str) -> str:
+    """What stands in a secret's place: `[REDACTED:aws-access-key]`, the same for the same kind."""
+    return f"[REDACTED:{re.sub(r'[^a-z0-9]+', '-', kind.lower()).strip('-')}]"
+
+
+def might_hold_secret(text: str) -> bool:
+    """A cheap first look: False means `find_secrets` would find nothing in `text`."""
+    if _NEEDS.search(text) or "://" in text:
+        return True
+    return any(_candidate(line) for line in text.splitlines())
+
+
+def redact(text: str) -> str:
+    """`text` with every secret replaced by its `placeholder` (deterministic)."""
+    if not text or not might_hold_secret(text):
+        return text
+    spans = find_secrets([text])[0]
+    for s in reversed(spans):
+        text = text[: s.start] + placeholder(s.kind) + text[s.end :]
+    return text
+
+
+def redact_data(value: Any) -> Any:
+    """A JSON-like value with every string in it redacted (keys left as they are)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(v) for v in value]
+    return value
+
+
+def secret_kind(text: str) -> str | None:
+    """The kind of the first secret in `text`, or None."""
+    if not text or not might_hold_secret(text):
+        return None
+    spans = find_secrets([text])[0]
+    return spans[0].kind if spans else None

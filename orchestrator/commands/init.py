@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from orchestrator.commands._common import emit_json, json_option, repo
+from orchestrator.config import load_config
+from orchestrator.store.scaffold import scaffold
 
 
 @click.command()
@@ -14,13 +16,13 @@ def init(as_json: bool) -> None:
 
     \b
     Creates NOTES.md, memories/repo/MEMORY.md, memories/session/ (git-ignored),
-    plans/templates/, plans/artifacts/ and .orch/ (git-ignored). Safe to run again:
+    plans/templates/, plans/artifacts/ and .orch/ (git-ignored); task transcripts are
+    git-ignored too unless [records] commit_transcripts = true. Safe to run again:
     it never overwrites a file that exists.
     """
-    from orchestrator.store.scaffold import scaffold
-
     layout = repo(initialised=False)
-    result = scaffold(layout)
+    config = load_config(layout.root)
+    result = scaffold(layout, ignore_transcripts=not config.records.commit_transcripts)
     if as_json:
         emit_json({"root": str(layout.root), "created": result.created, "kept": result.kept})
         return

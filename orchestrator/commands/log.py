@@ -10,6 +10,7 @@ from orchestrator.commands._common import json_option, repo, warn
 from orchestrator.engine.progress import format_event
 from orchestrator.events.log import EVENT_TYPES, Event, read_events
 from orchestrator.events.log import follow as follow_log
+from orchestrator.events.verify import verify_log
 from orchestrator.store.tasks import TaskFolder
 
 
@@ -65,8 +66,6 @@ def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: b
             continue  # following: a last line still being written shows once it is complete
         problem(line)
     if check:
-        from orchestrator.events.verify import verify_log
-
         verdict = verify_log(task.event_log_path, task=task.slug)
         for note in verdict.notes:
             click.echo(f"note: {where}: {note}", err=True)

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import click
 
+from orchestrator.checks.secrets import secret_kind
 from orchestrator.commands._common import emit_json, json_option, repo, warn
+from orchestrator.errors import SecretRefused, UsageError
+from orchestrator.store.notes import (
+    NOTES_NAME,
+    Notes,
+    NotesFile,
+    form_problems,
+    parse_notes,
+    render_notes,
+)
 
 
 @click.group()
@@ -16,14 +26,10 @@ def notes() -> None:
 @json_option
 def notes_show(as_json: bool) -> None:
     """Print NOTES.md (exit code 1 if it strays from its form or its 20 lines)."""
-    from orchestrator.store.notes import NOTES_NAME, Notes, NotesFile, form_problems, render_notes
-
     text = NotesFile(repo()).text()
     shown = render_notes(Notes()) if text is None else text
     problems = form_problems(shown)
     if as_json:
-        from orchestrator.store.notes import parse_notes
-
         emit_json({**parse_notes(shown).to_dict(), "problems": problems})
     else:
         click.echo(shown, nl=not shown.endswith("\n") and bool(shown))
@@ -49,11 +55,13 @@ def notes_set(
     clear_pending: bool,
 ) -> None:
     """Replace sections of NOTES.md (sections not named stay as they are)."""
-    from orchestrator.errors import UsageError
-    from orchestrator.store.notes import NotesFile
-
     if not (objective or blocker or pending or clear_blockers or clear_pending):
         raise UsageError("notes set needs --objective, --blocker, --pending or a --clear option")
+    for field, items in (("objective", objective), ("blocker", blocker), ("pending", pending)):
+        for item in items:
+            kind = secret_kind(item)
+            if kind is not None:
+                raise SecretRefused("NOTES.md", field, kind)
     NotesFile(repo()).set(
         objective=list(objective) if objective else None,
         blockers=list(blocker) if blocker else ([] if clear_blockers else None),

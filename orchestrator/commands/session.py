@@ -6,6 +6,7 @@ import click
 
 from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.errors import UsageError
+from orchestrator.store.session import SessionNotes, session_slugs
 
 
 @click.group()
@@ -14,8 +15,6 @@ def session() -> None:
 
 
 def _pick(slug: str | None) -> str:
-    from orchestrator.store.session import session_slugs
-
     slugs = session_slugs(repo())
     if slug:
         return slug
@@ -31,8 +30,6 @@ def _pick(slug: str | None) -> str:
 @json_option
 def session_show(slug: str | None, as_json: bool) -> None:
     """Print the session notes of task SLUG (or the only session)."""
-    from orchestrator.store.session import SessionNotes
-
     notes = SessionNotes(repo(), _pick(slug))
     if as_json:
         emit_json({"task": notes.slug, "path": str(notes.path), "sections": notes.sections()})
@@ -45,8 +42,6 @@ def session_show(slug: str | None, as_json: bool) -> None:
 @click.option("--all", "clear_all", is_flag=True, help="Clear every session's notes.")
 def session_clear(slug: str | None, clear_all: bool) -> None:
     """Delete the session notes of task SLUG (or all of them)."""
-    from orchestrator.store.session import SessionNotes, session_slugs
-
     layout = repo()
     slugs = session_slugs(layout) if clear_all else [_pick(slug)]
     cleared = [s for s in slugs if SessionNotes(layout, s).clear()]

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks.secrets import redact_data
 from orchestrator.config import ContextConfig
 from orchestrator.context.indexing import Indexer, episode_text
 from orchestrator.context.render import prompt, render_turns
@@ -186,7 +187,7 @@ def _write_record(path: Path, schema: str, data: dict[str, Any]) -> None:
     problems = errors(schema, data)
     if problems:
         raise FoldError(f"{path.name} would fail its schema: {problems[0]}")
-    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(path, json.dumps(redact_data(data), indent=2, ensure_ascii=False) + "\n")
 
 
 def episodes(task: TaskFolder) -> list[dict[str, Any]]:

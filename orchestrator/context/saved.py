@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks.secrets import redact_data
 from orchestrator.config import Config
 from orchestrator.context.compaction import reinjected
 from orchestrator.context.manager import CompactionResult, ContextManager
@@ -117,5 +118,7 @@ def compact_saved(
             )
         if result.outcome == "ok":
             data = {**saved.data, "messages": [m.to_dict() for m in messages]}
-            atomic_write(saved.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            atomic_write(
+                saved.path, json.dumps(redact_data(data), indent=2, ensure_ascii=False) + "\n"
+            )
         return saved, result

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from orchestrator.checks.secrets import redact_data
 from orchestrator.errors import InvalidFile
 from orchestrator.events.log import utc_ts
 from orchestrator.memory.dedup import THRESHOLD, jaccard, normalise_subject, tokens
@@ -201,7 +202,7 @@ def save_items(task: TaskFolder, items: Sequence[L3Item], *, now: str) -> None:
     problems = errors("l3", data)
     if problems:
         raise InvalidFile(task.l3, f"would fail its schema: {problems[0]}")
-    atomic_write(task.l3, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(task.l3, json.dumps(redact_data(data), indent=2, ensure_ascii=False) + "\n")
 
 
 def merge_into_task(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks.secrets import redact_data
 from orchestrator.messages import Message
 from orchestrator.store.fs import fsync_dir
 from orchestrator.store.tasks import TaskFolder
@@ -113,7 +114,9 @@ class Segment:
         chunks = []
         offset = self.size
         for raw in lines:
-            data = (json.dumps(raw, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+            data = (
+                json.dumps(redact_data(raw), ensure_ascii=False, separators=(",", ":")) + "\n"
+            ).encode()
             self.lines += 1
             refs.append(LineRef(self.lines, offset, offset + len(data)))
             offset += len(data)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks.secrets import redact_data
 from orchestrator.engine import faults, tasklist
 from orchestrator.engine.exceptions import LimitsExceeded, Submitted
 from orchestrator.engine.vcs import ProjectRepo
@@ -87,7 +88,7 @@ class Checkpoint:
 
     def save(self) -> None:
         if self.data:
-            atomic_write(self.path, json.dumps(self.data, ensure_ascii=False) + "\n")
+            atomic_write(self.path, json.dumps(redact_data(self.data), ensure_ascii=False) + "\n")
             faults.point("checkpoint.after")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from orchestrator.checks.secrets import redact
 from orchestrator.engine import faults, records, shell, verified
 from orchestrator.engine.enums import (
     ApprovalKind,
@@ -188,7 +189,7 @@ class Completion:
                 "problems": problems,
             },
         )
-        atomic_write(env.task.final_review, records.final_review(env, review, lines))
+        atomic_write(env.task.final_review, redact(records.final_review(env, review, lines)))
         faults.point("completion.after_review")
 
         def gate(

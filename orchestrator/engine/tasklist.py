@@ -14,6 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks.secrets import redact_data
 from orchestrator.errors import InvalidFile, UsageError
 from orchestrator.schemas import errors
 from orchestrator.store.fs import atomic_write
@@ -159,4 +160,6 @@ def load(path: Path) -> TaskList:
 
 
 def save(path: Path, tasks: TaskList) -> None:
-    atomic_write(path, json.dumps(tasks.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    atomic_write(
+        path, json.dumps(redact_data(tasks.to_dict()), indent=2, ensure_ascii=False) + "\n"
+    )

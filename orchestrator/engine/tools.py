@@ -14,6 +14,7 @@ through the memory tool, the task list through `tasks`.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -28,7 +29,7 @@ from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.errors import OrchError
 from orchestrator.events.keys import load_key
 from orchestrator.messages import ToolCall, ToolResult, ToolSpec
-from orchestrator.store.fs import atomic_write, confine
+from orchestrator.store.fs import atomic_write, confine, readable
 
 Handler = Callable[[dict[str, Any]], str]  # a tool: its input -> the text the model sees
 MAX_LIST = 500
@@ -173,7 +174,8 @@ class ReadOnlyTools:
             "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", under, strip=False
         )
         files = sorted({f for f in out.split("\0") if f})
-        return [f for f in files if (self.root / f).is_file()]
+        # what is there, links and FIFOs included: reading them is `readable`'s to refuse
+        return [f for f in files if os.path.lexists(self.root / f) and not (self.root / f).is_dir()]
 
     def listing(self) -> str:
         """The repository's files, as `list_files` shows them (for a first prompt)."""
@@ -199,8 +201,11 @@ class ReadOnlyTools:
 
     def _t_read_file(self, args: dict[str, Any]) -> str:
         path = self._path(args["path"])
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise ToolFailed(f"no file {args['path']!r}")
+        why, _ = readable(self.root, path)
+        if why is not None:
+            raise ToolFailed(f"{args['path']}: {why}")
         data = path.read_bytes()
         if b"\0" in data[:8192]:
             raise ToolFailed(f"{args['path']} is a binary file")
@@ -225,8 +230,13 @@ class ReadOnlyTools:
         rel = "." if base == self.root.resolve() else self._rel(base)
         glob = args.get("glob")
         hits: list[str] = []
+        skipped: list[str] = []
         for name in self._files(rel):
             if glob and not fnmatch.fnmatch(PurePosixPath(name).name, glob):
+                continue
+            why, _ = readable(self.root, self.root / name)
+            if why is not None:
+                skipped.append(f"[skipped {name}: {why}]")
                 continue
             try:
                 data = (self.root / name).read_bytes()
@@ -238,8 +248,8 @@ class ReadOnlyTools:
                 if rx.search(line):
                     hits.append(f"{name}:{number}: {line.strip()[:300]}")
                     if len(hits) >= MAX_MATCHES:
-                        return "\n".join(hits) + f"\n[stopped at {MAX_MATCHES} matches]"
-        return "\n".join(hits) or "no matches"
+                        return "\n".join([*hits, *skipped, f"[stopped at {MAX_MATCHES} matches]"])
+        return "\n".join([*(hits or ["no matches"]), *skipped])
 
 
 class ExecutorTools(ReadOnlyTools):

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks.secrets import redact_data
 from orchestrator.events.chain import (
     GENESIS,
     Head,
@@ -40,6 +41,7 @@ from orchestrator.events.chain import (
     write_head,
 )
 from orchestrator.events.keys import Key, load_key
+from orchestrator.schemas import errors, has_schema
 
 EVENT_TYPES = (
     "gate_event",
@@ -151,8 +153,6 @@ def envelope_shape_error(raw: Any) -> str | None:
 
 def envelope_errors(raw: Any, *, payload: bool = True) -> list[str]:
     """Schema errors for one decoded line: the envelope, then its payload's own schema."""
-    from orchestrator.schemas import errors, has_schema
-
     found = errors("event", raw)
     if found or not payload:
         return found
@@ -437,8 +437,9 @@ class EventLog:
         agent: str = "Orchestrator",
         phase: int | None = None,
     ) -> Event:
-        """Append one signed event: one write of one full line, then fsync. Returns it."""
-        event = self._event(event_type, payload, agent, phase)
+        """Append one signed event: one write of one full line, then fsync. Returns it.
+        Any secret in the payload is replaced by its placeholder first: no log holds one."""
+        event = self._event(event_type, redact_data(payload), agent, phase)
         envelope = event.envelope()
         if self.validate:
             errs = envelope_errors(envelope)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks.secrets import redact_data
 from orchestrator.errors import UsageError
 from orchestrator.store.fs import file_lock
 from orchestrator.store.memfile import MEMORY_TYPES, Citation, now_iso
@@ -188,7 +189,7 @@ def append_candidate(task: TaskFolder, candidate: dict[str, Any]) -> None:
         if candidate.get(key) is not None and candidate[key] not in allowed:
             raise UsageError(f"candidate {key} must be one of {', '.join(allowed)}")
     record = {"v": 1, "ts": now_iso(), **{k: v for k, v in candidate.items() if v is not None}}
-    data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    data = (json.dumps(redact_data(record), ensure_ascii=False) + "\n").encode("utf-8")
     path = candidates_path(task)
     path.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(task.layout.locks, f"task-{task.slug}-files"):

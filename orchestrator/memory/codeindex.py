@@ -23,10 +23,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.checks.secrets import secret_word
 from orchestrator.memory.claims import RepoShape
 from orchestrator.store.cache import Cache
 
-FACTS_VERSION = 5  # of the cache tables below: a change of what is stored empties them
+FACTS_VERSION = 6  # of the cache tables below: a change of what is stored empties them
 FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
 INDEX_TABLE = "code-index"  # signature of the code files' (path, blob) pairs -> CodeIndex
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
@@ -148,7 +149,7 @@ def python_defs(tree: ast.AST) -> set[str]:
 def file_facts(data: bytes, path: str) -> FileFacts:
     text = data.decode("utf-8", "replace")
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-    words = frozenset(_WORDS.findall(text))
+    words = frozenset(w for w in _WORDS.findall(text) if not secret_word(w))
     flags = frozenset(_FLAGS.findall(text))
     if path.endswith(".go"):
         flags |= frozenset("--" + name for name in _GO_FLAG.findall(text))

@@ -32,6 +32,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.checks.secrets import redact, secret_kind
 from orchestrator.config import MemoryConfig
 from orchestrator.errors import ModelError, OrchError, PathEscape
 from orchestrator.events.log import EventLog
@@ -97,7 +98,7 @@ class Decision:
             "candidate": self.candidate.id,
             "source": self.candidate.source,
             "ref": self.candidate.ref,
-            "fact": self.candidate.fact[:300],
+            "fact": redact(self.candidate.fact)[:300],  # redacted whole, then cut
             "decision": self.decision,
             "reason": self.reason,
             "memory": self.memory,
@@ -143,7 +144,8 @@ class PromotionReport:
             lines[0] += f" ({self.already_decided} candidates decided before)"
         for d in self.decisions:
             target = f" -> {d.memory}" if d.memory else ""
-            lines.append(f"- {d.decision}{target}: {d.candidate.fact[:80]!r} ({d.reason})")
+            fact = redact(d.candidate.fact)[:80]
+            lines.append(f"- {d.decision}{target}: {fact!r} ({d.reason})")
         return "\n".join(lines) + "\n"
 
 
@@ -271,7 +273,7 @@ def _append_task_memory(task: TaskFolder, lines: list[str]) -> None:
                 "Facts this task learned that stay with the task (Checklist C kept them out "
                 "of repo memory).\n"
             )
-        atomic_write(path, current.rstrip("\n") + "\n" + "".join(f"{x}\n" for x in lines))
+        atomic_write(path, redact(current.rstrip("\n") + "\n" + "".join(f"{x}\n" for x in lines)))
 
 
 # patterns -------------------------------------------------------------------------------
@@ -308,7 +310,7 @@ def _write_skill_proposal(
         "",
         *[f"- {slug_}: {c.ref}: {c.fact}" for slug_, c in occurrences],
     ]
-    atomic_write(path, "\n".join(lines) + "\n")
+    atomic_write(path, redact("\n".join(lines) + "\n"))
     return slug
 
 
@@ -426,6 +428,13 @@ class _Checklist:
         self, c: Candidate, current: LoadResult, taken: set[str], source: dict[str, Any]
     ) -> WriteResult | None:
         """Steps 2 to 6 for one candidate; the write, if it made one."""
+        said = " ".join((c.fact, c.subject or "", c.reason or ""))
+        secret = "redacted on its way in" if "[REDACTED:" in said else secret_kind(said)
+        if secret is not None:  # never written anywhere: not to memory, not to the task file
+            self.decide(
+                Decision(c, "excluded", f"holds a secret ({secret}); orch never stores one")
+            )
+            return None
         exclusion = excluded(c.fact)
         if exclusion is not None:
             self.decide(Decision(c, "excluded", exclusion.reason(), exclusion=exclusion.kind))

@@ -17,14 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from orchestrator.config import Config
 from orchestrator.errors import UsageError
-
-if TYPE_CHECKING:
-    from orchestrator.config import Config
-    from orchestrator.models.resilient import ResilientModel
-    from orchestrator.protocols import Model
+from orchestrator.models.resilient import ResilientModel
+from orchestrator.models.scripted import ScriptedModel
+from orchestrator.protocols import Model
 
 MODEL_FORMS = (
     "anthropic:<model id>",
@@ -46,8 +44,6 @@ def build_model(name: str, config: Config | None = None) -> Model:
     kind = _kind(name)
     rest = name.partition(":")[2]
     if kind == "scripted":
-        from orchestrator.models.scripted import ScriptedModel
-
         return ScriptedModel.from_file(Path(rest))
     if kind == "openai":
         return _openai_model(rest, config)
@@ -71,9 +67,6 @@ def _openai_model(model_id: str, config: Config | None) -> Model:
 
 def get_model(name: str, config: Config | None = None) -> ResilientModel:
     """Build the model called `name` with retries and fallback; an unknown name lists the forms."""
-    from orchestrator.config import Config
-    from orchestrator.models.resilient import ResilientModel
-
     config = config or Config()
     kind = _kind(name)
     primary = build_model(name, config)

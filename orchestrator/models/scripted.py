@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from orchestrator.errors import FAILURE_CLASSES, ModelError, UsageError
 from orchestrator.messages import Reply, Request, TextBlock, ToolCall, Usage
 from orchestrator.models.failures import check_reply
@@ -167,8 +169,6 @@ def parse_script(text: str, where: str) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             raise ScriptError(where, f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
     else:
-        import yaml
-
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:

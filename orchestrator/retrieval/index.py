@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from orchestrator.checks.secrets import redact, redact_data
 from orchestrator.retrieval.ranking import Ranking, rank
 from orchestrator.retrieval.sources import KINDS, Doc, kind_of, read_docs, source_files
 from orchestrator.retrieval.text import TOKENIZER, compact_json, fts_phrase
@@ -179,8 +180,9 @@ class SearchIndex:
         self.update_many([Doc(kind, ref, text, dict(meta or {}))])
 
     def update_many(self, docs: Iterable[Doc]) -> int:
-        """Put many documents in, in one transaction; returns how many."""
-        batch = list(docs)
+        """Put many documents in, in one transaction; returns how many (any secret in them
+        replaced by its placeholder)."""
+        batch = [Doc(d.kind, d.ref, redact(d.text), redact_data(d.meta)) for d in docs]
         for doc in batch:
             if doc.kind not in KINDS:
                 raise ValueError(f"unknown document kind {doc.kind!r}")

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks.secrets import redact, redact_data
 from orchestrator.retrieval.text import compact_json, flatten
+from orchestrator.store.fs import readable
 from orchestrator.store.layout import INDEX_FILE, Layout
 from orchestrator.store.memfile import parse_memory
 from orchestrator.store.tasks import SLUG_RX, TaskFolder, list_tasks
@@ -30,6 +32,7 @@ from orchestrator.store.tasks import SLUG_RX, TaskFolder, list_tasks
 KINDS = ("memory", "episode", "l3", "report", "transcript", "summary")
 REPORT_RX = re.compile(r"^phase-(\d+)-report\.md$")
 SUMMARY_SUFFIXES = (".md", ".json")
+MAX_SOURCE_BYTES = 64 * 1024 * 1024  # a file larger than this is not indexed
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,21 @@ def kind_of(layout: Layout, path: Path) -> tuple[str, TaskFolder | None] | None:
 
 
 def read_docs(layout: Layout, path: Path) -> list[Doc]:
-    """The documents `path` holds now ([] if it is gone, unreadable or not indexed)."""
+    """The documents `path` holds now ([] if it is gone, unreadable or not indexed), with
+    any secret in them replaced by its placeholder: the index never holds one."""
+    return [
+        Doc(d.kind, d.ref, redact(d.text), redact_data(d.meta)) for d in _read_docs(layout, path)
+    ]
+
+
+def _read_docs(layout: Layout, path: Path) -> list[Doc]:
     found = kind_of(layout, path)
     if found is None:
         return []
     kind, task = found
+    why, st = readable(layout.root, path)
+    if why is not None or st is None or st.st_size > MAX_SOURCE_BYTES:
+        return []  # a link out, a loop, a FIFO (which would hang the read), or too large
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

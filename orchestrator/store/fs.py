@@ -7,14 +7,18 @@
   process dies, so a crash never leaves one behind.
 - `confine`: a user- or model-supplied path is resolved against the repository root and
   refused if it is absolute, climbs with `..`, or leaves the root through a symlink.
+- `readable`: the one check before orch reads a file for the agent or an index: a regular
+  file inside the repository, not a link out, a loop, a FIFO, a socket or a device.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -54,6 +58,39 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def readable(root: Path, path: Path) -> tuple[str | None, os.stat_result | None]:
+    """Whether orch may read `path` for the agent or an index: (None, its stat) for a
+    regular file that stays inside `root` (symlinks followed), else (why not, None): a link
+    out of the repository or in a loop, a FIFO, a socket, a device (reading one could hang
+    or leak what is outside)."""
+    try:
+        real = path.resolve(strict=True)
+    except RuntimeError:
+        return "a symlink loop; skipped", None
+    except FileNotFoundError:
+        return ("a dangling symlink; skipped" if path.is_symlink() else "gone"), None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symlink loop; skipped", None
+        return f"unreadable ({exc.strerror}); skipped", None
+    if not real.is_relative_to(root.resolve()):
+        return "a symlink to a file outside the repository; not read", None
+    try:
+        st = os.stat(real)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror}); skipped", None
+    if stat.S_ISREG(st.st_mode):
+        return None, st
+    if stat.S_ISDIR(st.st_mode):
+        return "a folder", None
+    kind = (
+        "a FIFO"
+        if stat.S_ISFIFO(st.st_mode)
+        else ("a socket" if stat.S_ISSOCK(st.st_mode) else "a device")
+    )
+    return f"{kind}, not a file; not read", None
 
 
 def _alive(pid: int) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from orchestrator.checks.secrets import redact
 from orchestrator.errors import InvalidFile, UsageError
 from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
@@ -116,7 +117,7 @@ class NotesFile:
                 f"NOTES.md would be {count} lines (at most {MAX_NOTES_LINES}); keep it to the "
                 "active objective: move detail to the task folder or session notes"
             )
-        atomic_write(self.path, text)
+        atomic_write(self.path, redact(text))
         return text
 
     def set(

@@ -12,6 +12,7 @@ in `orchestrator.memory.writer`, which is what every writer uses.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import InvalidFile, OrchError, UsageError
+from orchestrator.checks.secrets import secret_kind
+from orchestrator.errors import InvalidFile, OrchError, SecretRefused, UsageError, WriteFailed
 from orchestrator.store.cache import Cache, Table, stat_key
-from orchestrator.store.fs import atomic_write, confine, file_lock
+from orchestrator.store.fs import atomic_write, confine, file_lock, readable
 from orchestrator.store.index import INDEX_FIELDS, render_index
 from orchestrator.store.layout import INDEX_FILE, Layout
 from orchestrator.store.memfile import (
@@ -41,6 +43,8 @@ from orchestrator.store.memfile import (
 )
 
 LOCK_NAME = "memories"
+MAX_MEMORY_BYTES = 64 * 1024  # a memory file larger than this is not read (audit: invalid)
+INTENT_FILE = "memory-intent.json"  # in .orch/: what a transaction is changing, to undo
 PARSE_TABLE = "memory-files"  # cache table: memory file path -> "<stat key>\t<parse result>"
 PARSE_VERSION = 1
 # A file changed twice within one tick of the file system's clock could keep its stat key,
@@ -49,6 +53,30 @@ PARSE_VERSION = 1
 RACY_NS = 2_000_000_000  # coarse file system clocks tick in milliseconds; some in seconds
 
 OnWrite = Callable[[list[Path]], None]
+
+
+def refuse_secrets(memory: Memory) -> None:
+    """Refuse a memory whose text holds a secret: one line naming the field and the kind."""
+    fields = [
+        ("fact", memory.body),
+        ("description", memory.description),
+        ("subject", memory.subject or ""),
+        ("reason", memory.reason or ""),
+        *((f"citation {c.path}", f"{c.path} {c.symbol or ''}") for c in memory.citations),
+        *((key, str(getattr(memory, key) or "")) for key in CARD_KEYS),
+        *((key, json.dumps(value)) for key, value in memory.extra.items()),
+    ]
+    for field, text in fields:
+        kind = secret_kind(text)
+        if kind is not None:
+            raise SecretRefused(f"memory {memory.name!r}", field, kind)
+
+
+def _text_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
 
 
 class InvalidMemory(UsageError):
@@ -154,13 +182,16 @@ class RepoMemoryStore:
         self.dir = layout.repo_memories
         self.on_write = on_write
         self._outside: list[Problem] = []
+        self._writing = False  # inside a transaction (which recovers first itself)
 
     # reading ---------------------------------------------------------------------------
 
     def files(self) -> Iterator[tuple[str, os.stat_result]]:
-        """(path, stat) of every memory file; symlinks that leave the repository are skipped
-        (and reported by `load_all`)."""
+        """(path, stat) of every memory file that may be read; what may not (a symlink out
+        of the repository or in a loop, a FIFO, socket or device, a file over
+        `MAX_MEMORY_BYTES`) is skipped and reported by `load_all`, one problem each."""
         self._outside = []
+        self.require_inside()
         try:
             entries = list(os.scandir(self.dir))
         except (FileNotFoundError, NotADirectoryError):
@@ -168,27 +199,43 @@ class RepoMemoryStore:
         for entry in entries:
             if not entry.name.endswith(".md") or entry.name == INDEX_FILE:
                 continue
-            try:
-                if entry.is_symlink() and not self._inside(entry.path):
-                    self._outside.append(
-                        Problem(
-                            self._rel(entry.path),
-                            "invalid_file",
-                            "symlink to a file outside the repository; not read",
-                        )
+            why, st = readable(self.layout.root, Path(entry.path))
+            if why is not None:
+                self._outside.append(Problem(self._rel(entry.path), "invalid_file", why))
+            elif st is not None and st.st_size > MAX_MEMORY_BYTES:
+                self._outside.append(
+                    Problem(
+                        self._rel(entry.path),
+                        "invalid_file",
+                        f"{st.st_size:,} bytes, over the {MAX_MEMORY_BYTES // 1024} KiB a "
+                        "memory may hold; not read",
                     )
-                    continue
-                if entry.is_file():
-                    yield entry.path, entry.stat()
-            except OSError:
-                continue  # removed while listing
+                )
+            elif st is not None:
+                yield entry.path, st
+
+    def require_inside(self) -> None:
+        """Refuse a memory folder that is itself a link out of the repository (for reading
+        and writing alike)."""
+        try:
+            inside = self.dir.resolve().is_relative_to(self.layout.root.resolve())
+        except (OSError, RuntimeError):
+            inside = False
+        if not inside:
+            raise UsageError(
+                f"{self._rel(str(self.dir))} leads outside the repository (a symlink); "
+                "orch neither reads nor writes memory there"
+            )
 
     def _inside(self, path: str) -> bool:
         root = self.layout.root.resolve()
         return Path(path).resolve().is_relative_to(root)
 
     def load_all(self) -> LoadResult:
-        """Every memory that loads, and a problem per file that does not (or is incomplete)."""
+        """Every memory that loads, and a problem per file that does not (or is incomplete).
+        A write a killed process left half-done is rolled back first."""
+        if not self._writing and self.intent_path.exists():
+            self.recover()
         files = list(self.files())
         with Cache(self.layout.cache) as cache:
             parsed = parse_all(cache.table(PARSE_TABLE, PARSE_VERSION), files)
@@ -283,24 +330,74 @@ class RepoMemoryStore:
         errs = self.validation_errors(memory)
         if errs:
             raise InvalidMemory(memory.name, errs)
+        refuse_secrets(memory)
 
     # writing ---------------------------------------------------------------------------
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        """Write under the store's lock; MEMORY.md is regenerated at the end when a write
-        changed what it shows, and `on_write` gets the files written (even after a failure
-        part-way: each file is whole, the index of files is a cache to catch up)."""
+        """Write under the store's lock, all or nothing: MEMORY.md is regenerated at the end
+        when a write changed what it shows; when anything fails (a full disk, a refused
+        write) every file written is put back as it was, and a process killed part-way
+        leaves its intent behind, which the next transaction (or listing) rolls back first.
+        `on_write` gets the files that changed."""
         self.layout.require_initialised()
+        self.require_inside()
         with file_lock(self.layout.locks, LOCK_NAME, what="the memory store"):
+            self._recover()
             tx = Transaction(self)
+            self._writing = True
             try:
                 yield tx
                 if tx.index_stale:
                     self.regenerate_index()
+            except BaseException as exc:
+                tx.roll_back()
+                if isinstance(exc, OSError):
+                    raise WriteFailed(
+                        f"writing repo memory failed ({exc.strerror or exc}); nothing was changed",
+                        path=self.layout.repo_memories,
+                    ) from None
+                raise
+            else:
+                tx.done()
             finally:
-                if tx.written and self.on_write is not None:
-                    self.on_write(list(dict.fromkeys(tx.written)))
+                self._writing = False
+                changed = [p for p in dict.fromkeys(tx.written) if p not in tx.undone]
+                if changed and self.on_write is not None:
+                    self.on_write(changed)
+
+    @property
+    def intent_path(self) -> Path:
+        return self.layout.cache / INTENT_FILE
+
+    def recover(self) -> bool:
+        """Roll back what a killed writer began (under the lock); True if there was any."""
+        if not self.intent_path.exists():
+            return False
+        with file_lock(self.layout.locks, LOCK_NAME, what="the memory store"):
+            return self._recover()
+
+    def _recover(self) -> bool:
+        try:
+            raw = json.loads(self.intent_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return False
+        except ValueError:
+            raw = {}  # the intent itself was cut: nothing was written after it
+        for rel, before in (raw.get("files") or {}).items():
+            path = self.layout.root / rel
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, before)
+        writing, self._writing = self._writing, True  # the lock is held: no recovery inside
+        try:
+            self.regenerate_index()
+        finally:
+            self._writing = writing
+        self.intent_path.unlink(missing_ok=True)
+        return True
 
     def regenerate_index(self) -> bool:
         """Rewrite MEMORY.md from the files; True if it changed (callers hold the lock)."""
@@ -335,8 +432,10 @@ class Transaction:
     def __init__(self, store: RepoMemoryStore) -> None:
         self.store = store
         self.written: list[Path] = []
+        self.undone: set[Path] = set()
         self.index_stale = False
         self._current: LoadResult | None = None
+        self._before: dict[Path, str | None] = {}  # each file's text before this transaction
 
     @property
     def current(self) -> LoadResult:
@@ -347,9 +446,41 @@ class Transaction:
 
     def _write(self, memory: Memory, original: str | None = None) -> None:
         path = self.store.path_of(memory.name)
+        self._intend(path)
         atomic_write(path, serialize_memory(memory, original))
         self.written.append(path)
         self._current = None
+
+    def _intend(self, path: Path) -> None:
+        """Before a file changes: what it was goes into the intent on disk first, so a
+        crash after the write can be rolled back."""
+        if path in self._before:
+            return
+        self._before[path] = path.read_text(encoding="utf-8") if path.exists() else None
+        self._before.setdefault(
+            self.store.layout.memory_index, _text_or_none(self.store.layout.memory_index)
+        )
+        root = self.store.layout.root
+        files = {str(p.relative_to(root)): before for p, before in self._before.items()}
+        atomic_write(self.store.intent_path, json.dumps({"v": 1, "files": files}))
+
+    def roll_back(self) -> None:
+        """Put every file this transaction wrote back as it was: new files first (on a full
+        disk, removing them makes room for the rest)."""
+        order = sorted(self._before.items(), key=lambda item: item[1] is not None)
+        for path, before in order:
+            with contextlib.suppress(OSError):
+                if before is None:
+                    path.unlink(missing_ok=True)
+                elif path.read_text(encoding="utf-8") != before:
+                    atomic_write(path, before)
+                self.undone.add(path)
+        with contextlib.suppress(OSError):
+            self.store.intent_path.unlink(missing_ok=True)
+
+    def done(self) -> None:
+        if self._before:
+            self.store.intent_path.unlink(missing_ok=True)
 
     def _taken(self, name: str) -> bool:
         return name in self.current.by_name() or self.store.path_of(name).exists()

@@ -18,6 +18,8 @@ from orchestrator.store.notes import Notes, render_notes
 from orchestrator.store.templates import TEMPLATE_NAMES, package_template
 
 GITIGNORE_LINES = ("memories/session/", ".orch/")
+# raw turns may quote what the agent read; kept out of git unless [records] commit_transcripts
+TRANSCRIPTS_LINE = "plans/artifacts/*/transcripts/"
 
 
 @dataclass
@@ -31,7 +33,7 @@ def _ignore_key(line: str) -> str:
     return line.strip().strip("/")
 
 
-def scaffold(layout: Layout) -> ScaffoldResult:
+def scaffold(layout: Layout, *, ignore_transcripts: bool = True) -> ScaffoldResult:
     result = ScaffoldResult()
     root = layout.root
 
@@ -85,9 +87,13 @@ def scaffold(layout: Layout) -> ScaffoldResult:
             result.created.append(rel(path))
 
     present = {_ignore_key(line) for line in current.decode("utf-8", "replace").splitlines()}
-    missing = [line for line in GITIGNORE_LINES if _ignore_key(line) not in present]
+    wanted = (*GITIGNORE_LINES, *((TRANSCRIPTS_LINE,) if ignore_transcripts else ()))
+    missing = [line for line in wanted if _ignore_key(line) not in present]
     if missing:
-        block = "# orch: session scratch and rebuildable cache\n" + "\n".join(missing) + "\n"
+        what = "session scratch, raw transcripts, rebuildable cache"
+        if TRANSCRIPTS_LINE not in missing:
+            what = "session scratch and rebuildable cache"
+        block = f"# orch: {what}\n" + "\n".join(missing) + "\n"
         sep = b"" if not current or current.endswith(b"\n") else b"\n"
         atomic_write(gitignore, current + sep + (b"\n" if current else b"") + block.encode())
         result.created.append(".gitignore (" + ", ".join(missing) + ")")

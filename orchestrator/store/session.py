@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.checks.secrets import redact
 from orchestrator.errors import InvalidFile, UsageError
 from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
@@ -50,7 +51,7 @@ class SessionNotes:
     def ensure(self, title: str = "") -> None:
         if not self.exists():
             text = fill(template(self.layout, "session-notes.md"), title=title or self.slug)
-            atomic_write(self.path, text)
+            atomic_write(self.path, redact(text))
 
     def text(self) -> str:
         try:
@@ -83,7 +84,7 @@ class SessionNotes:
                 if replace
                 else "\n".join(filter(None, [sections.get(heading, ""), change.strip()]))
             )
-            atomic_write(self.path, replace_section(text, heading, body))
+            atomic_write(self.path, redact(replace_section(text, heading, body)))
 
     def set(self, heading: str, body: str) -> None:
         self._edit(heading, body, replace=True)

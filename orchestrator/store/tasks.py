@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.checks.secrets import redact, redact_data
 from orchestrator.errors import InvalidFile, UsageError
 from orchestrator.events.log import EventLog
 from orchestrator.store.fs import atomic_write, confine, file_lock
@@ -185,8 +186,10 @@ class TaskFolder:
         problems = plan_problems(plan)
         if problems:
             raise self._plan_error(problems)
-        atomic_write(self.plan_json, json.dumps(plan, indent=2, ensure_ascii=False) + "\n")
-        atomic_write(self.plan_md, render_plan_md(plan))
+        atomic_write(
+            self.plan_json, json.dumps(redact_data(plan), indent=2, ensure_ascii=False) + "\n"
+        )
+        atomic_write(self.plan_md, redact(render_plan_md(plan)))
 
     def load_plan(self) -> dict[str, Any]:
         try:
@@ -213,7 +216,7 @@ class TaskFolder:
                 current = f"# Plan revisions: {self.slug}\n"
             atomic_write(
                 self.revisions,
-                f"{current.rstrip()}\n\n## Iteration {iteration}\n\n{text.strip()}\n",
+                redact(f"{current.rstrip()}\n\n## Iteration {iteration}\n\n{text.strip()}\n"),
             )
 
     def load_verified(self) -> list[VerifiedItem]:
@@ -241,10 +244,12 @@ class TaskFolder:
 
     def save_verified(self, items: list[VerifiedItem]) -> None:
         head = template(self.layout, "verified-items.md").rstrip("\n")
-        atomic_write(self.verified_items, head + "\n" + "".join(i.row() + "\n" for i in items))
+        atomic_write(
+            self.verified_items, redact(head + "\n" + "".join(i.row() + "\n" for i in items))
+        )
 
     def write_phase_report(self, phase_id: int, text: str) -> Path:
-        atomic_write(self.phase_report(phase_id), text)
+        atomic_write(self.phase_report(phase_id), redact(text))
         return self.phase_report(phase_id)
 
 

@@ -59,7 +59,8 @@ def test_init_never_overwrites_a_users_files(git_repo: Path, orch: Any) -> None:
     assert (git_repo / "NOTES.md").read_text() == "my own notes\n"
     assert (git_repo / "plans/templates/plan.md").read_text() == "my plan template\n"
     assert (git_repo / ".gitignore").read_text() == (
-        "node_modules\n/.orch/\n\n# orch: session scratch and rebuildable cache\nmemories/session/\n"
+        "node_modules\n/.orch/\n\n# orch: session scratch, raw transcripts, rebuildable cache\n"
+        "memories/session/\nplans/artifacts/*/transcripts/\n"
     )
     before = snapshot(git_repo)
     again = orch("init")
@@ -84,5 +85,13 @@ def test_gitignore_without_a_final_newline_is_extended_cleanly(git_repo: Path, o
     assert (git_repo / ".gitignore").read_text().splitlines()[:3] == [
         "build",
         "",
-        "# orch: session scratch and rebuildable cache",
+        "# orch: session scratch, raw transcripts, rebuildable cache",
     ]
+
+
+def test_transcripts_stay_in_git_when_the_user_opts_in(git_repo: Path, orch: Any) -> None:
+    (git_repo / "orch.toml").write_text("[records]\ncommit_transcripts = true\n")
+    assert orch("init").code == 0
+    ignored = (git_repo / ".gitignore").read_text().splitlines()
+    assert "memories/session/" in ignored and ".orch/" in ignored
+    assert not any("transcripts" in line for line in ignored)

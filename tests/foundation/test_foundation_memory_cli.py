@@ -259,7 +259,9 @@ def test_memory_folder_symlinked_out_of_the_repository_is_refused(
     listed = orch("memory", "list")
     assert listed.code == 1
     assert "secret" not in listed.out
-    assert "memories/repo/leak.md: symlink to a file outside the repository; not read" in listed.err
+    assert (
+        "memories/repo/leak.md: a symlink to a file outside the repository; not read" in listed.err
+    )
     shown = orch("memory", "show", "leak")
     assert shown.code == 2 and "outside the repository" in shown.err
 

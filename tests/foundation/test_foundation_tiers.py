@@ -334,4 +334,8 @@ def test_layout_paths(layout: Layout) -> None:
     assert layout.session_notes("t") == root / "memories" / "session" / "t-notes.md"
     assert layout.artifacts == root / "plans" / "artifacts"
     assert layout.cache == root / ".orch"
-    assert Path(".gitignore").read_text().splitlines()[-2:] == ["memories/session/", ".orch/"]
+    assert Path(".gitignore").read_text().splitlines()[-3:] == [
+        "memories/session/",
+        ".orch/",
+        "plans/artifacts/*/transcripts/",
+    ]
