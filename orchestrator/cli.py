@@ -40,6 +40,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "orchestrator.commands.memory:memory",
         "Repo memory: list, show, add, supersede, search, audit...",
     ),
+    "mcp": (
+        "orchestrator.commands.mcp:mcp",
+        "Serve memory and tasks to any agent over MCP (stdio).",
+    ),
+    "hook": (
+        "orchestrator.commands.hook:hook",
+        "Answer an agent's hook (Claude Code): JSON in, JSON out.",
+    ),
     "notes": (
         "orchestrator.commands.notes:notes",
         "NOTES.md: the active objective, blockers, pending.",

@@ -44,6 +44,10 @@ MORE: dict[str, tuple[str, str]] = {
         "orchestrator.commands.memory_audit:decay",
         "Mark old, unused, low-importance memories stale (never deleting).",
     ),
+    "export": (
+        "orchestrator.commands.memory_export:export_",
+        "Keep AGENTS.md's orch section true, from verified memory.",
+    ),
     "promote": (
         "orchestrator.commands.memory_promote:promote",
         "Run Checklist C on a task's candidates.",

@@ -96,7 +96,8 @@ def scaffold(layout: Layout, *, ignore_transcripts: bool = True) -> ScaffoldResu
         block = f"# orch: {what}\n" + "\n".join(missing) + "\n"
         sep = b"" if not current or current.endswith(b"\n") else b"\n"
         atomic_write(gitignore, current + sep + (b"\n" if current else b"") + block.encode())
-        result.created.append(".gitignore (" + ", ".join(missing) + ")")
+        how = "appended to" if current else "created"
+        result.created.append(f".gitignore ({how}: " + ", ".join(missing) + ")")
     else:
         result.kept.append(".gitignore")
     return result
