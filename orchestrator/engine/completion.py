@@ -26,10 +26,10 @@ from orchestrator.engine.enums import (
 )
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, NeedsApproval
-from orchestrator.engine.gates import GateContext, run_gates, validate_blocking
+from orchestrator.engine.gates import GateContext, review_verdict, run_gates
 from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
 from orchestrator.engine.prompts import load_prompt
-from orchestrator.engine.roles import AnswerInvalid, JsonRole
+from orchestrator.engine.roles import AnswerInvalid
 from orchestrator.engine.vcs import EMPTY_TREE
 from orchestrator.errors import ModelError
 from orchestrator.store.fs import atomic_write
@@ -70,13 +70,7 @@ class Completion:
             "delegation",
             {"to": "CodeReviewer", "purpose": Role.REVIEWER, "reason": "final review of the task"},
         )
-        role = JsonRole(
-            Role.REVIEWER,
-            env.model(Role.REVIEWER, None),
-            env.read_tools(),
-            env.config.max_tokens,
-            env.memory_context(),
-        )
+        role = env.json_role(Role.REVIEWER)
         first = load_prompt(Role.REVIEWER).render(
             "final",
             task=s.spec.text,
@@ -106,22 +100,8 @@ class Completion:
                 f"{exc.message}); fix the model access, then `orch resume`",
                 failure_class=exc.failure_class,
             ) from None
-        blocking, demoted = validate_blocking(review, changed)
-        env.journal.record(
-            "verdict",
-            {
-                "kind": "final_review",
-                "passed": not blocking,
-                "verdict": review["verdict"],
-                "summary": review["summary"],
-                "blocking_issues": review["blocking_issues"],
-                "validated_blocking_issues": blocking,
-                "demoted": demoted,
-                "non_blocking": review["non_blocking"],
-                "criteria": review["criteria"],
-            },
-            agent="CodeReviewer",
-        )
+        payload, _, _ = review_verdict("final_review", review, changed)
+        env.journal.record("verdict", payload, agent="CodeReviewer")
         env.journal.record(
             "execution_report",
             {"kind": "final_review", "summary": review["summary"], "outcome": review["verdict"]},

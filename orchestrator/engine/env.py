@@ -11,6 +11,7 @@ from orchestrator.config import Config
 from orchestrator.engine.enums import Role
 from orchestrator.engine.journal import Journal
 from orchestrator.engine.parts import Parts
+from orchestrator.engine.roles import JsonRole
 from orchestrator.engine.state import TaskState
 from orchestrator.engine.tools import ReadOnlyTools
 from orchestrator.engine.vcs import ProjectRepo
@@ -60,6 +61,16 @@ class Env:
 
     def read_tools(self) -> ReadOnlyTools:
         return ReadOnlyTools(self.repo, output_cap=self.config.policy.shell_output_cap)
+
+    def json_role(self, role: Role, phase: int | None = None) -> JsonRole:
+        """A role that answers in JSON, with read-only tools and the verified memory."""
+        return JsonRole(
+            role,
+            self.model(role, phase),
+            self.read_tools(),
+            self.config.max_tokens,
+            self.memory_context(phase),
+        )
 
     def plan(self) -> dict[str, Any]:
         return self.task.load_plan()

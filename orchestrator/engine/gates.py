@@ -266,6 +266,26 @@ def validate_blocking(
     return blocking, demoted
 
 
+def review_verdict(
+    kind: str, review: dict[str, Any], changed: list[tuple[str, str]]
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The `verdict` event's payload for a review (`kind` review or final_review), with the
+    issues that block and those demoted (see `validate_blocking`)."""
+    blocking, demoted = validate_blocking(review, changed)
+    payload = {
+        "kind": kind,
+        "passed": not blocking and not review.get("needs_replan"),
+        "verdict": review["verdict"],
+        "summary": review["summary"],
+        "blocking_issues": review["blocking_issues"],
+        "validated_blocking_issues": blocking,
+        "demoted": demoted,
+        "non_blocking": review["non_blocking"],
+        "criteria": review["criteria"],
+    }
+    return payload, blocking, demoted
+
+
 def issues_hint(issues: list[dict[str, Any]]) -> str:
     lines = []
     for issue in issues:

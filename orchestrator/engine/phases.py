@@ -37,12 +37,12 @@ from orchestrator.engine.gates import (
     GateContext,
     GateResult,
     issues_hint,
+    review_verdict,
     run_gates,
-    validate_blocking,
 )
 from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
 from orchestrator.engine.prompts import load_prompt
-from orchestrator.engine.roles import AnswerInvalid, JsonRole
+from orchestrator.engine.roles import AnswerInvalid
 from orchestrator.engine.state import Failure, PhaseState
 from orchestrator.errors import FailureClass, InvalidFile, ModelError
 from orchestrator.messages import Message, TextBlock
@@ -361,37 +361,13 @@ class Phases:
         if review is None:
             return
         faults.point("review.after_model")
-        blocking, demoted = validate_blocking(review, changed)
-        self._record_review(pid, ph, review, blocking, demoted)
-        env.journal.gate(review_decision(gate, review, blocking, demoted, results, tree, changed))
-        faults.point("gate.after_decision")
-
-    def _record_review(
-        self,
-        pid: int,
-        ph: PhaseState,
-        review: dict[str, Any],
-        blocking: list[dict[str, Any]],
-        demoted: list[dict[str, Any]],
-    ) -> None:
+        payload, blocking, demoted = review_verdict("review", review, changed)
         self.env.journal.record(
-            "verdict",
-            {
-                "kind": "review",
-                "passed": not blocking and not review.get("needs_replan"),
-                "verdict": review["verdict"],
-                "summary": review["summary"],
-                "blocking_issues": review["blocking_issues"],
-                "validated_blocking_issues": blocking,
-                "demoted": demoted,
-                "non_blocking": review["non_blocking"],
-                "criteria": review["criteria"],
-                "attempt": ph.attempt,
-            },
-            agent="CodeReviewer",
-            phase=pid,
+            "verdict", {**payload, "attempt": ph.attempt}, agent="CodeReviewer", phase=pid
         )
         records.write_verified(self.env)
+        env.journal.gate(review_decision(gate, review, blocking, demoted, results, tree, changed))
+        faults.point("gate.after_decision")
 
     def _gate_failed(self, gate: ReviewGate, failed: list[GateResult]) -> None:
         env = self.env
@@ -443,13 +419,7 @@ class Phases:
             },
             phase=pid,
         )
-        role = JsonRole(
-            Role.REVIEWER,
-            env.model(Role.REVIEWER, pid),
-            env.read_tools(),
-            env.config.max_tokens,
-            env.memory_context(pid),
-        )
+        role = env.json_role(Role.REVIEWER, pid)
         first = load_prompt(Role.REVIEWER).render(
             "phase",
             phase=pid,

@@ -28,7 +28,7 @@ from orchestrator.engine.env import Env, plan_sha
 from orchestrator.engine.exceptions import Blocked, NeedsApproval, StepAgain
 from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
 from orchestrator.engine.prompts import load_prompt
-from orchestrator.engine.roles import AnswerInvalid, JsonRole, fixer, plan_check
+from orchestrator.engine.roles import AnswerInvalid, fixer, plan_check
 from orchestrator.engine.state import AuditRecord
 from orchestrator.errors import ModelError
 from orchestrator.store.plans import plan_problems, topological_order
@@ -128,13 +128,7 @@ class Planning:
 
     def _ask_plan(self, first: str, iteration: int) -> tuple[dict[str, Any], int]:
         env, s = self.env, self.env.state
-        role = JsonRole(
-            Role.PLANNER,
-            env.model(Role.PLANNER, None),
-            env.read_tools(),
-            env.config.max_tokens,
-            env.memory_context(),
-        )
+        role = env.json_role(Role.PLANNER)
         try:
             return role.ask(
                 first,
@@ -317,13 +311,7 @@ class Planning:
             )
         items = [r for r in verified.rows(env.journal.events) if r.item_id.startswith("PLAN-")]
         listed = "".join(f"\n- {r.item_id[5:]}: {r.description} ({r.status})" for r in items)
-        role = JsonRole(
-            Role.AUDITOR,
-            env.model(Role.AUDITOR, None),
-            env.read_tools(),
-            env.config.max_tokens,
-            env.memory_context(),
-        )
+        role = env.json_role(Role.AUDITOR)
         first = load_prompt(Role.AUDITOR).render(
             "audit",
             iteration=iteration,
