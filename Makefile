@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 
-.PHONY: demo test lint format typecheck bench evals realaudit docs docs-check clean
+.PHONY: demo test bwrap lint format typecheck bench evals realaudit docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,8 +20,16 @@ demo: $(STAMP)
 
 # PYTEST_ARGS narrows a run, e.g. `make test PYTEST_ARGS=tests/foundation`; a run that
 # collects no test exits 5, which fails `make test` and so CI
-test: $(STAMP)
+test: $(STAMP) bwrap
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# the agent's commands run under bubblewrap and the tests exercise it: installed here when
+# missing (as root, with apt-get), else one line saying how
+bwrap:
+	@command -v bwrap >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
+	  else echo "make test needs bubblewrap (bwrap): sudo apt-get install bubblewrap" >&2; exit 1; fi; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

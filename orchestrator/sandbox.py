@@ -175,6 +175,11 @@ class Sandbox:
             )
 
 
+def bwrap_installed() -> bool:
+    """Whether bubblewrap is on the PATH (whether it can start here is `check`'s part)."""
+    return _bwrap_path() != ""
+
+
 def off_notice() -> str:
     return (
         'the sandbox is off ([policy] sandbox = "off"): the agent\'s shell commands and the '

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.engine.api import statuses
+from orchestrator.sandbox import bwrap_installed
 from orchestrator.store.layout import Layout
 from orchestrator.store.scaffold import scaffold
 
@@ -52,6 +53,13 @@ def git(cwd: Path, *args: str) -> str:
     return out.stdout
 
 
+# Where bubblewrap is missing the sample still runs, without the sandbox, and says so.
+NO_SANDBOX = (
+    "\n# bubblewrap (bwrap) is not installed here: the sample runs its commands unsandboxed.\n"
+    '[policy]\nsandbox = "off"\n'
+)
+
+
 def prepare_repo(dest: Path, sample: Path, *, python: str = sys.executable) -> Path:
     """Copy the sample to `dest`, configure its gates, `orch init` it, commit it."""
     shutil.copytree(sample, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -59,7 +67,7 @@ def prepare_repo(dest: Path, sample: Path, *, python: str = sys.executable) -> P
     (dest / "orch.toml").write_text(
         "# The phase gates of this sample (the interpreter that runs orch runs them too).\n"
         f'test_command = "{py} -m unittest discover -s tests -t ."\n'
-        f'lint_command = "{py} tools/lint.py"\n',
+        f'lint_command = "{py} tools/lint.py"\n' + ("" if bwrap_installed() else NO_SANDBOX),
         encoding="utf-8",
     )
     git(dest, "init", "-q", "-b", "main")
@@ -107,6 +115,11 @@ class Demo:
             )
             result = DemoResult(prepare_repo(self.where, sample))
             self.say(f"The sample is a git repository at {result.repo}; one of its tests fails.")
+            if not bwrap_installed():
+                self.say(
+                    "bubblewrap (bwrap) is not installed: the sample runs without the sandbox "
+                    "(see docs/security.md; `apt-get install bubblewrap` on Debian/Ubuntu)."
+                )
             model = f"scripted:{script}"
 
             self.say(
