@@ -97,7 +97,7 @@ REPORT_VERSION = 5
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
 READINGS_TABLE = "fact-readings"  # SHA-1 of a subject and a fact -> its reading, exclusion
-READINGS_VERSION = 1
+READINGS_VERSION = 2
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
@@ -352,11 +352,16 @@ def near_duplicate_groups(
 
 
 def contradictions(
-    memories: list[Memory], readings: compare.Readings | None = None
+    memories: list[Memory],
+    readings: compare.Readings | None = None,
+    passing: frozenset[str] = frozenset(),
 ) -> list[tuple[Memory, Memory, compare.Conflict]]:
+    """Pairs of active memories on one subject that disagree. Memories in `passing`
+    (ephemeral task state, reported as such) are not compared: a status that moved on is
+    not a second truth."""
     buckets: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
-        if m.active and normalise_subject(m.subject):
+        if m.active and m.name not in passing and normalise_subject(m.subject):
             buckets[normalise_subject(m.subject)].append(m)
     found = []
     for bucket in buckets.values():
@@ -596,14 +601,14 @@ def _problem_findings(loaded: LoadResult) -> list[Finding]:
 
 def _readings(
     active: list[Memory], cache: Cache
-) -> tuple[compare.Readings, dict[str, Exclusion | None]]:
+) -> tuple[compare.Readings, dict[tuple[str, str], Exclusion | None]]:
     """How each active memory reads and the save exclusion its fact falls under, read back
     from the cache by a digest of subject and fact, or read now (and cached); rows no
     memory needs any more are dropped."""
     table = cache.table(READINGS_TABLE, READINGS_VERSION)
     rows = table.items()
     known: dict[tuple[str, str], Reading] = {}
-    exclusions: dict[str, Exclusion | None] = {}
+    exclusions: dict[tuple[str, str], Exclusion | None] = {}
     fresh, wanted = [], set()
     for memory in active:
         key = (memory.fact, memory.subject or "")
@@ -615,11 +620,11 @@ def _readings(
         if row is not None:
             clauses, exclusion = json.loads(row)
             known[key] = Reading.from_data(clauses)
-            exclusions[memory.fact] = Exclusion(*exclusion) if exclusion else None
+            exclusions[key] = Exclusion(*exclusion) if exclusion else None
             continue
         known[key] = read_fact(*key)
-        exclusions[memory.fact] = found = excluded(memory.fact)
-        data = [known[key].to_data(), [found.kind, found.evidence] if found else None]
+        exclusions[key] = found = excluded(*key)
+        data = [known[key].to_data(), [found.kind, found.evidence, found.cls] if found else None]
         fresh.append((digest, json.dumps(data)))
     table.put_many(fresh, drop=[d for d in rows if d not in wanted])
     return compare.Readings(known), exclusions
@@ -646,7 +651,8 @@ def _compare_memories(memories: list[Memory], cache: Cache) -> AuditReport:
                     "warning",
                 )
             )
-    for a, b, how in contradictions(memories, readings):
+    passing = frozenset(m.name for m in active if exclusions[(m.fact, m.subject or "")] is not None)
+    for a, b, how in contradictions(memories, readings, passing):
         report.findings.append(
             Finding(
                 "contradiction",
@@ -658,7 +664,7 @@ def _compare_memories(memories: list[Memory], cache: Cache) -> AuditReport:
             )
         )
     for m in active:
-        exclusion = exclusions[m.fact]
+        exclusion = exclusions[(m.fact, m.subject or "")]
         if exclusion is not None:
             report.findings.append(
                 Finding(

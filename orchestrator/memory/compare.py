@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
@@ -39,6 +40,7 @@ FRAME_EQUAL = 0.75
 FRAME_NESTED = 0.5
 MAX_BARE_FRAME = 2
 MAX_CLAUSES = 4
+PURPOSE = 0.5  # the frames two facts share for a conflict of values
 
 
 @dataclass(frozen=True)
@@ -173,15 +175,46 @@ def clause_conflict(a: Clause, b: Clause) -> str | None:
     return None
 
 
+# A list item that names what it describes first: "`GET /tasks`: lists tasks",
+# "`src/pages` - application pages", "Utils: lib/[name].ts", "**Caching:** ...".
+_LABEL = re.compile(r"^\W{0,4}(`[^`]{1,80}`|[\w][\w ./{}\[\]()-]{0,40}?)\**\s*(?::|\s[-–—]\s)")
+
+
+def label(fact: str) -> str:
+    """The name a list item gives before its description (lower case), or ''."""
+    found = _LABEL.match(fact)
+    return found.group(1).strip("` ").lower() if found else ""
+
+
+def different_slots(a: Memory, b: Memory) -> bool:
+    """Two list items labelled with different names describe different things: the
+    endpoints of an API, the folders of a tree, the libraries of a project."""
+    la, lb = label(a.fact), label(b.fact)
+    return bool(la and lb and la != lb)
+
+
 def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Conflict | None:
-    """How `a` and `b` disagree, or None (callers check that the subjects match)."""
+    """How `a` and `b` disagree, or None (callers check that the subjects match). The two
+    must fill one slot: list items with different labels never conflict."""
+    if different_slots(a, b):
+        return None
     ra, rb = reading(a, readings), reading(b, readings)
+    purpose = _same_purpose(ra, rb)
     for ca in ra.clauses[:MAX_CLAUSES]:
         for cb in rb.clauses[:MAX_CLAUSES]:
             how = clause_conflict(ca, cb)
-            if how is not None:
+            if how is not None and (purpose or how == "polarity"):
                 return Conflict(ca, cb, how)
     return None
+
+
+def _same_purpose(ra: Reading, rb: Reading) -> bool:
+    """The facts speak to one purpose: the larger frame (the words besides the values)
+    holds `PURPOSE` of the smaller one's words, or one of them has none of its own. "Use ESLint for code
+    formatting" and "Run tests with Bun" name two tools for two jobs."""
+    fa = frozenset().union(*(c.frame for c in ra.clauses[:MAX_CLAUSES]))
+    fb = frozenset().union(*(c.frame for c in rb.clauses[:MAX_CLAUSES]))
+    return not fa or not fb or containment(fa, fb) >= PURPOSE
 
 
 def same_subject(a: Memory, b: Memory) -> bool:

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from orchestrator.memory.ephemeral import LABELS, ephemeral
+
 KINDS = ("git_history", "ephemeral_task_state", "derivable_from_code")
 
 _SHA = r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
@@ -210,6 +212,7 @@ _CARRIES_MORE = re.compile(
 class Exclusion:
     kind: str  # one of KINDS
     evidence: str  # the words that matched
+    cls: str = ""  # for ephemeral task state: its class (see `ephemeral.CLASSES`)
 
     def reason(self) -> str:
         what = {
@@ -217,6 +220,8 @@ class Exclusion:
             "ephemeral_task_state": "ephemeral task state (true for one run only)",
             "derivable_from_code": "state derivable from the code (reading the code tells it)",
         }[self.kind]
+        if self.cls:
+            what += f", {LABELS[self.cls]}"
         return f"{what}: {self.evidence!r}"
 
 
@@ -238,8 +243,9 @@ _HEX = re.compile(r"\b[0-9a-f]{7,40}\b")
 
 
 @lru_cache(maxsize=65536)
-def excluded(fact: str) -> Exclusion | None:
-    """The save exclusion `fact` falls under, or None when it may be saved."""
+def excluded(fact: str, subject: str = "") -> Exclusion | None:
+    """The save exclusion `fact` (filed under `subject`) falls under, or None when it may
+    be saved. Ephemeral task state is recognised as a class (see `ephemeral`)."""
     text = " ".join(fact.split())
     if not text:
         return None
@@ -256,6 +262,9 @@ def excluded(fact: str) -> Exclusion | None:
             match = rx.search(text)
             if match:
                 return Exclusion("ephemeral_task_state", match.group(0).strip())
+    state = ephemeral(text, subject)
+    if state is not None:
+        return Exclusion("ephemeral_task_state", state.evidence, state.cls)
     if "`" in text:
         for rx in _DERIVABLE:
             match = rx.search(text)

@@ -435,7 +435,7 @@ class _Checklist:
                 Decision(c, "excluded", f"holds a secret ({secret}); orch never stores one")
             )
             return None
-        exclusion = excluded(c.fact)
+        exclusion = excluded(c.fact, c.subject or "")
         if exclusion is not None:
             self.decide(Decision(c, "excluded", exclusion.reason(), exclusion=exclusion.kind))
             return None

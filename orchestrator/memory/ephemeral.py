@@ -1,0 +1,225 @@
+"""Ephemeral task state as classes: what one task, run or session did, is doing or will do.
+
+The rule of promotion keeps these in the task folder; in repo memory the audit reports
+them with their class. Each class is recognised by the fact's own words, or by the
+heading (subject) it was filed under when the heading names the class outright ("Next
+Steps", "Completed", "Current Focus", "Recent Changes"); a neutral heading ("Logging
+Pattern", "Known Issues") never makes a fact ephemeral by itself.
+
+- `change_account`: what was added, replaced, fixed, moved or removed, in any verb of
+  change in the past tense at the head of the fact ("Replaced SerpAPI with a scraper",
+  "`X` collapsed into `y()`", "... — now collected into ..."), or "Previously"/"Originally".
+  A past participle used as a description ("Built with Vite", "Configured via env vars")
+  and a present passive ("Files are moved to `archive/`") are not accounts.
+- `progress_status`: done, complete, check marks, "All 202 tests pass", "Status: ...".
+- `todo_next`: unchecked boxes, to-dos, next steps, "Need for ...", "to be determined",
+  "deferred", options still to consider.
+- `in_progress`: "currently working on / being considered", "Evaluating ...", sprint goals.
+- `session_summary`: what one session or run did or found ("Key achievement", "the most
+  recent development", an "Example:" told in the past tense).
+- `dated_status`: a state stamped with its date ("Last updated: 2026-07-07", "Completion
+  date", "Created on 02.05.2025").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+CLASSES = (
+    "change_account",
+    "progress_status",
+    "todo_next",
+    "in_progress",
+    "session_summary",
+    "dated_status",
+)
+
+LABELS = {
+    "change_account": "an account of a change",
+    "progress_status": "progress or status",
+    "todo_next": "a to-do or next step",
+    "in_progress": "work in progress",
+    "session_summary": "what one session or run did",
+    "dated_status": "a status stamped with its date",
+}
+
+
+@dataclass(frozen=True)
+class Ephemeral:
+    cls: str  # one of CLASSES
+    evidence: str  # the words that matched, or the heading
+
+
+# Headings that name a class outright: every fact filed under one belongs to it.
+_HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "todo_next",
+        re.compile(
+            r"\b(?:next steps?|next candidates|to-?dos?|to do|ongoing tasks|backlog|roadmap|"
+            r"priorities|to consider|to be determined|tbd|known gaps|open tasks|"
+            r"pending tasks|ready for (?:a )?new task|future work|planned work)\b",
+            re.I,
+        ),
+    ),
+    (
+        "progress_status",
+        re.compile(
+            r"^(?:progress|done|completed)$|\b(?:completed (?:steps|tasks|work)|current step|"
+            r"(?:current|overall) progress|progress (?:report|log|update)s?|"
+            r"files (?:modified|created|changed)|quality assurance|blockers|what works|"
+            r"status report)\b",
+            re.I,
+        ),
+    ),
+    (
+        "in_progress",
+        re.compile(
+            r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
+            r"working on|current sprint)\b",
+            re.I,
+        ),
+    ),
+    (
+        "change_account",
+        re.compile(
+            r"\b(?:project evolution|recent changes|earlier changes|change ?log(?!\s+\w)|"
+            r"corrections applied|what changed|recent updates|changes made|fixes applied)\b",
+            re.I,
+        ),
+    ),
+    (
+        "session_summary",
+        re.compile(r"\b(?:session summary|last session|this session)\b|^task\s+[a-z]+-\d+\b", re.I),
+    ),
+)
+
+# verbs of change, in the past tense, that open an account of what was done
+_CHANGED = (
+    r"(?:added|created|updated|replaced|implemented|migrated|upgraded|downgraded|fixed|"
+    r"removed|deleted|refactored|renamed|moved|converted|improved|enhanced|introduced|"
+    r"switched|changed|modified|integrated|resolved|rewrote|rewritten|extracted|"
+    r"consolidated|simplified|optimi[sz]ed|restructured|reorgani[sz]ed|cleaned up|dropped|"
+    r"expanded|extended|eliminated|reduced|increased|tweaked|polished|revised|wired|"
+    r"documented|patched|bumped|reverted|restored|re-enabled|separated|decoupled|"
+    r"centrali[sz]ed|modulari[sz]ed|unified|standardi[sz]ed|streamlined|collapsed|"
+    r"applied|used|built|established|deployed|transitioned|corrected|adjusted|"
+    r"enabled|disabled|merged|slimmed|refreshed|hardened|ported|swapped)"
+)
+# a participle that describes rather than recounts is followed by one of these
+_DESCRIBING = (
+    r"(?:with|on|in|using|for|via|by|to|from|as|into|at|through|under|per|when|if|"
+    r"and|or|only|automatically|dynamically|once|here|there|at)\b"
+)
+_GERUND = (
+    r"(?:implementing|building|adding|refining|enhancing|improving|optimi[sz]ing|"
+    r"expanding|developing|creating|refactoring|migrating|fixing|integrating|"
+    r"setting up|working on|rewriting|cleaning up)"
+)
+_LEAD = r"^\W{0,6}"  # bullets, bold markers, emoji before the first word
+
+_FACT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("progress_status", re.compile(r"^\W{0,4}(?:✅|✔|☑|\[x\])", re.I)),
+    ("todo_next", re.compile(r"^\W{0,4}(?:\[ \]|⏭|☐)", re.I)),
+    (
+        "dated_status",
+        re.compile(r"\b(?:last updated|completion date|updated on|created on)\b", re.I),
+    ),
+    (
+        "change_account",
+        re.compile(
+            rf"{_LEAD}(?:\w+:\*{{0,2}}\s+)?{_CHANGED}\s+(?!{_DESCRIBING})(?=\S)"
+            rf"|{_LEAD}(?:previously|originally)\b"
+            r"|^\W{0,4}(?:improvements|changes|fixes)\W{0,4}:"
+            rf"|\b(?:previously|formerly)\s*[:,]"
+            r"|\s[—–-]+\s*(?:now|fixed|restored|rewritten|removed|resolved|wired)\b"
+            r"|\b(?:fixed|updated|added|removed|changed|deleted|applied)\s*:"
+            r"|\band (?:fixed|resolved|removed|restored)(?=\s*\()",
+            re.I,
+        ),
+    ),
+    (
+        "change_account",
+        re.compile(
+            r"\b(?:collapsed|moved|migrated|renamed|converted|replaced|rewritten|slimmed|"
+            r"refreshed|updated|upgraded|bumped)\s+(?:into|from|to)\b",
+            re.I,
+        ),
+    ),
+    (
+        "change_account",
+        re.compile(
+            r"\b(?:was|were)\s+(?:silently\s+|never\s+|not\s+)?(?:disabled|ignored|broken|"
+            r"swallowed|wiped|failing|crashing|replaced|rewritten|removed)\b",
+            re.I,
+        ),
+    ),
+    (
+        "progress_status",
+        re.compile(
+            r"\b(?:is|are|was|were|now|planning|all \w+)\s+(?:\*\*)?(?:complete|completed|"
+            r"done|finished)\b"
+            r"|\b(?:complete|done)\s*\(\d+\s*%\)"
+            r"|\*\*status\*\*\s*:|^\W{0,4}status\s*:"
+            r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
+            r"|\bproduction-ready\b|\bin a stable state\b|\b(?:is|are) now (?:stable|working)\b"
+            r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b",
+            re.I,
+        ),
+    ),
+    (
+        "todo_next",
+        re.compile(
+            r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|"
+            r"to be (?:determined|decided|done))"
+            r"|\bto be determined\b|\btbd\b|\bdeferred\b|\bstill pending\b"
+            r"|\bnext steps?\b",
+            re.I,
+        ),
+    ),
+    (
+        "in_progress",
+        re.compile(
+            r"^\W{0,4}(?:considering|evaluating|exploring|balancing|investigating)\b"
+            r"|\bcurrently (?:being|working on|focused|focusing|under (?:development|review)|"
+            r"in (?:a |the )?(?:stable|early|beta|alpha|development|progress|testing))\b"
+            r"|\bthis sprint\b|\bsprint \d+\b|\bnow working on\b|\bin progress\b",
+            re.I,
+        ),
+    ),
+    (
+        "session_summary",
+        re.compile(
+            r"\bkey achievements?\b|\bmost recent (?:development|work|session|changes)\b"
+            r"|\bfirst (?:real )?run\b|\bthis (?:session|run)\b"
+            r"|^\W{0,4}example:\s.*\b(?:was|were|didn't|wasn't|weren't|did not|had|used)\b",
+            re.I,
+        ),
+    ),
+    ("change_account", re.compile(rf"^\W{{0,6}}{_GERUND}\s+(?!{_DESCRIBING})\S", re.I)),
+)
+
+
+# a present passive right before a participle: "are moved", "is cleaned and converted"
+_PRESENT_PASSIVE = re.compile(
+    r"\b(?:is|are|be|been|being|get|gets|can be|must be)\s+(?:\w+ly\s+)?"
+    r"(?:\w+\s+(?:and|or)\s+)?$",
+    re.I,
+)
+
+
+@lru_cache(maxsize=65536)
+def ephemeral(fact: str, subject: str = "") -> Ephemeral | None:
+    """The class of ephemeral task state `fact` (filed under `subject`) belongs to, or
+    None. The heading is read first: one that names a class decides."""
+    for cls, rx in _HEADINGS:
+        if subject and rx.search(subject):
+            return Ephemeral(cls, f"filed under {subject!r}")
+    text = " ".join(fact.split())
+    for cls, rx in _FACT_RULES:
+        for match in rx.finditer(text):
+            if cls == "change_account" and _PRESENT_PASSIVE.search(text, 0, match.start()):
+                continue  # "files are moved to `archive/`": what happens, not what did
+            return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
+    return None

@@ -1,0 +1,93 @@
+"""Ephemeral task state as classes, and the slot rule of contradictions."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.memory.compare import conflict, label
+from orchestrator.memory.ephemeral import LABELS, ephemeral
+from orchestrator.memory.exclusions import excluded
+from orchestrator.store.memfile import Memory
+
+
+@pytest.mark.parametrize(
+    ("fact", "subject", "cls"),
+    [
+        ("Swapped the HTML parser for lxml to cut parse time", "parsing", "change_account"),
+        ("Migrated the settings loader to pydantic", "", "change_account"),
+        ("Previously: sessions were kept in Redis", "sessions", "change_account"),
+        ("`Loader` and `Reader` collapsed into `load()`", "loading", "change_account"),
+        ("Upload errors were swallowed — now collected into `warnings`", "", "change_account"),
+        ("**Adding retries** to the HTTP client:", "recent work", "change_account"),
+        ("✅ Phase 2 - exporter written", "", "progress_status"),
+        ("All 84 tests pass.", "state", "progress_status"),
+        ("**Status**: COMPLETE", "", "progress_status"),
+        ("[ ] Write the import wizard", "", "todo_next"),
+        ("Need for a cache of geocoding answers", "known issues", "todo_next"),
+        ("Error reporting is to be determined in the design phase", "", "todo_next"),
+        ("Retries deferred to a later release", "retries", "todo_next"),
+        ("Document the cache layout", "Next Steps", "todo_next"),
+        ("Evaluating a switch to DuckDB", "decisions", "in_progress"),
+        ("The exporter is currently being rewritten", "", "in_progress"),
+        ("Stream the export instead of buffering it", "Current Focus", "in_progress"),
+        ("**Key Achievement**: exports run in half the time", "", "session_summary"),
+        ("Example: the cache key was missing the locale", "lessons", "session_summary"),
+        ("*Last updated: 2026-03-02*", "", "dated_status"),
+        ("Created on 04.05.2026", "", "dated_status"),
+    ],
+)
+def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
+    found = ephemeral(fact, subject)
+    assert found is not None and found.cls == cls
+    exclusion = excluded(fact, subject)
+    assert exclusion is not None and exclusion.kind == "ephemeral_task_state"
+    assert exclusion.cls == cls and LABELS[cls] in exclusion.reason()
+
+
+@pytest.mark.parametrize(
+    ("fact", "subject"),
+    [
+        ("Built with Vite and React", "stack"),
+        ("Configured via environment variables prefixed `APP_`", "configuration"),
+        ("Files are moved to `archive/` after they are processed", "archiving"),
+        ("Amounts are cleaned and converted to EUR by `clean()`", "currency"),
+        ("The changelog groups entries under Added, Changed and Fixed.", "changelog sections"),
+        ("`ProgressBar` writes to stderr", "progress bar"),
+        ("The page polls for orders while an order is pending", "polling"),
+        ("Use absolute paths in every script", "Known Issues"),
+        ("All amounts are in USD", "Current State"),
+    ],
+)
+def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
+    assert ephemeral(fact, subject) is None
+    assert excluded(fact, subject) is None
+
+
+def memory(name: str, fact: str, subject: str = "api") -> Memory:
+    return Memory(
+        name=name,
+        description=fact,
+        type="project",
+        subject=subject,
+        reason="r",
+        body=fact + "\n",
+    )
+
+
+def test_list_items_with_different_labels_fill_different_slots() -> None:
+    assert label("`GET /tasks`: lists the tasks") == "get /tasks"
+    assert label("Tests: `__tests__/name.test.ts`") == "tests"
+    a = memory("a", "`POST /users`: registers a user")
+    b = memory("b", "`PUT /users/me`: updates the current user")
+    assert conflict(a, b) is None
+    same = memory("c", "`POST /users`: logs a user in")
+    assert label(same.fact) == label(a.fact)
+
+
+def test_tools_for_different_jobs_do_not_conflict_but_one_slot_two_values_does() -> None:
+    lint = memory("lint", "Use ESLint and Prettier for code formatting", "tools")
+    tests = memory("tests", "Run tests with Bun", "tools")
+    assert conflict(lint, tests) is None
+    rabbit = memory("rabbit", "The message broker is RabbitMQ.", "broker")
+    kafka = memory("kafka", "The message broker is Kafka, run by the platform team.", "broker")
+    assert conflict(rabbit, kafka) is not None
