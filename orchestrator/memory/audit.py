@@ -97,7 +97,7 @@ REPORT_VERSION = 5
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
 READINGS_TABLE = "fact-readings"  # SHA-1 of a subject and a fact -> its reading, exclusion
-READINGS_VERSION = 2
+READINGS_VERSION = 3
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
@@ -316,14 +316,55 @@ def _bare_pairs(keys: _Keys) -> set[tuple[int, int]]:
     return pairs
 
 
+def across_candidates(active: list[Memory], readings: compare.Readings) -> set[tuple[str, str]]:
+    """Pairs that might say the same thing whatever their subjects: copies (one bucket a
+    `compare.copy_key`) and facts whose own stems reach `compare.ACROSS` (an exact
+    prefix-filter join over the store)."""
+    copies: dict[str, list[int]] = defaultdict(list)
+    for i, m in enumerate(active):
+        copies[compare.copy_key(m)].append(i)
+    pairs = {
+        (a, b)
+        for members in copies.values()
+        for k, a in enumerate(members)
+        for b in members[k + 1 :]
+    }
+    stems = [(i, readings.plain(m).stems) for i, m in enumerate(active)]
+    pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.ACROSS)}
+    held = contained_pairs(stems, compare.CONTAINED, compare.CONTAINED_MIN)
+    pairs |= {(a, b) for a, b, _ in held}
+    names = [m.name for m in active]
+    return {(min(names[a], names[b]), max(names[a], names[b])) for a, b in pairs if a != b}
+
+
+def _duplicates(a: Memory, b: Memory, readings: compare.Readings, passing: frozenset[str]) -> bool:
+    """Whether two memories near-duplicate each other: under fitting subjects
+    (`compare.duplicate`) or across them (`compare.duplicate_across`; ephemeral task state,
+    in `passing`, only as copies)."""
+    if _linked(a, b):
+        return False
+    if (
+        a.name not in passing
+        and b.name not in passing
+        and compare.says_alike(a, b, readings)
+        and compare.duplicate(a, b, readings=readings) is not None
+    ):
+        return True
+    copies_only = a.name in passing or b.name in passing
+    return compare.duplicate_across(a, b, readings=readings, copies_only=copies_only) is not None
+
+
 def near_duplicate_groups(
-    memories: list[Memory], readings: compare.Readings | None = None
+    memories: list[Memory],
+    readings: compare.Readings | None = None,
+    passing: frozenset[str] = frozenset(),
 ) -> list[tuple[Memory, list[Memory]]]:
-    """(keeper, decay candidates) for every near-duplicate group of active memories."""
+    """(keeper, decay candidates) for every near-duplicate group of active memories.
+    Facts are compared by what they say: the subject is evidence, not a fence."""
     readings = readings or compare.Readings()
     active = [m for m in memories if m.active]
     by_name = {m.name: m for m in active}
-    candidates = duplicate_candidates(active, readings)
+    candidates = duplicate_candidates(active, readings) | across_candidates(active, readings)
     parent: dict[str, str] = {}
     members: set[str] = set()
 
@@ -334,8 +375,7 @@ def near_duplicate_groups(
         return x
 
     for a, b in sorted(candidates):
-        ma, mb = by_name[a], by_name[b]
-        if _linked(ma, mb) or compare.duplicate(ma, mb, readings=readings) is None:
+        if not _duplicates(by_name[a], by_name[b], readings, passing):
             continue
         parent[find(a)] = find(b)
         members.update((a, b))
@@ -610,8 +650,8 @@ def _readings(
     known: dict[tuple[str, str], Reading] = {}
     exclusions: dict[tuple[str, str], Exclusion | None] = {}
     fresh, wanted = [], set()
-    for memory in active:
-        key = (memory.fact, memory.subject or "")
+    keys = [(m.fact, m.subject or "") for m in active]
+    for key in [*keys, *((fact, "") for fact, _ in keys)]:
         digest = hashlib.sha1("\0".join(key).encode("utf-8", "replace")).hexdigest()
         wanted.add(digest)
         if key in known:
@@ -635,7 +675,8 @@ def _compare_memories(memories: list[Memory], cache: Cache) -> AuditReport:
     active = [m for m in memories if m.active]
     readings, exclusions = _readings(active, cache)
     report = AuditReport(memories=len(memories))
-    for keep, decay in near_duplicate_groups(memories, readings):
+    passing = frozenset(m.name for m in active if exclusions[(m.fact, m.subject or "")] is not None)
+    for keep, decay in near_duplicate_groups(memories, readings, passing):
         report.groups.append(Group(keep.name, tuple(m.name for m in decay)))
         kept = compare.specificity(keep, readings=readings)
         more_specific = any(kept > compare.specificity(m, readings=readings) for m in decay)

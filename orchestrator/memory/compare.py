@@ -40,6 +40,9 @@ FRAME_EQUAL = 0.75
 FRAME_NESTED = 0.5
 MAX_BARE_FRAME = 2
 MAX_CLAUSES = 4
+ACROSS = 0.6  # stems two facts share, subjects aside, to near-duplicate each other
+FLOOR = 0.35  # stems two facts must share, subjects aside, under fitting subjects
+GENERIC = 4  # a copy of at most this many stems and no values needs its subject
 PURPOSE = 0.5  # the frames two facts share for a conflict of values
 
 
@@ -66,10 +69,16 @@ class Readings:
         self.known = dict(known or {})  # (fact, subject) -> reading
 
     def of(self, memory: Memory) -> Reading:
-        key = (memory.fact, memory.subject or "")
-        found = self.known.get(key)
+        return self._read(memory.fact, memory.subject or "")
+
+    def plain(self, memory: Memory) -> Reading:
+        """The fact read without its subject: what it says wherever it was filed."""
+        return self._read(memory.fact, "")
+
+    def _read(self, fact: str, subject: str) -> Reading:
+        found = self.known.get((fact, subject))
         if found is None:
-            found = self.known[key] = read_fact(*key)
+            found = self.known[(fact, subject)] = read_fact(fact, subject)
         return found
 
 
@@ -296,6 +305,81 @@ def duplicate(a: Memory, b: Memory, *, readings: Readings | None = None) -> floa
     if aa & ab and min(len(sa), len(sb)) >= CONTAINED_MIN and containment(sa, sb) >= CONTAINED:
         return score  # one says no more than the other, about the same things
     return None
+
+
+_WORDS = re.compile(r"[\w./-]+")
+
+
+def copy_key(memory: Memory) -> str:
+    """The fact's words, lower case, without punctuation or markup: equal for copies."""
+    return " ".join(_WORDS.findall(memory.fact.lower()))
+
+
+def duplicate_across(
+    a: Memory, b: Memory, *, readings: Readings | None = None, copies_only: bool = False
+) -> float | None:
+    """The similarity score when `a` and `b` say the same thing whatever subjects they were
+    filed under, else None: copies (the same words), or facts whose own stems reach
+    `ACROSS` with nested values and the same polarity, and that do not differ in words
+    one subject names and the other does not. A short copy with no values ("to be
+    decided in the plan phase") means what its subject makes it mean: under two subjects
+    it is two facts. `copies_only` admits copies alone (for ephemeral task state)."""
+    readings = readings or Readings()
+    ra, rb = readings.plain(a), readings.plain(b)
+    if ra.negated != rb.negated or _opposed(ra, rb):
+        return None
+    if copy_key(a) == copy_key(b):
+        generic = not _named(ra.values) and len(ra.stems) <= GENERIC
+        return None if generic and not same_subject(a, b) else 1.0
+    if copies_only or (ra.values and rb.values and not _values_compatible(ra.values, rb.values)):
+        return None
+    na, nb = _numbers(ra.values), _numbers(rb.values)
+    if na and nb and na != nb:
+        return None  # "setting 1 defaults to 8" and "setting 8 defaults to 57"
+    score = jaccard(ra.stems, rb.stems)
+    if score < ACROSS and not _holds(ra, rb):
+        return None
+    return None if _parallel(a, b, ra, rb) else score
+
+
+def says_alike(a: Memory, b: Memory, readings: Readings) -> bool:
+    """The facts themselves, subjects aside, share `FLOOR` of their stems (or one holds
+    the other's, or name two code spans, paths or URLs alike): list items under one
+    heading share the heading's words, not their meaning."""
+    ra, rb = readings.plain(a), readings.plain(b)
+    return (
+        jaccard(ra.stems, rb.stems) >= FLOOR
+        or containment(ra.stems, rb.stems) >= CONTAINED
+        or len(anchored(ra.values) & anchored(rb.values)) >= 2
+    )
+
+
+def _named(values: frozenset[str]) -> frozenset[str]:
+    """Values that name something (a code span, flag, path, number), not a plain word."""
+    return frozenset(v for v in values if not v.isalpha())
+
+
+def _holds(ra: Reading, rb: Reading) -> bool:
+    """One fact says no more than the other (`CONTAINED` of its stems, at least
+    `CONTAINED_MIN` of them) and both name one thing: "npm install --legacy-peer-deps" in
+    "npm install --legacy-peer-deps (React 19 and Next 14 clash)"."""
+    small, big = (ra.stems, rb.stems) if len(ra.stems) <= len(rb.stems) else (rb.stems, ra.stems)
+    return (
+        len(small) >= CONTAINED_MIN
+        and containment(small, big) >= CONTAINED
+        and bool(_named(ra.values) & _named(rb.values))
+    )
+
+
+def _numbers(values: frozenset[str]) -> frozenset[str]:
+    return frozenset(v for v in values if v[:1].isdigit())
+
+
+def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading) -> bool:
+    """The facts differ where their subjects do: the same statement about two parts ("the
+    api client sends requests over HTTP/1.1", "the database client ...")."""
+    own = subject_stems(a.subject or "") ^ subject_stems(b.subject or "")
+    return bool((ra.stems ^ rb.stems) & own)
 
 
 def specificity(memory: Memory, *, readings: Readings | None = None) -> tuple[int, int]:

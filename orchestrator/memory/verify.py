@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -128,6 +129,7 @@ class Verifier:
         self._basenames: set[str] | None = None
         self._trees: dict[str, dict[str, str] | None] = {}
         self._folders: set[str] | None = None
+        self._suffixes: set[str] | None = None
         self._ignore_cache: dict[str, bool] = {}
         self._claims: dict[tuple[str, str, tuple[Citation, ...]], list[Claim]] = {}
         self._path_cache: dict[str, bool] = {}
@@ -208,14 +210,29 @@ class Verifier:
     def _check_path(self, claim: Claim) -> str | None:
         assert claim.path is not None
         if claim.origin == "body" and "/" not in claim.path:
-            if self._basename_exists(claim.path):
+            if self._basename_exists(claim.path) or self._ignored(claim.path):
                 return None
             return f"no file named {claim.path} in the repository"
         if self._exists(claim.path):
             return None
-        if claim.origin == "body" and self._ignored(claim.path):
-            return None  # a build output or a local file, named as such: not a claim
+        if claim.origin == "body" and (
+            self._ignored(claim.path) or _TEMPLATE.search(claim.path) or self._nested(claim.path)
+        ):
+            # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
+            # written from a sub-project's folder (`src/App.tsx` of `frontend/`)
+            return None
         return f"{claim.path} does not exist"
+
+    def _nested(self, path: str) -> bool:
+        """Some tracked file or folder ends with `path`, below a folder of the repository."""
+        if self._suffixes is None:
+            found: set[str] = set()
+            for blob in self.state.blobs:
+                parts = blob.split("/")
+                for k in range(1, len(parts)):
+                    found.update("/".join(parts[k:j]) for j in range(k + 1, len(parts) + 1))
+            self._suffixes = found
+        return path.strip("/") in self._suffixes
 
     def _check_line(self, claim: Claim) -> str | None:
         assert claim.path is not None and claim.line is not None
@@ -379,6 +396,9 @@ class Verifier:
             reason = self.check_claim(claim)
             if reason is not None:
                 failures.append(ClaimFailure(claim, reason))
+        if failures and _STATES_CHANGE.search(memory.fact):
+            # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
+            failures = [f for f in failures if f.claim.origin != "body"]
         if failures:
             return Verification(memory.name, "stale", len(claims), tuple(failures))
         changed = self._changed_paths(memory, claim_paths(claims))
@@ -388,6 +408,20 @@ class Verifier:
 
     def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
         return [self.check(m) for m in memories]
+
+
+# A path written as a pattern or an example, not a name: placeholders in capitals, braces
+# or angles, names such as `./script.sh` or `my_module.py`.
+_TEMPLATE = re.compile(
+    r"\b(?:YYYY|MM|DD|NNN|XXX)\b|[{<*]|\[[a-z_]+\]|_YYYY|YYYY_"
+    r"|(?:^|/)(?:foo|bar|baz|example|script|file|my[_-]?\w*|your[_-]?\w*)\.\w+$"
+)
+# A fact stating a removal or a replacement: the names it says are gone are expected gone.
+_STATES_CHANGE = re.compile(
+    r"\b(?:removed|deleted|dropped|replaced|collapsed|renamed|moved|migrated|split into|"
+    r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
+    re.I,
+)
 
 
 def _check_ignore(root: Path, path: str) -> bool:

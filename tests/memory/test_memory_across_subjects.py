@@ -1,0 +1,80 @@
+"""Rules that real agent memory asked for: facts compared across the subjects they were
+filed under, and stale names that are not stale."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from orchestrator.memory.audit import AuditReport, audit
+from orchestrator.store.layout import Layout
+
+Put = Callable[..., Any]
+
+
+def found(report: AuditReport, kind: str) -> set[frozenset[str]]:
+    """The memories each finding of `kind` names with its first related one."""
+    return {frozenset({f.memory or "", *f.related[:1]}) for f in report.findings if f.kind == kind}
+
+
+def names(report: AuditReport, kind: str) -> set[str]:
+    return {f.memory or "" for f in report.findings if f.kind == kind}
+
+
+def test_copies_and_rewordings_under_other_subjects_are_near_duplicates(
+    layout: Layout, put: Put
+) -> None:
+    rule = "Run `npm install --legacy-peer-deps`: React 19 and Next 14 clash over peers."
+    put("install-a", rule, subject="setup")
+    put("install-b", rule, subject="known issues")
+    put("sort-a", "Sort the results by any column of the output table", subject="features")
+    put("sort-b", "Sorting the results by any column of the output table", subject="cli options")
+    dups = found(audit(layout), "near_duplicate")
+    assert frozenset({"install-a", "install-b"}) in dups
+    assert frozenset({"sort-a", "sort-b"}) in dups
+
+
+def test_what_the_subject_decides_is_not_a_near_duplicate(layout: Layout, put: Put) -> None:
+    # a short copy means what its subject makes it mean
+    put("tbd-tests", "To be decided in the plan phase", subject="testing strategy")
+    put("tbd-logs", "To be decided in the plan phase", subject="logging strategy")
+    # the same statement about two parts
+    put("api-http", "The api client sends requests over HTTP/1.1.", subject="api http version")
+    put("db-http", "The database client sends requests over HTTP/1.1.", subject="db http version")
+    # one number per setting
+    put("setting-1", "Setting 1 of the exporter defaults to 8.", subject="setting one")
+    put("setting-8", "Setting 8 of the exporter defaults to 57.", subject="setting eight")
+    assert found(audit(layout), "near_duplicate") == set()
+
+
+def test_list_items_under_one_heading_are_not_contradictions(layout: Layout, put: Put) -> None:
+    put("get-tasks", "`GET /tasks`: lists the tasks of the user.", subject="rest api")
+    put("post-tasks", "`POST /tasks`: creates a task.", subject="rest api")
+    put("lint", "Use ESLint and Prettier for code formatting", subject="tools")
+    put("bun", "Run tests with Bun", subject="tools")
+    put("threads-a", "The worker pool has 8 threads.", subject="pool size")
+    put("threads-b", "The worker pool runs 16 threads.", subject="pool size")
+    assert found(audit(layout), "contradiction") == {frozenset({"threads-a", "threads-b"})}
+
+
+def test_ephemeral_lines_are_neither_compared_nor_kept(layout: Layout, put: Put) -> None:
+    put("status-a", "**Status**: the exporter is complete", subject="current state")
+    put("status-b", "**Status**: the exporter needs tests", subject="current state")
+    report = audit(layout)
+    assert found(report, "contradiction") == set()
+    assert names(report, "excluded_content") == {"status-a", "status-b"}
+
+
+def test_names_that_are_not_stale(layout: Layout, put: Put, commit_all: Callable[..., str]) -> None:
+    root = layout.root
+    (root / "frontend" / "src").mkdir(parents=True)
+    (root / "frontend" / "src" / "App.tsx").write_text("export const App = () => null;\n")
+    (root / ".gitignore").write_text("settings.local.json\n")
+    commit_all(root, "frontend")
+    put("nested", "`src/App.tsx` is the root component of the frontend.", subject="frontend")
+    put("ignored", "`settings.local.json` holds each person's overrides.", subject="settings")
+    put("template", "Add a `journal/YYYY_MM_DD_topic.md` entry after a change.", subject="journal")
+    put("example", "Scripts run as `./script.sh` break when they change folder.", subject="scripts")
+    put("removed", "`LoaderFactory` collapsed into `app/main.py`.", subject="loading")
+    put("missing", "`src/Missing.tsx` renders the footer.", subject="frontend")
+    assert names(audit(layout), "stale_citation") == {"missing"}
