@@ -15,6 +15,7 @@ from typing import Any
 
 from orchestrator.config import Config, load_config
 from orchestrator.engine import faults, shell
+from orchestrator.engine.blocking import blocking_gate
 from orchestrator.engine.enums import ApprovalKind, PhaseStatus, Scope, Step, Tier, WorkflowState
 from orchestrator.engine.env import Env
 from orchestrator.engine.journal import Journal, Listener
@@ -320,6 +321,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "log_problems": loaded.problems,
         "log_check": verify_log(task.event_log_path, task=task.slug).to_dict(),
         "model": s.task.model if s.task else None,
+        "blocking_gate": blocking_gate(s, loaded.events),
     }
 
 
