@@ -303,7 +303,7 @@ def program_exists(command: str, root: Path) -> bool:
     if "/" in program:
         path = Path(program) if program.startswith("/") else root / program
         return path.exists()
-    return shutil.which(program) is not None
+    return shutil.which(program) is not None or (root / program).is_file()
 
 
 # the reviewer's verdict -------------------------------------------------------------------

@@ -334,6 +334,10 @@ class Phases:
         tree = env.repo.snapshot()
         changed = env.repo.changed_paths(head, tree)
         diff = env.repo.diff(head, tree)
+        empty = nothing_changed(phase, changed)
+        if empty is not None:
+            self._nothing_changed(ReviewGate(pid, ph, dryrun=CheckStatus.NOT_RUN), empty)
+            return
         ctx = GateContext(
             root=env.layout.root,
             test_command=env.config.test_command,
@@ -392,6 +396,26 @@ class Phases:
             phase=pid,
         )
         records.write_verified(self.env)
+
+    def _nothing_changed(self, gate: ReviewGate, why: str) -> None:
+        """The phase's executor changed no file the plan expects changed: a fixable failure,
+        so the retry starts with that said (and no test or lint run is spent on it)."""
+        self.env.journal.gate(
+            gate.event(
+                Decision.BLOCKED,
+                f"phase {gate.pid} {why}",
+                "decide the retry for this failure class",
+                failure_class=FailureClass.FIXABLE,
+                skeptic=CheckStatus.NOT_RUN,
+                diagnosis=Diagnosis(
+                    hint=f"The phase {why}. Make the phase's changes with the file tools "
+                    "(and check that each tool call succeeded), then finish.",
+                    scope=Scope.EXECUTOR,
+                    blocked=False,
+                ),
+            )
+        )
+        faults.point("gate.after_decision")
 
     def _gate_failed(self, gate: ReviewGate, results: list[GateResult]) -> None:
         env = self.env
@@ -715,6 +739,24 @@ def review_decision(
         diagnosis=Diagnosis(
             tree=tree, changed=tuple(p for _, p in changed), runs=gate_runs(results)
         ),
+    )
+
+
+# files a phase may list without changing them
+UNCHANGED_ACTIONS = frozenset({"reference", "review"})
+
+
+def nothing_changed(phase: dict[str, Any], changed: list[tuple[str, str]]) -> str | None:
+    """Why a phase that changed no file fails its gate, or None: it changed a file, or every
+    file its plan lists is only to read (`reference`) or to look over (`review`)."""
+    if changed:
+        return None
+    expected = [f["path"] for f in phase["files"] if f["action"] not in UNCHANGED_ACTIONS]
+    if not expected:
+        return None
+    return (
+        "changed nothing: no file changed, but the plan lists "
+        f"{_shown(expected)} to create or modify"
     )
 
 

@@ -225,9 +225,13 @@ def test_needs_replan_replans_the_phase_and_restarts_it_from_head(
 def test_a_test_command_that_does_not_exist_blocks_before_the_phase(
     mini: Path, tmp_path: Path
 ) -> None:
+    # the command existed when the task started; it is gone when the phase is to begin
+    code = orch("run", "Add a subtract function", "--model", Script().write(tmp_path / "s.json"))
+    assert code.exit_code == 0, code.output
     (mini / "orch.toml").write_text('test_command = "no-such-test-runner -q"\n')
     git(mini, "commit", "-qam", "Configure a missing test runner")
-    code, output = run(tmp_path, Script())
+    result = orch("approve", only_task(mini))
+    code, output = result.exit_code, result.output
     assert code == 1
     assert "BLOCKED" in output and "`no-such-test-runner -q` cannot run" in output
     events = task_events(mini)
