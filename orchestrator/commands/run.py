@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from rich.console import Console
 
@@ -11,7 +13,7 @@ from orchestrator.engine.api import approve as approve_task
 from orchestrator.engine.api import resume as resume_task
 from orchestrator.engine.enums import Tier, WorkflowState
 from orchestrator.engine.env import Env
-from orchestrator.engine.progress import describe
+from orchestrator.engine.progress import describe, gate_output
 from orchestrator.engine.state import TaskState
 from orchestrator.events.log import Event
 from orchestrator.store.tasks import TaskFolder
@@ -161,6 +163,17 @@ def resume(slug: str | None, quiet_tools: bool, accept_log: bool, as_json: bool)
     _finish(env, as_json)
 
 
+def _echo_blocking_gate(gate: dict[str, Any] | None) -> None:
+    if gate is None:
+        return
+    first, *rest = gate_output(
+        gate["name"], gate["command"], gate["exit_code"], gate["output_tail"]
+    )
+    click.echo(f"  blocking gate: {first}")
+    for line in rest:
+        click.echo(line)
+
+
 @click.command()
 @click.argument("slug", required=False)
 @json_option
@@ -175,6 +188,7 @@ def status(slug: str | None, as_json: bool) -> None:
         click.echo(f"{info['task']}: {info['state']}  {info['title']}")
         if info["reason"]:
             click.echo(f"  {info['reason']}")
+        _echo_blocking_gate(info["blocking_gate"])
         if info["waiting_for"]:
             click.echo(
                 f"  waiting for: {info['waiting_for']}"

@@ -15,8 +15,10 @@ from typing import Any
 
 from orchestrator.config import Config, load_config
 from orchestrator.engine import faults, shell
+from orchestrator.engine.blocking import blocking_gate
 from orchestrator.engine.enums import ApprovalKind, PhaseStatus, Scope, Step, Tier, WorkflowState
 from orchestrator.engine.env import Env
+from orchestrator.engine.gates import program_exists
 from orchestrator.engine.journal import Journal, Listener
 from orchestrator.engine.parts import Parts, default_parts
 from orchestrator.engine.payloads import Approval, StateChange, TaskSpec
@@ -105,6 +107,7 @@ def start(
     head = repo.head()
     if head is None:
         raise UsageError("the repository has no commit yet: make a first commit, then orch run")
+    check_gate_commands(layout, config)  # a mistyped test command ends here, before the planner
     get_model(config.model, config)  # an unknown or unreadable model fails here, before any write
     signing_key_for(layout.root)  # so does a key that cannot be made, or would be in reach
     with _worktree_lock(layout):
@@ -132,8 +135,34 @@ def start(
                 )
             )
             faults.point("task.created")
-            Workflow(env).run()
+            _run(env, options)
     return env
+
+
+def check_gate_commands(layout: Layout, config: Config) -> None:
+    """Refuse a configured test or lint command whose program does not exist."""
+    for setting, command in (
+        ("test_command", config.test_command),
+        ("lint_command", config.lint_command),
+    ):
+        if command and not program_exists(command, layout.root):
+            raise UsageError(
+                f"{setting} `{command}` cannot run: its program is neither on PATH nor a file "
+                f"in the repository; fix {setting} in orch.toml (or [tool.orch]), then run again"
+            )
+
+
+NO_TEST_COMMAND = (
+    "no test_command configured: no phase is tested (tests_pass is NOT_RUN); "
+    'set test_command in orch.toml, e.g. test_command = "pytest -q"'
+)
+
+
+def _run(env: Env, options: Options) -> None:
+    """Run the workflow, said once first when nothing will test it."""
+    if not env.config.test_command and options.notices:
+        options.notices(NO_TEST_COMMAND)
+    Workflow(env).run()
 
 
 def pick(layout: Layout, slug: str | None) -> TaskFolder:
@@ -193,7 +222,7 @@ def resume(layout: Layout, slug: str | None, *, options: Options | None = None) 
         for line in reconcile(env):
             if options.notices:
                 options.notices(line)
-        Workflow(env).run()
+        _run(env, options)
     return env
 
 
@@ -234,7 +263,7 @@ def approve(
             _approved(env, w, answer)
         if run and env.state.blocked is None:
             reconcile(env)
-            Workflow(env).run()
+            _run(env, options)
     return env
 
 
@@ -320,6 +349,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "log_problems": loaded.problems,
         "log_check": verify_log(task.event_log_path, task=task.slug).to_dict(),
         "model": s.task.model if s.task else None,
+        "blocking_gate": blocking_gate(s, loaded.events),
     }
 
 

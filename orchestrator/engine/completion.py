@@ -26,7 +26,7 @@ from orchestrator.engine.enums import (
 )
 from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, NeedsApproval
-from orchestrator.engine.gates import GateContext, review_verdict, run_gates
+from orchestrator.engine.gates import GateContext, gate_runs, review_verdict, run_gates
 from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.roles import AnswerInvalid
@@ -153,7 +153,8 @@ class Completion:
             phase=s.phase(s.order[-1]) if s.order else s.phase(1),
             sandbox=shell.sandbox_for(env.layout, env.config.policy),
         )
-        for result in run_gates(list(FINAL_GATES), ctx):
+        results = run_gates(list(FINAL_GATES), ctx)
+        for result in results:
             lines.append(f"- final {result.gate}: {result.status} ({result.summary})")
             if not result.passed:
                 problems.append(f"final {result.gate} failed: {result.summary}")
@@ -203,7 +204,7 @@ class Completion:
                     reason,
                     "a person fixes the cause, or approves completion",
                     requires_human_approval=True,
-                    diagnosis=Diagnosis(problems=tuple(problems)),
+                    diagnosis=Diagnosis(problems=tuple(problems), runs=gate_runs(results)),
                 ),
             )
         env.journal.gate(
@@ -213,6 +214,7 @@ class Completion:
                 if not problems
                 else "a person approved completion despite: " + "; ".join(problems),
                 "promote memory (Checklist C) and finish",
+                diagnosis=Diagnosis(runs=gate_runs(results)),
             )
         )
 

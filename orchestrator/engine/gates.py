@@ -12,12 +12,18 @@ A gate with nothing to run (no command configured) is NOT_RUN and does not block
 gate carries its failure class: a command that cannot be found is `escalate` (fix the
 configuration), a command killed at its time limit is `transient`, any other failure is
 `fixable` with the command's output as the fix hint.
+
+What a gate's command printed is kept as its tail: the last `TAIL_LINES` lines, at most
+`TAIL_CHARS` characters, secrets redacted. The tail goes in the gate's verdict event, in
+the PHASE_REVIEW_GATE's record (`GateRun`), in the fix hint and in the phase report.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
+import shutil
 import time
 import tomllib
 from collections.abc import Callable
@@ -27,12 +33,15 @@ from typing import Any
 
 import yaml
 
+from orchestrator.checks.secrets import redact
 from orchestrator.engine import faults, shell
+from orchestrator.engine.payloads import GateRun
 from orchestrator.engine.state import PhaseState
 from orchestrator.errors import FailureClass
 from orchestrator.sandbox import Sandbox, SandboxUnavailable
 
-HINT_CHARS = 3000
+TAIL_LINES = 40
+TAIL_CHARS = 4096
 
 SECRET_PATTERNS = (
     (re.compile(r"-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----"), "a private key"),
@@ -41,6 +50,13 @@ SECRET_PATTERNS = (
     (re.compile(r"\bghp_[A-Za-z0-9]{36}\b"), "a GitHub token"),
     (re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}"), "a Slack token"),
 )
+
+
+def output_tail(output: str) -> str:
+    """The end of a command's output as orch keeps it: the last TAIL_LINES lines, at most
+    TAIL_CHARS characters, secrets redacted (before the cut, so no secret is cut in two)."""
+    lines = redact(output).rstrip().splitlines()[-TAIL_LINES:]
+    return "\n".join(lines)[-TAIL_CHARS:]
 
 
 @dataclass
@@ -69,12 +85,23 @@ class GateResult:
             "command": self.command,
             "exit_code": self.exit_code,
             "duration_ms": self.duration_ms,
-            "output_tail": self.output_tail[-HINT_CHARS:],
+            "output_tail": self.output_tail,
             "attempt": attempt,
         }
         if self.failure_class:
             out["failure_class"] = self.failure_class
         return out
+
+    def run(self) -> GateRun:
+        """This result as the phase gate records it (the tail only when the gate failed)."""
+        return GateRun(
+            self.gate,
+            self.status,
+            command=self.command,
+            exit_code=self.exit_code,
+            duration_ms=self.duration_ms,
+            output_tail="" if self.passed else self.output_tail,
+        )
 
 
 @dataclass
@@ -120,7 +147,7 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
             blocked=True,
         )
     faults.point("gate.after_command")
-    tail = result.output[-HINT_CHARS:]
+    tail = output_tail(result.output)
     base: dict[str, Any] = dict(
         command=command,
         exit_code=result.exit_code,
@@ -187,7 +214,7 @@ def _schema_gate(ctx: GateContext) -> GateResult:
             "schema_valid",
             "FAIL",
             f"{len(problems)} file(s) do not parse",
-            output_tail="\n".join(problems),
+            output_tail=output_tail("\n".join(problems)),
             failure_class=FailureClass.FIXABLE,
         )
     return GateResult(
@@ -244,6 +271,39 @@ def run_gates(gates: list[str], ctx: GateContext) -> list[GateResult]:
             result.duration_ms = int((time.monotonic() - started) * 1000)
         results.append(result)
     return results
+
+
+def gate_runs(results: list[GateResult]) -> tuple[GateRun, ...]:
+    """The quality gates that ran a command or failed, as a gate event records them."""
+    return tuple(r.run() for r in results if r.command or not r.passed)
+
+
+# does a gate's command exist -----------------------------------------------------------
+
+# words a command line may start with that are not programs (the shell's own)
+SHELL_WORD_LIST = (
+    "cd test [ [[ echo true false exit export set source . exec eval command if for while "
+    "case ( { time ! builtin type"
+)
+SHELL_WORDS = frozenset(SHELL_WORD_LIST.split())
+
+
+def program_exists(command: str, root: Path) -> bool:
+    """False only when the command's program is surely missing: its first word is neither
+    on PATH nor a file in the repository (the gate sees exit 127 too)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return True
+    while words and "=" in words[0] and not words[0].startswith(("/", ".")):
+        words = words[1:]
+    if not words or words[0] in SHELL_WORDS:
+        return True
+    program = words[0]
+    if "/" in program:
+        path = Path(program) if program.startswith("/") else root / program
+        return path.exists()
+    return shutil.which(program) is not None or (root / program).is_file()
 
 
 # the reviewer's verdict -------------------------------------------------------------------

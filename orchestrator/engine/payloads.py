@@ -180,6 +180,34 @@ GATE_SCHEMA_VERSION = "1.1.0"
 
 
 @dataclass(frozen=True)
+class GateRun:
+    """One quality gate as a phase gate ran it: its command, exit code, duration and the
+    tail of its output (secrets redacted; empty when the gate passed)."""
+
+    gate: str
+    status: str  # PASS | FAIL | NOT_RUN
+    command: str | None = None
+    exit_code: int | None = None
+    duration_ms: int = 0
+    output_tail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "FAIL"
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> GateRun:
+        return cls(
+            gate=str(raw["gate"]),
+            status=str(raw["status"]),
+            command=raw.get("command"),
+            exit_code=raw.get("exit_code"),
+            duration_ms=int(raw.get("duration_ms") or 0),
+            output_tail=str(raw.get("output_tail") or ""),
+        )
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """A gate's `diagnosis_packet`: what the next step needs to know (fields left None are
     not written)."""
@@ -196,6 +224,7 @@ class Diagnosis:
     rule: str | None = None
     detail: str | None = None
     problems: tuple[str, ...] | None = None  # COMPLETION_GATE: what failed
+    runs: tuple[GateRun, ...] | None = None  # the quality gates run (PHASE_REVIEW, COMPLETION)
 
     def to_dict(self) -> Payload:
         out: Payload = {}
@@ -223,6 +252,9 @@ class Diagnosis:
             rule=raw.get("rule"),
             detail=raw.get("detail"),
             problems=listed("problems"),
+            runs=tuple(GateRun.from_dict(r) for r in raw["runs"])
+            if isinstance(raw.get("runs"), list)
+            else None,
         )
 
 

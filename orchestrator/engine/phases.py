@@ -10,9 +10,6 @@ the gate's GO (with the tree that passed) before the commit, the commit's id aft
 from __future__ import annotations
 
 import json
-import shlex
-import shutil
-from pathlib import Path
 from typing import Any
 
 from orchestrator.context import CompactionStalled
@@ -36,7 +33,9 @@ from orchestrator.engine.executor import ExecutorSetup, first_line, open_context
 from orchestrator.engine.gates import (
     GateContext,
     GateResult,
+    gate_runs,
     issues_hint,
+    program_exists,
     review_verdict,
     run_gates,
 )
@@ -146,7 +145,7 @@ class Phases:
         ):
             if gate not in phase["quality_gates"] or not command:
                 continue
-            if _program_exists(command, env.layout.root):
+            if program_exists(command, env.layout.root):
                 continue
             raise Blocked(
                 f"phase {pid}: the {gate} gate's command `{command}` cannot run (program "
@@ -161,6 +160,7 @@ class Phases:
                     "fix the configuration, then orch resume",
                     phase=pid,
                     safety_checks=(SafetyCheck.SCOPE, SafetyCheck.POLICY),
+                    diagnosis=Diagnosis(command=command, blocked=True),
                 ),
             )
 
@@ -334,6 +334,10 @@ class Phases:
         tree = env.repo.snapshot()
         changed = env.repo.changed_paths(head, tree)
         diff = env.repo.diff(head, tree)
+        empty = nothing_changed(phase, changed)
+        if empty is not None:
+            self._nothing_changed(ReviewGate(pid, ph, dryrun=CheckStatus.NOT_RUN), empty)
+            return
         ctx = GateContext(
             root=env.layout.root,
             test_command=env.config.test_command,
@@ -355,7 +359,7 @@ class Phases:
         failed = [r for r in results if not r.passed]
         gate = ReviewGate(pid, ph, dryrun=CheckStatus.FAIL if failed else CheckStatus.PASS)
         if failed:
-            self._gate_failed(gate, failed)
+            self._gate_failed(gate, results)
             return
         review = self._ask_review(gate, phase, results, diff)
         if review is None:
@@ -369,8 +373,29 @@ class Phases:
         env.journal.gate(review_decision(gate, review, blocking, demoted, results, tree, changed))
         faults.point("gate.after_decision")
 
-    def _gate_failed(self, gate: ReviewGate, failed: list[GateResult]) -> None:
+    def _nothing_changed(self, gate: ReviewGate, why: str) -> None:
+        """The phase's executor changed no file the plan expects changed: a fixable failure,
+        so the retry starts with that said (and no test or lint run is spent on it)."""
+        self.env.journal.gate(
+            gate.event(
+                Decision.BLOCKED,
+                f"phase {gate.pid} {why}",
+                "decide the retry for this failure class",
+                failure_class=FailureClass.FIXABLE,
+                skeptic=CheckStatus.NOT_RUN,
+                diagnosis=Diagnosis(
+                    hint=f"The phase {why}. Make the phase's changes with the file tools "
+                    "(and check that each tool call succeeded), then finish.",
+                    scope=Scope.EXECUTOR,
+                    blocked=False,
+                ),
+            )
+        )
+        faults.point("gate.after_decision")
+
+    def _gate_failed(self, gate: ReviewGate, results: list[GateResult]) -> None:
         env = self.env
+        failed = [r for r in results if not r.passed]
         worst = min(
             failed, key=lambda r: CLASS_ORDER.index(r.failure_class or FailureClass.FIXABLE)
         )
@@ -394,6 +419,7 @@ class Phases:
                     blocked=worst.blocked,
                     gates=tuple(r.gate for r in failed),
                     regressed=tuple(regressed),
+                    runs=gate_runs(results),
                 ),
             )
         )
@@ -680,33 +706,28 @@ def review_decision(
         f"commit phase {pid}",
         skeptic=CheckStatus.COMPLETE,
         confidence=1.0 if all(r.status == "PASS" for r in results) else 0.8,
-        diagnosis=Diagnosis(tree=tree, changed=tuple(p for _, p in changed)),
+        diagnosis=Diagnosis(
+            tree=tree, changed=tuple(p for _, p in changed), runs=gate_runs(results)
+        ),
     )
 
 
-# words a command line may start with that are not programs (the shell's own)
-SHELL_WORD_LIST = (
-    "cd test [ [[ echo true false exit export set source . exec eval command if for while "
-    "case ( { time ! builtin type"
-)
-SHELL_WORDS = frozenset(SHELL_WORD_LIST.split())
+# files a phase may list without changing them
+UNCHANGED_ACTIONS = frozenset({"reference", "review"})
 
 
-def _program_exists(command: str, root: Path) -> bool:
-    """False only when the command's program is surely missing (the gate sees exit 127 too)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return True
-    while words and "=" in words[0] and not words[0].startswith(("/", ".")):
-        words = words[1:]
-    if not words or words[0] in SHELL_WORDS:
-        return True
-    program = words[0]
-    if "/" in program:
-        path = Path(program) if program.startswith("/") else root / program
-        return path.exists()
-    return shutil.which(program) is not None
+def nothing_changed(phase: dict[str, Any], changed: list[tuple[str, str]]) -> str | None:
+    """Why a phase that changed no file fails its gate, or None: it changed a file, or every
+    file its plan lists is only to read (`reference`) or to look over (`review`)."""
+    if changed:
+        return None
+    expected = [f["path"] for f in phase["files"] if f["action"] not in UNCHANGED_ACTIONS]
+    if not expected:
+        return None
+    return (
+        "changed nothing: no file changed, but the plan lists "
+        f"{_shown(expected)} to create or modify"
+    )
 
 
 def _shown(paths: list[str]) -> str:

@@ -120,17 +120,42 @@ def _plan_audit(event: Event) -> Line:
     ), ""
 
 
+def gate_output(name: str, command: str | None, exit_code: int | None, tail: str) -> list[str]:
+    """A gate's name, command and exit code on one line, then its output's tail, indented."""
+    head = name
+    if command:
+        head += f": `{command}`"
+    if exit_code is not None:
+        head += f" exited with code {exit_code}"
+    return [head, *(f"    | {line}" for line in tail.splitlines())]
+
+
 def _gate_event(event: Event) -> Line:
     p = event.payload
     phase = f" phase {p['phase_id']}" if p.get("phase_id") else ""
     line = f"  {p['event_type']}{phase}: {p['decision']}: {short(p['reason'])}"
+    if p["event_type"] == "COMPLETION_GATE":  # its gates' runs have no verdict line of their own
+        for run in (p.get("diagnosis_packet") or {}).get("runs") or []:
+            if run["status"] == "FAIL":
+                line += "\n" + "\n".join(_failed_gate(run))
     return line, GATE_STYLE.get(p["decision"], "")
+
+
+def _failed_gate(p: Payload) -> list[str]:
+    """What a person needs at once when a gate fails: which, what ran, how, what it said."""
+    secs = f" in {p.get('duration_ms', 0) / 1000:.1f} s" if p.get("command") else ""
+    first, *tail = gate_output(
+        f"{p['gate']}: FAIL{secs}", p.get("command"), p.get("exit_code"), p.get("output_tail") or ""
+    )
+    return [f"  {first}", *tail]
 
 
 def _verdict(event: Event) -> Line:
     p = event.payload
     style = "green" if p["passed"] else "red"
     if p["kind"] == "quality_gate":
+        if p["status"] == "FAIL":
+            return "\n".join(_failed_gate(p)), style
         secs = f" in {p.get('duration_ms', 0) / 1000:.1f} s" if p.get("command") else ""
         return f"  {p['gate']}: {p['status']}{secs}", style
     passed = "pass" if p["passed"] else "FAIL"

@@ -126,6 +126,34 @@ def gate_lines(events: list[Event]) -> list[str]:
     ]
 
 
+def failed_gate_lines(events: list[Event]) -> list[str]:
+    """Every quality gate that failed, attempt by attempt: the command, its exit code and
+    duration, and the tail of its output in a fenced block."""
+    lines: list[str] = []
+    for event in events:
+        p = event.payload
+        if event.event_type != "verdict" or p.get("kind") != "quality_gate":
+            continue
+        if p.get("status") != "FAIL":
+            continue
+        ran = f"`{p['command']}` exited with code {p.get('exit_code')}" if p.get("command") else ""
+        took = f" in {p['duration_ms']} ms" if p.get("duration_ms") else ""
+        lines.append(
+            f"- attempt {p.get('attempt')}: {p['gate']} FAIL: {ran or _short(p['summary'])}{took}"
+        )
+        lines.extend(_fenced(p.get("output_tail") or ""))
+    return lines
+
+
+def _fenced(text: str) -> list[str]:
+    if not text.strip():
+        return []
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return ["", f"  {fence}", *(f"  {line}" for line in text.splitlines()), f"  {fence}", ""]
+
+
 def phase_report(env: Env, phase: int, changed: list[tuple[str, str]]) -> str:
     s = env.state
     ph = s.phase(phase)
@@ -157,6 +185,9 @@ def phase_report(env: Env, phase: int, changed: list[tuple[str, str]]) -> str:
     if failures:
         gates.append("Retries:")
         gates.extend(failures)
+    failed = failed_gate_lines(events)
+    if failed:
+        gates.extend(["", "Failed gate runs (command, exit code, the end of its output):", *failed])
     return fill(
         template(env.layout, "phase-report.md"),
         phase_id=phase,
