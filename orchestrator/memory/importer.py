@@ -7,13 +7,15 @@ becomes a repo memory:
 - the name becomes kebab-case (from `name`, else the file stem): "Test Command" ->
   `test-command`; a name already taken gets `-2`, `-3`...;
 - the subject is taken from the frontmatter if present, else from the name's words;
-- the reason from the frontmatter, else the body's `**Why:**` line;
+- the reason from the frontmatter, else the body's `**Why:**` line, else, for user and
+  reference memories (whose worth needs no stated reason), where it came from;
 - citations from the frontmatter, else the repository files the body names in backticks;
 - every memory goes through the store's validation and Checklist A (`on_duplicate` skip
   or supersede); what cannot be written is skipped, with the reason.
 
-Files the index links to but that are missing, and topic files that do not parse, are
-reported too. Nothing is half-written: each memory is one atomic write.
+Files are imported in MEMORY.md's order, then the unlisted ones: of two near-duplicates
+the listed one is kept. Files the index links to but that are missing, and topic files
+that do not parse (with the problem and its line), are reported too. Nothing is half-written: each memory is one atomic write.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from orchestrator.errors import OrchError, UsageError
 from orchestrator.memory.promotion import derived_citations
@@ -39,6 +43,10 @@ from orchestrator.store.repo import InvalidMemory
 
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+\.md)\)")
 _WHY = re.compile(r"^\s*\*\*Why:\*\*\s*(.+)$", re.M | re.I)
+# Kinds whose worth needs no stated reason: a person's preference, a pointer to a
+# reference. Imported without a `**Why:**` line, their reason says where they came from;
+# project and feedback memories still need one.
+SELF_EVIDENT = ("user", "reference")
 _TYPE_ALIASES = {"preference": "user", "preferences": "user", "guidance": "feedback"}
 
 
@@ -114,11 +122,24 @@ def _read_topic(path: Path) -> tuple[dict[str, Any] | None, str, str | None]:
         return None, body, "no YAML frontmatter (name, description, type)"
     try:
         raw = load_yaml(fm_text)
-    except Exception as exc:  # yaml.YAMLError and its kin
-        return None, body, f"broken frontmatter: {' '.join(str(exc).split())[:120]}"
+    except yaml.YAMLError as exc:
+        return None, body, f"broken frontmatter: {_yaml_problem(exc)}"
+    except Exception as exc:  # PyYAML raises others on some malformed input
+        return None, body, f"broken frontmatter: {' '.join(str(exc).split())}"
     if not isinstance(raw, dict):
         return None, body, "frontmatter is not a mapping"
     return raw, body, None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """What is wrong and where, whole: "mapping values are not allowed here (line 3,
+    column 12)", not PyYAML's message with its quoted buffer."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
+        mark = exc.problem_mark
+        where = f" (frontmatter line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        context = f"{exc.context}: " if exc.context else ""
+        return f"{context}{exc.problem}{where}"
+    return " ".join(str(exc).split())
 
 
 def _citations(layout: Layout, raw: dict[str, Any], body: str) -> tuple[Citation, ...]:
@@ -128,6 +149,19 @@ def _citations(layout: Layout, raw: dict[str, Any], body: str) -> tuple[Citation
         if cite is not None:
             out.append(cite)
     return tuple(out) or derived_citations(layout, body)
+
+
+def _in_index_order(folder: Path, topics: list[Path]) -> list[Path]:
+    """The topic files MEMORY.md lists, in its order, then the others by name: of two
+    near-duplicates, the one the index lists is the one kept."""
+    index = folder / INDEX_FILE
+    links = (
+        _LINK.findall(index.read_text(encoding="utf-8", errors="replace"))
+        if index.is_file()
+        else []
+    )
+    rank = {link: i for i, link in reversed(list(enumerate(links)))}
+    return sorted(topics, key=lambda p: (rank.get(p.name, len(rank)), p.name))
 
 
 def _missing_links(folder: Path) -> list[ImportItem]:
@@ -157,6 +191,9 @@ def _to_memory(
     while name in taken:
         name, n = f"{base}-{n}", n + 1
     why = _WHY.search(body)
+    reason = str(raw.get("reason") or (why.group(1).strip() if why else ""))
+    if not reason and kind in SELF_EVIDENT:
+        reason = f"kept by Claude Code across sessions ({path.name})"
     description = " ".join(str(raw.get("description") or "").split())
     return Memory(
         name=name,
@@ -164,7 +201,7 @@ def _to_memory(
         type=kind,
         body=body.strip() + "\n" if body.strip() else "",
         subject=str(raw.get("subject") or _subject(str(raw.get("name") or path.stem))),
-        reason=str(raw.get("reason") or (why.group(1).strip() if why else "")) or None,
+        reason=reason or None,
         citations=_citations(layout, raw, body),
         source={"imported": "claude-code", "file": path.name},
     )
@@ -199,7 +236,7 @@ def import_claude_code(layout: Layout, folder: Path, *, on_duplicate: str = "ski
     folder = folder.expanduser()
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder")
-    topics = sorted(p for p in folder.glob("*.md") if p.name != INDEX_FILE)
+    topics = _in_index_order(folder, [p for p in folder.glob("*.md") if p.name != INDEX_FILE])
     if not topics and not (folder / INDEX_FILE).is_file():
         raise UsageError(f"{folder} holds no MEMORY.md and no topic files: not a memory folder")
     report = ImportReport(str(folder), _missing_links(folder))

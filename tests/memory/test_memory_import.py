@@ -45,7 +45,14 @@ def claude_folder(tmp_path: Path) -> Path:
         "name: role\ndescription: The user's role\ntype: user\n",
         "A data scientist.",
     )
+    topic(
+        folder,
+        "nowhy",
+        "name: deploys\ndescription: Deploys on Fridays\ntype: project\n",
+        "Deploys happen on Fridays.",
+    )
     topic(folder, "badtype", "name: x\ndescription: y\ntype: rumour\n", "Something.")
+    topic(folder, "badyaml", "name: x\ndescription: a: b: c\ntype: user\n", "Something.")
     (folder / "broken.md").write_text("no frontmatter here\n")
     topic(
         folder,
@@ -72,7 +79,11 @@ def test_import_writes_what_is_complete_and_reports_the_rest(
     assert items["Testing_Policy.md"].action == "created"
     assert items["Testing_Policy.md"].name == "testing-policy"
     assert items["entry.md"].name == "entry-point"
-    assert "reason is required" in (items["noreason.md"].reason or "")
+    assert items["noreason.md"].action == "created"  # a user memory needs no stated why
+    assert "reason is required" in (items["nowhy.md"].reason or "")  # a project one does
+    bad = items["badyaml.md"].reason or ""
+    assert "mapping values are not allowed in this context (frontmatter line 2, column 15)" in bad
+    assert "<unicode" not in bad
     assert "rumour" in (items["badtype.md"].reason or "")
     assert "no YAML frontmatter" in (items["broken.md"].reason or "")
     assert "near-duplicate of testing-policy" in (items["dup.md"].reason or "")
@@ -85,8 +96,29 @@ def test_import_writes_what_is_complete_and_reports_the_rest(
     assert policy.subject == "testing policy" and policy.type == "feedback"
     entry = store.get("entry-point")
     assert [c.path for c in entry.citations] == ["app/main.py"]
-    assert sorted(m.name for m in store.load_all().memories) == ["entry-point", "testing-policy"]
+    assert "Claude Code" in (store.get("role").reason or "")
+    assert sorted(m.name for m in store.load_all().memories) == [
+        "entry-point",
+        "role",
+        "testing-policy",
+    ]
     assert "entry-point" in layout.memory_index.read_text()
+
+
+def test_of_two_near_duplicates_the_one_memory_md_lists_is_kept(
+    layout: Layout, tmp_path: Path
+) -> None:
+    folder = tmp_path / "claude-memory"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_text("- [Style](zz-listed.md): code style\n")
+    fact = "Format Python with ruff format before every commit.\n\n**Why:** CI checks it."
+    for stem in ("aa-unlisted", "zz-listed"):
+        front = f"name: {stem}\ndescription: Format with ruff\ntype: feedback\nsubject: style\n"
+        topic(folder, stem, front, fact)
+    items = {i.source: i for i in import_claude_code(layout, folder).items}
+    assert items["zz-listed.md"].action == "created"
+    assert items["aa-unlisted.md"].action == "skipped"
+    assert "near-duplicate of zz-listed" in (items["aa-unlisted.md"].reason or "")
 
 
 def test_cli_import_json(layout: Layout, tmp_path: Path, put: Callable[..., Any]) -> None:
@@ -96,7 +128,7 @@ def test_cli_import_json(layout: Layout, tmp_path: Path, put: Callable[..., Any]
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["created"] == 2 and data["skipped"] == 6
+    assert data["created"] == 3 and data["skipped"] == 7
     again = CliRunner().invoke(cli, ["memory", "import", "--from", "claude-code", str(folder)])
     assert again.exit_code == 0 and "0 created" in again.output
     bad = CliRunner().invoke(
