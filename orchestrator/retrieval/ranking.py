@@ -8,6 +8,9 @@
    (`before`: it is before them) and before it (`after`), `reach` turns each way, fading
    by `decay` a step. An answer sits next to the question it answers, and a conversation
    names a thing once and then talks about it.
+3. Kinds: each score is multiplied by its kind's weight (`kind_weights`: repo memories and
+   L3 items 2, episodes, summaries and reports 1.5, transcript turns 1), so that a checked
+   fact outranks a turn that only mentions its words more often.
 
 Measured and left off by default (docs/retrieval.md has the figures): a boost for a
 title (speaker) named in the query, a share of the session's best turn, pseudo-relevance
@@ -47,6 +50,16 @@ class Ranking:
     prf_weight: float = 0.3  # ...each weighing this much of a query word
     pool: int = 300  # how many of the best documents pass shares to neighbours (at least 10 k)
     fuse: int = 0  # >0: reciprocal rank fusion (with this k) of the plain and smoothed rankings
+    # What a document of each kind weighs: a checked, durable fact above a task's episode and
+    # reports, those above the turns of a transcript (kinds not listed weigh 1).
+    kind_weights: tuple[tuple[str, float], ...] = (
+        ("memory", 2.0),
+        ("l3", 2.0),
+        ("episode", 1.5),
+        ("summary", 1.5),
+        ("report", 1.5),
+        ("transcript", 1.0),
+    )
 
 
 def rank(
@@ -72,7 +85,18 @@ def rank(
             more = dict(plain)
             _add_terms(index, more, extra, r.prf_weight)
             scores = _context(index, _only(index, more, kinds), pool)
+    scores = _weigh_kinds(index, scores, dict(r.kind_weights))
     return heapq.nlargest(k, scores.items(), key=lambda item: (item[1], -item[0]))
+
+
+def _weigh_kinds(
+    index: SearchIndex, scores: dict[int, float], weights: dict[str, float]
+) -> dict[int, float]:
+    """Each document's score times its kind's weight: one scale for every kind."""
+    if not weights or len(set(weights.values())) == 1:
+        return scores
+    docs = index.candidates()
+    return {i: s * weights.get(docs[i][0], 1.0) for i, s in scores.items()}
 
 
 FTS5_IDF_FLOOR = 1e-6  # FTS5's BM25 uses this IDF for a term in half the rows or more

@@ -244,3 +244,18 @@ def test_a_small_index_still_ranks_by_how_well_documents_match(layout: Layout) -
         assert [h.ref for h in hits] == ["t/a", "t/b"]
         assert hits[0].score > hits[1].score > 0.01
         assert [h.ref for h in index.search("the")] == ["t/a"]  # stop words only: still searched
+
+
+def test_a_memory_outranks_turns_that_only_repeat_its_words(layout: Layout, add_memory) -> None:
+    add_memory("attachments", "Attachments are stored base64 encoded in the `blob` column.")
+    with SearchIndex(layout) as index:
+        index.update_many(
+            [
+                Doc("transcript", f"t1#{n}", f"base64 again: base64 output {n} looks odd", {})
+                for n in range(12)
+            ]
+        )
+        hits = index.search("base64", k=5)
+        assert hits[0].kind == "memory" and hits[0].ref == "attachments"
+        turns = index.search("base64", k=5, kinds={"transcript"})
+        assert turns and {h.kind for h in turns} == {"transcript"}
