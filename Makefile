@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 
-.PHONY: demo test bwrap lint format typecheck bench evals realaudit docs docs-check clean
+.PHONY: demo test test-slow bwrap lint format typecheck bench evals realaudit docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,12 @@ demo: $(STAMP)
 # PYTEST_ARGS narrows a run, e.g. `make test PYTEST_ARGS=tests/foundation`; a run that
 # collects no test exits 5, which fails `make test` and so CI
 test: $(STAMP) bwrap
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+# the real-process matrices (sandboxed destructive commands, secrets on every path, the
+# crash matrix, the demo): minutes on a 2-core machine, so a step of their own in CI
+test-slow: $(STAMP) bwrap
+	$(BIN)/python -m pytest -q -m slow $(PYTEST_ARGS)
 
 # the agent's commands run under bubblewrap and the tests exercise it: installed here when
 # missing (as root, with apt-get), else one line saying how
