@@ -42,7 +42,7 @@ from orchestrator import __version__
 from orchestrator.checks.secrets import SecretHit, scan_texts
 from orchestrator.config import MemoryConfig
 from orchestrator.events.log import EventLog
-from orchestrator.memory import compare
+from orchestrator.memory import compare, proposals
 from orchestrator.memory.cards import card_conflicts
 from orchestrator.memory.codeindex import TreeState
 from orchestrator.memory.decay import decay_candidates
@@ -55,6 +55,7 @@ from orchestrator.memory.dedup import (
     similar_pairs,
 )
 from orchestrator.memory.exclusions import Exclusion, excluded
+from orchestrator.memory.proposals import Proposer
 from orchestrator.memory.text import Reading, read_fact
 from orchestrator.memory.usage import usage_path
 from orchestrator.memory.verify import verify_store_details
@@ -571,20 +572,27 @@ def audit(
     log: EventLog | None = None,
     phase: int | None = None,
     config: MemoryConfig | None = None,
+    proposer: Proposer | None = None,
 ) -> AuditReport:
     """Audit repo memory, MEMORY.md and NOTES.md. Reads only (caches in `.orch/` aside):
-    a report is read back while nothing it read changed."""
+    a report is read back while nothing it read changed. With a `proposer` (a model), the
+    pairs it proposes and the rules accept are added (see `proposals`); such a report is
+    neither read from nor kept in the cache."""
     config = config or MemoryConfig()
     store = RepoMemoryStore(layout)
     key = _cache_key(layout, store, verify, config)
     with Cache(layout.cache) as cache:
         reports = cache.table(REPORT_TABLE, REPORT_VERSION)
-        cached = reports.get(key)
+        cached = None if proposer else reports.get(key)
         if cached is not None:
             report = _report_from(json.loads(cached))
         else:
             report, complete = _run(layout, store, cache, verify, config)
-            if complete:
+            if proposer is not None:
+                report.findings += _proposed(store.load_all().memories, report, proposer)
+                order = {k: i for i, k in enumerate(KINDS)}
+                report.findings.sort(key=lambda f: (order[f.kind], f.memory or "", f.detail))
+            elif complete:
                 reports.replace_all([(key, json.dumps(report.to_dict()))])
     if log is not None:
         log.append("memory_audit", report.payload(), phase=phase)
@@ -618,6 +626,34 @@ def _run(
     order = {k: i for i, k in enumerate(KINDS)}
     report.findings = sorted(findings, key=lambda f: (order[f.kind], f.memory or "", f.detail))
     return report, complete
+
+
+def _proposed(memories: list[Memory], report: AuditReport, proposer: Proposer) -> list[Finding]:
+    """The pairs a model proposes that the rules accept, as findings."""
+    found = {frozenset({f.memory or "", *f.related[:1]}) for f in report.findings}
+    readings = compare.Readings()
+    pairs = proposals.candidates(memories, found, readings)
+    if not pairs:
+        return []
+    by_name = {m.name: m for m in memories}
+    out = []
+    for p in proposer(pairs):
+        a, b = by_name.get(p.a), by_name.get(p.b)
+        if a is None or b is None or frozenset({a.name, b.name}) in found:
+            continue
+        detail = proposals.accepted(p, a, b, readings)
+        if not detail:
+            continue
+        found.add(frozenset({a.name, b.name}))
+        if p.verdict == "same":
+            keep = compare.keeper([a, b], readings=readings)
+            other = b if keep is a else a
+            report.groups.append(Group(keep.name, (other.name,)))
+            out.append(Finding("near_duplicate", other.name, (keep.name,), detail, "warning"))
+        else:
+            first, second = sorted((a, b), key=lambda m: m.name)
+            out.append(Finding("contradiction", first.name, (second.name,), detail, "error"))
+    return out
 
 
 def _card_findings(memories: list[Memory], found: list[Finding]) -> list[Finding]:

@@ -316,14 +316,21 @@ def copy_key(memory: Memory) -> str:
 
 
 def duplicate_across(
-    a: Memory, b: Memory, *, readings: Readings | None = None, copies_only: bool = False
+    a: Memory,
+    b: Memory,
+    *,
+    readings: Readings | None = None,
+    copies_only: bool = False,
+    loose: bool = False,
 ) -> float | None:
     """The similarity score when `a` and `b` say the same thing whatever subjects they were
     filed under, else None: copies (the same words), or facts whose own stems reach
     `ACROSS` with nested values and the same polarity, and that do not differ in words
     one subject names and the other does not. A short copy with no values ("to be
     decided in the plan phase") means what its subject makes it mean: under two subjects
-    it is two facts. `copies_only` admits copies alone (for ephemeral task state)."""
+    it is two facts. `copies_only` admits copies alone (for ephemeral task state);
+    `loose` waives the similarity thresholds, not the other rules (for a pair a model
+    proposes, see `proposals`)."""
     readings = readings or Readings()
     ra, rb = readings.plain(a), readings.plain(b)
     if ra.negated != rb.negated or _opposed(ra, rb):
@@ -337,7 +344,7 @@ def duplicate_across(
     if na and nb and na != nb:
         return None  # "setting 1 defaults to 8" and "setting 8 defaults to 57"
     score = jaccard(ra.stems, rb.stems)
-    if score < ACROSS and not _holds(ra, rb):
+    if score < ACROSS and not _holds(ra, rb) and not loose:
         return None
     return None if _parallel(a, b, ra, rb) else score
 
