@@ -98,7 +98,7 @@ REPORT_VERSION = 5
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
 READINGS_TABLE = "fact-readings"  # SHA-1 of a subject and a fact -> its reading, exclusion
-READINGS_VERSION = 3
+READINGS_VERSION = 4
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"
@@ -686,8 +686,7 @@ def _readings(
     known: dict[tuple[str, str], Reading] = {}
     exclusions: dict[tuple[str, str], Exclusion | None] = {}
     fresh, wanted = [], set()
-    keys = [(m.fact, m.subject or "") for m in active]
-    for key in [*keys, *((fact, "") for fact, _ in keys)]:
+    for key in [(m.fact, m.subject or "") for m in active]:
         digest = hashlib.sha1("\0".join(key).encode("utf-8", "replace")).hexdigest()
         wanted.add(digest)
         if key in known:

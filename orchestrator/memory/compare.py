@@ -72,8 +72,13 @@ class Readings:
         return self._read(memory.fact, memory.subject or "")
 
     def plain(self, memory: Memory) -> Reading:
-        """The fact read without its subject: what it says wherever it was filed."""
-        return self._read(memory.fact, "")
+        """The fact read without its subject: what it says wherever it was filed (made
+        from the reading under the subject, which keeps the subject's words)."""
+        key = (memory.fact, "")
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = self.of(memory).with_subject_words()
+        return found
 
     def _read(self, fact: str, subject: str) -> Reading:
         found = self.known.get((fact, subject))

@@ -481,6 +481,16 @@ class Reading:
             negated ^= clause.negated
         return cls(frozenset(frames | values), frozenset(values), negated, clauses)
 
+    def with_subject_words(self) -> Reading:
+        """The reading as if no subject had been given: every content word in the frames
+        (a proper name the subject names reads as a frame word, not a value)."""
+        return Reading.of(
+            tuple(
+                Clause(c.words - c.values, c.values, c.negated, c.words, c.numbers)
+                for c in self.clauses
+            )
+        )
+
     def to_data(self) -> list[Any]:
         """The clauses as JSON data (what the audit's cache keeps)."""
         return [
