@@ -20,12 +20,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Scaffold orch's folders in the current git repository.",
     ),
     "run": ("orchestrator.commands.run:run", "Plan, audit, execute, gate and promote a task."),
-    "plan": ("orchestrator.commands.run:plan", "Plan and audit a task without executing it."),
+    "plan": (
+        "orchestrator.commands.run:plan",
+        "Plan and audit a task without executing it; show a task's plan.",
+    ),
     "approve": ("orchestrator.commands.run:approve", "Answer a task that waits for approval."),
     "resume": (
         "orchestrator.commands.run:resume",
         "Continue a task after a crash or a context reset.",
     ),
+    "abandon": ("orchestrator.commands.run:abandon", "Give a task up: it becomes ABANDONED."),
     "status": ("orchestrator.commands.run:status", "Where every task stands."),
     "log": ("orchestrator.commands.log:log", "A task's event log, readable."),
     "compact": (

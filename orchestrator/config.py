@@ -2,8 +2,8 @@
 
 Keys are flat at the top level (model, test_command...) with tables for the larger parts:
 `[tool.orch.context]` (compaction and prompt budget), `[tool.orch.memory]`,
-`[tool.orch.policy]` (shell commands and the sandbox) and `[tool.orch.models.openai]`
-(where `openai:` models are served). The dataclasses below declare every key and its
+`[tool.orch.policy]` (shell commands and the sandbox), `[tool.orch.models.openai]`
+(where `openai:` models are served) and `[tool.orch.budget]` (a task's spending cap). The dataclasses below declare every key and its
 type; reading a value converts it by that declaration (`orchestrator.checks.schema`
 reads it), so no key has code of its own. Unknown keys and values outside a key's
 choices are errors naming the key, so a typo never silently falls back to a default.
@@ -104,6 +104,15 @@ class RecordsConfig:
 
 
 @dataclass(frozen=True)
+class BudgetConfig:
+    """`[budget]`: what a task may spend on models (docs/engine.md, "Spending cap")."""
+
+    # USD per task, summed from the cost_usd of its model_call events (unpriced models
+    # count nothing); reaching it stops the task at WAITING_APPROVAL. None or 0: no cap.
+    max_cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     model: str = "anthropic:claude-sonnet-4-6"
     fallback_model: str | None = "anthropic:claude-haiku-4-5"
@@ -125,6 +134,7 @@ class Config:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     models: ModelsConfig = field(default_factory=ModelsConfig)
     records: RecordsConfig = field(default_factory=RecordsConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
 
     def model_for(self, role: str) -> str:
         chosen = getattr(self, f"{role}_model", None)

@@ -7,7 +7,14 @@ import click
 from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.config import load_config
 from orchestrator.context.saved import compact_saved
+from orchestrator.engine.replay import load
 from orchestrator.store.tasks import TaskFolder
+
+
+def task_model(task: TaskFolder) -> str | None:
+    """The model the task's log says it uses (`orch run --model`, `orch resume --model`)."""
+    state = load(task).state
+    return state.model if state.task is not None else None
 
 
 @click.command()
@@ -18,7 +25,7 @@ from orchestrator.store.tasks import TaskFolder
 @click.option(
     "--model",
     "model_name",
-    help="The model that writes the summary (default: the configured model).",
+    help="The model that writes the summary (default: the task's model).",
 )
 @click.option(
     "--reason", default="compacted by hand", show_default=True, help="Recorded in the event log."
@@ -40,7 +47,7 @@ def compact(
     """
     layout = repo()
     task = TaskFolder.open(layout, slug)
-    config = load_config(layout.root, {"model": model_name})
+    config = load_config(layout.root, {"model": model_name or task_model(task)})
     saved, result = compact_saved(task, config, phase=phase, reason=reason)
     if as_json:
         emit_json(

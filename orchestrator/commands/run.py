@@ -1,4 +1,4 @@
-"""`orch run`, `orch plan`, `orch approve`, `orch resume`, `orch status`: the workflow."""
+"""`orch run`, `plan`, `approve`, `resume`, `abandon`, `status`: the workflow."""
 
 from __future__ import annotations
 
@@ -9,16 +9,20 @@ from rich.console import Console
 
 from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.engine.api import Options, start, statuses, summary
+from orchestrator.engine.api import abandon as abandon_task
 from orchestrator.engine.api import approve as approve_task
 from orchestrator.engine.api import resume as resume_task
-from orchestrator.engine.enums import Tier, WorkflowState
-from orchestrator.engine.env import Env
+from orchestrator.engine.enums import ApprovalKind, Tier, WorkflowState
+from orchestrator.engine.env import Env, usd
 from orchestrator.engine.progress import describe, gate_output
 from orchestrator.engine.state import TaskState
 from orchestrator.events.log import Event
+from orchestrator.store.plans import plan_text
 from orchestrator.store.tasks import TaskFolder
 
 TIER = click.Choice([t.value for t in Tier], case_sensitive=False)
+# the states `orch status` gives a reason line for
+STOPPED = (WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED, WorkflowState.ABANDONED)
 
 
 class Printer:
@@ -60,6 +64,8 @@ def _finish(env: Env, as_json: bool) -> None:
             click.echo(f"Task {info['task']} is COMPLETE: {info['committed']} phase commit(s).")
         elif state == WorkflowState.WAITING_APPROVAL:
             click.echo(f"Task {info['task']} is WAITING_APPROVAL: {info['reason']}")
+            if info["waiting_for"] == ApprovalKind.PLAN:
+                _echo_plan_summary(info)
             click.echo(f"  answer with: orch approve {info['task']}   (or --deny --note ...)")
         elif state == WorkflowState.BLOCKED:
             click.echo(f"Task {info['task']} is BLOCKED: {info['reason']}")
@@ -102,19 +108,88 @@ def run(
     _finish(env, as_json)
 
 
-@click.command()
+def _echo_plan_summary(info: dict[str, Any]) -> None:
+    """The plan waiting for approval, in short: its phases and their titles."""
+    click.echo(f"  plan: {info['title']} ({len(info['phases'])} phase(s))")
+    for ph in info["phases"]:
+        click.echo(f"    {ph['phase']}. {ph['title']}")
+    click.echo(f"  the whole plan: orch plan show {info['task']}")
+
+
+class PlanGroup(click.Group):
+    """`orch plan "TASK"` plans a task; `orch plan show SLUG` prints a task's plan. A first
+    word that is not a subcommand is the task (so a task cannot be the bare word `show`)."""
+
+    default = "task"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = [self.default, *args]
+        return super().parse_args(ctx, args)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[OPTIONS] TASK")
+        formatter.write_usage(ctx.command_path, "show SLUG [--json]", prefix="   or: ")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.commands[self.default].format_options(ctx, formatter)
+        self.format_commands(ctx, formatter)
+
+
+@click.group(cls=PlanGroup)
+def plan() -> None:
+    """Plan and audit TASK; stop for approval before any change is made.
+
+    \b
+    Then: orch plan show SLUG   (read the plan), orch approve SLUG   (executes it),
+    or edit plans/artifacts/SLUG/plan.json first.
+    """
+
+
+@plan.command("task", hidden=True)
 @click.argument("task")
 @click.option("--tier", type=TIER, help="Force the complexity tier (else the planner picks).")
 @click.option("--model", help="Model to use: anthropic:<id>, openai:<model> or scripted:<path>.")
 @json_option
-def plan(task: str, tier: str | None, model: str | None, as_json: bool) -> None:
-    """Plan and audit TASK; stop for approval before any change is made.
-
-    \b
-    Then: orch approve SLUG   (executes the plan), or edit plans/artifacts/SLUG/plan.json first.
-    """
+def plan_task(task: str, tier: str | None, model: str | None, as_json: bool) -> None:
+    """Plan and audit TASK; stop for approval before any change is made."""
     env = start(repo(), task, tier=tier, auto_approve=False, model=model, options=_options(as_json))
     _finish(env, as_json)
+
+
+@plan.command("show")
+@click.argument("slug")
+@json_option
+def plan_show(slug: str, as_json: bool) -> None:
+    """Print task SLUG's plan, readably.
+
+    \b
+    Its phases, each with its files and their actions, steps and acceptance criteria;
+    --json prints plan.json as it is (the plan the task runs, after any edit).
+    """
+    the_plan = TaskFolder.open(repo(), slug).load_plan()
+    if as_json:
+        emit_json(the_plan)
+        return
+    click.echo(plan_text(the_plan), nl=False)
+
+
+@click.command()
+@click.argument("slug")
+@click.option("--reason", help="Why (recorded, and shown by orch status).")
+def abandon(slug: str, reason: str | None) -> None:
+    """Give task SLUG up: it becomes ABANDONED, and nothing runs it again.
+
+    \b
+    orch status shows it with the reason; a bare orch resume skips it. Its commits, branch
+    and records stay as they are. A task another orch process runs is locked: stop it first.
+    \b
+    Example:
+      orch abandon add-a-verbose-flag --reason "done by hand instead"
+    """
+    task = abandon_task(repo(), slug, reason=reason)
+    info = summary(task)
+    click.echo(f"Task {info['task']} is ABANDONED: {info['reason']}")
 
 
 @click.command()
@@ -127,7 +202,9 @@ def plan(task: str, tier: str | None, model: str | None, as_json: bool) -> None:
 def approve(
     slug: str, deny: bool, note: str | None, no_run: bool, quiet_tools: bool, as_json: bool
 ) -> None:
-    """Answer task SLUG's WAITING_APPROVAL (a plan, a high-risk command, an escalation).
+    """Answer task SLUG's WAITING_APPROVAL (a plan, a risky command, an escalation, a budget).
+
+    Approving a stop at the spending cap lets the task spend another [budget] max_cost_usd.
 
     \b
     Examples:
@@ -142,6 +219,10 @@ def approve(
 
 @click.command()
 @click.argument("slug", required=False)
+@click.option(
+    "--model",
+    help="Use this model for the rest of the task (recorded: later resumes keep it).",
+)
 @click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
 @click.option(
     "--accept-log",
@@ -149,17 +230,23 @@ def approve(
     help="Go on from a log that does not verify, as it is, once you have read it (recorded).",
 )
 @json_option
-def resume(slug: str | None, quiet_tools: bool, accept_log: bool, as_json: bool) -> None:
-    """Continue task SLUG (default: the newest unfinished one) from its event log.
+def resume(
+    slug: str | None, model: str | None, quiet_tools: bool, accept_log: bool, as_json: bool
+) -> None:
+    """Continue task SLUG (default: the newest unfinished, unabandoned one) from its log.
 
     \b
     Use it after a crash, a context reset, or once a BLOCKED task's cause is fixed.
     Work already committed is never redone. A log that does not verify (edited, cut,
     signed elsewhere: see orch log SLUG --check) is refused; read it, then --accept-log.
+    \b
+    Examples:
+      orch resume
+      orch resume add-a-verbose-flag --model anthropic:claude-haiku-4-5
     """
     options = _options(as_json, quiet_tools)
     options.accept_log = accept_log
-    env = resume_task(repo(), slug, options=options)
+    env = resume_task(repo(), slug, model=model, options=options)
     _finish(env, as_json)
 
 
@@ -195,9 +282,15 @@ def status(slug: str | None, as_json: bool) -> None:
                 + (f" ({info['command']})" if info["command"] else "")
                 + f"; answer with orch approve {info['task']}"
             )
+        if info["budget"]:
+            click.echo(
+                f"  spent {usd(info['budget']['spent_usd'])} of the "
+                f"{usd(info['budget']['cap_usd'])} cap ([budget] max_cost_usd)"
+            )
+        unpriced = f", {info['unpriced_calls']} call(s) unpriced" if info["unpriced_calls"] else ""
         click.echo(
             f"  plan iteration {info['plan_iteration']}, tier {info['tier'] or '-'}, "
-            f"model {info['model']}"
+            f"model {info['model']}, spent {usd(info['cost_usd'])}{unpriced}"
         )
         for ph in info["phases"]:
             commit = f" {ph['commit'][:12]}" if ph["commit"] else ""
@@ -222,7 +315,7 @@ def status(slug: str | None, as_json: bool) -> None:
             f"{info['task']:<40} {info['state']:<17} phases {phases:<6} "
             f"{(info['updated'] or '')[:19]}"
         )
-        if info["state"] in (WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED):
+        if info["state"] in STOPPED:
             click.echo(f"  {info['reason'][:200]}")
         if not info["log_check"]["ok"]:
             click.echo(

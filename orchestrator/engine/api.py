@@ -28,6 +28,7 @@ from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.engine.workflow import Workflow
 from orchestrator.errors import UsageError
 from orchestrator.events.keys import signing_key_for
+from orchestrator.events.log import Event
 from orchestrator.events.verify import admit, verify_log
 from orchestrator.models import get_model
 from orchestrator.sandbox import Mode, mode_of, off_notice
@@ -175,7 +176,7 @@ def pick(layout: Layout, slug: str | None) -> TaskFolder:
         state = load(task).state
         if (
             state.task is not None
-            and not state.done
+            and not state.finished
             and (newest is None or state.last_ts > newest[0])
         ):
             newest = (state.last_ts, task)
@@ -196,16 +197,42 @@ def _require_started(env: Env) -> None:
         )
 
 
-def resume(layout: Layout, slug: str | None, *, options: Options | None = None) -> Env:
-    """Continue a task from its log: after a crash, a context reset, or a fixed blocker."""
+def resume(
+    layout: Layout,
+    slug: str | None,
+    *,
+    model: str | None = None,
+    options: Options | None = None,
+) -> Env:
+    """Continue a task from its log: after a crash, a context reset, or a fixed blocker.
+    `model` becomes the task's model from here on (recorded, so later resumes keep it)."""
     options = options or Options()
     task = pick(layout, slug)
     config = _config_for(layout, options)
+    if model:
+        get_model(model, config)  # an unknown or unreadable model fails here, before any write
     with task.lock(), _worktree_lock(layout):
         env = _open(task, config, options)
         _require_started(env)
         s = env.state
-        if s.done or s.waiting is not None:
+        if s.abandoned:
+            raise UsageError(
+                f"task {task.slug!r} was abandoned ({s.last_reason}); it cannot be resumed: "
+                'start it again with orch run "TASK"'
+            )
+        if s.done:
+            return env
+        if model and model != s.model:
+            env.journal.change(
+                StateChange(
+                    s.state or WorkflowState.PLANNING,
+                    Step.MODEL_CHANGED,
+                    f"the task's model is now {model} (was {s.model})",
+                    model=model,
+                    by="orch resume --model",
+                )
+            )
+        if s.waiting is not None:
             return env
         if s.blocked is not None:
             back = s.blocked.source
@@ -224,6 +251,28 @@ def resume(layout: Layout, slug: str | None, *, options: Options | None = None) 
                 options.notices(line)
         _run(env, options)
     return env
+
+
+def abandon(layout: Layout, slug: str, *, reason: str | None = None) -> TaskFolder:
+    """Give task `slug` up: an ABANDONED state change; nothing runs the task again."""
+    task = TaskFolder.open(layout, slug)
+    with task.lock():
+        loaded = load(task)
+        s = loaded.state
+        if s.task is None:
+            raise UsageError(f"task {slug!r} never started (its log is empty): nothing to abandon")
+        if s.finished:
+            raise UsageError(f"task {slug!r} is already {s.state}: there is nothing to abandon")
+        journal = Journal(task.events(), s, loaded.events)
+        journal.change(
+            StateChange(
+                WorkflowState.ABANDONED,
+                Step.ABANDONED,
+                " ".join((reason or "").split())[:500] or "abandoned by a person",
+                by="orch abandon",
+            )
+        )
+    return task
 
 
 def approve(
@@ -348,9 +397,25 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "log": str(task.event_log_path),
         "log_problems": loaded.problems,
         "log_check": verify_log(task.event_log_path, task=task.slug).to_dict(),
-        "model": s.task.model if s.task else None,
+        "model": s.model if s.task else None,
         "blocking_gate": blocking_gate(s, loaded.events),
+        "cost_usd": round(s.cost_usd, 6),
+        "unpriced_calls": s.unpriced_calls,
+        "budget": _budget(s, loaded.events),
     }
+
+
+def _budget(s: TaskState, events: list[Event]) -> dict[str, float] | None:
+    """The figures of the budget stop the task waits on, or None."""
+    if s.waiting is None or s.waiting.kind is not ApprovalKind.BUDGET:
+        return None
+    for event in reversed(events):
+        change = (
+            StateChange.from_payload(event.payload) if event.event_type == "state_change" else None
+        )
+        if change is not None and change.budget is not None:
+            return change.budget.to_dict()
+    return None
 
 
 def statuses(layout: Layout) -> list[dict[str, Any]]:

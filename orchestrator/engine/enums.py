@@ -16,6 +16,7 @@ class WorkflowState(StrEnum):
     REVIEWING = "REVIEWING"
     COMPLETE = "COMPLETE"
     BLOCKED = "BLOCKED"
+    ABANDONED = "ABANDONED"  # a person gave the task up (`orch abandon`): nothing runs it again
 
 
 class PhaseStatus(StrEnum):
@@ -48,6 +49,8 @@ class Step(StrEnum):
     PHASE_COMMITTED = "phase_committed"
     PHASE_CLOSED = "phase_closed"
     COMPLETE = "complete"
+    ABANDONED = "abandoned"
+    MODEL_CHANGED = "model_changed"  # `orch resume --model`: the task's model from here on
 
 
 class ApprovalKind(StrEnum):
@@ -55,6 +58,7 @@ class ApprovalKind(StrEnum):
     HIGH_RISK = "high_risk"
     ESCALATION = "escalation"
     PREFLECT = "preflect"
+    BUDGET = "budget"  # the task's spending reached `[budget] max_cost_usd`
 
 
 class Scope(StrEnum):

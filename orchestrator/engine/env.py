@@ -8,17 +8,55 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.config import Config
-from orchestrator.engine.enums import Role
+from orchestrator.engine.enums import ApprovalKind, Role
+from orchestrator.engine.exceptions import NeedsApproval
 from orchestrator.engine.journal import Journal
 from orchestrator.engine.parts import Parts
 from orchestrator.engine.roles import JsonRole
 from orchestrator.engine.state import TaskState
 from orchestrator.engine.tools import ReadOnlyTools
 from orchestrator.engine.vcs import ProjectRepo
+from orchestrator.messages import Reply, Request
 from orchestrator.models import get_model
 from orchestrator.protocols import Model
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder
+
+
+def usd(amount: float) -> str:
+    """An amount of US dollars, to the cent (to a hundredth of a cent below ten cents)."""
+    return f"${amount:.2f}" if amount >= 0.1 else f"${amount:.4f}"
+
+
+@dataclass
+class CappedModel:
+    """A model that stops the task, before a call, once its spending reached the cap
+    (`[budget] max_cost_usd`): WAITING_APPROVAL for `budget`, with the figures."""
+
+    inner: Model
+    state: TaskState
+    cap: float | None
+    phase: int | None
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def complete(self, request: Request) -> Reply:
+        figures = self.state.budget_reached(self.cap)
+        if figures is not None:
+            raise NeedsApproval(
+                ApprovalKind.BUDGET,
+                f"the task spent {usd(figures.spent_usd)} of its {usd(figures.cap_usd)} cap "
+                "([budget] max_cost_usd); `orch approve` allows another max_cost_usd, "
+                "`orch abandon` gives the task up",
+                phase=request.phase if request.phase is not None else self.phase,
+                budget=figures,
+            )
+        return self.inner.complete(request)
+
+    def count_tokens(self, request: Request) -> int:
+        return self.inner.count_tokens(request)
 
 
 def plan_sha(plan: dict[str, Any]) -> str:
@@ -48,16 +86,18 @@ class Env:
         return self.task.slug
 
     def model(self, role: Role, phase: int | None) -> Model:
-        """The model for `role`: `<role>_model` from the configuration, else the task's model."""
+        """The model for `role`: `<role>_model` from the configuration, else the task's model
+        (`orch resume --model` changes it), behind the task's spending cap."""
         configured = {
             Role.PLANNER: self.config.planner_model,
             Role.AUDITOR: self.config.auditor_model,
             Role.REVIEWER: self.config.reviewer_model,
         }
-        name = configured.get(role) or self.state.spec.model
+        name = configured.get(role) or self.state.model
         if name not in self._models:
             self._models[name] = get_model(name, self.config)
-        return self.parts.wrap_model(self._models[name], self.journal.as_log(), role.agent, phase)
+        logged = self.parts.wrap_model(self._models[name], self.journal.as_log(), role.agent, phase)
+        return CappedModel(logged, self.state, self.config.budget.max_cost_usd, phase)
 
     def read_tools(self) -> ReadOnlyTools:
         return ReadOnlyTools(self.repo, output_cap=self.config.policy.shell_output_cap)

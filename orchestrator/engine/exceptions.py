@@ -10,7 +10,7 @@ the reason a person will read.
 from __future__ import annotations
 
 from orchestrator.engine.enums import ApprovalKind
-from orchestrator.engine.payloads import Approval, GateEvent
+from orchestrator.engine.payloads import Approval, Budget, GateEvent
 from orchestrator.errors import FailureClass
 
 
@@ -64,8 +64,10 @@ class NeedsApproval(WorkflowExit):
         phase: int | None = None,
         failure_class: FailureClass | None = None,
         gate: GateEvent | None = None,
+        budget: Budget | None = None,
     ) -> None:
         super().__init__(reason, phase=phase, failure_class=failure_class, gate=gate)
+        self.budget = budget  # a BUDGET request: what was spent, and the cap
         self.kind = kind
         self.key = key  # a high-risk command's approval key
         self.command = command

@@ -94,6 +94,21 @@ class Approval:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """The figures of a spending cap reached: what the task spent and the cap, in USD."""
+
+    spent_usd: float
+    cap_usd: float
+
+    def to_dict(self) -> Payload:
+        return {"spent_usd": round(self.spent_usd, 6), "cap_usd": round(self.cap_usd, 6)}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Budget:
+        return cls(float(raw["spent_usd"]), float(raw["cap_usd"]))
+
+
+@dataclass(frozen=True)
 class StateChange:
     """One `state_change` event of the engine: the record written and the record folded.
 
@@ -118,6 +133,8 @@ class StateChange:
     plan_sha256: str | None = None
     commit: str | None = None
     reconciled: bool | None = None
+    model: str | None = None  # MODEL_CHANGED: the task's model from here on
+    budget: Budget | None = None  # a BUDGET approval request: the figures
     source: WorkflowState | None = None
 
     def payload(self) -> Payload:
@@ -142,6 +159,8 @@ class StateChange:
                     ("plan_sha256", self.plan_sha256),
                     ("commit", self.commit),
                     ("reconciled", self.reconciled),
+                    ("model", self.model),
+                    ("budget", self.budget.to_dict() if self.budget else None),
                 ]
             ),
         }
@@ -170,6 +189,8 @@ class StateChange:
             plan_sha256=p.get("plan_sha256"),
             commit=p.get("commit"),
             reconciled=p.get("reconciled"),
+            model=p.get("model"),
+            budget=Budget.from_dict(p["budget"]) if p.get("budget") else None,
             source=enum_or_none(WorkflowState, p.get("from")),
         )
 

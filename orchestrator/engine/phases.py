@@ -215,7 +215,7 @@ class Phases:
                 "phase": pid,
                 "attempt": ph.attempt,
                 "reason": f"phase {pid}: {phase['title']}",
-                "model": s.spec.model,
+                "model": s.model,
                 **({"resumed_from_turn": resumed_from} if resumed_from is not None else {}),
             },
             phase=pid,

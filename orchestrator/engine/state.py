@@ -32,6 +32,7 @@ from orchestrator.engine.enums import (
 )
 from orchestrator.engine.payloads import (
     Approval,
+    Budget,
     Diagnosis,
     GateEvent,
     Payload,
@@ -157,11 +158,36 @@ class TaskState:
     last_ts: str = ""
     last_reason: str = ""
     user_turn: str = ""  # the newest thing a person said: the task, or an approval's note
+    model_override: str | None = None  # `orch resume --model`: the task's model from then on
+    cost_usd: float = 0.0  # the summed cost of the task's priced model calls
+    unpriced_calls: int = 0  # model calls without a price (cost_usd null): not in cost_usd
+    budget_from: float = 0.0  # cost_usd when a person last approved more spending
 
     # queries -----------------------------------------------------------------------------
     @property
     def done(self) -> bool:
         return self.state is WorkflowState.COMPLETE
+
+    @property
+    def abandoned(self) -> bool:
+        return self.state is WorkflowState.ABANDONED
+
+    @property
+    def finished(self) -> bool:
+        """Nothing runs the task again: it is COMPLETE or ABANDONED."""
+        return self.done or self.abandoned
+
+    @property
+    def model(self) -> str:
+        """The task's model: the one `orch run` chose, unless `orch resume --model` changed it."""
+        return self.model_override or self.spec.model
+
+    def budget_reached(self, cap: float | None) -> Budget | None:
+        """The figures when the spending since the last approval reached `cap`, else None.
+        A cap that is unset or not positive never stops the task."""
+        if cap is None or cap <= 0 or self.cost_usd - self.budget_from < cap:
+            return None
+        return Budget(self.cost_usd, self.budget_from + cap)
 
     @property
     def spec(self) -> TaskSpec:
@@ -257,6 +283,8 @@ class TaskState:
                 self.completion_override = True
         elif approval.kind is ApprovalKind.PREFLECT and ph is not None and granted:
             ph.preflect_override = True
+        elif approval.kind is ApprovalKind.BUDGET and granted:
+            self.budget_from = self.cost_usd  # another full cap from what is spent now
 
     def _plan_answered(self, granted: bool, note: str | None) -> None:
         if granted:
@@ -284,6 +312,13 @@ class TaskState:
 
     def _complete(self, _c: StateChange, _ph: PhaseState | None) -> None:
         self.completion = list(CompletionStep)
+
+    def _abandoned(self, _c: StateChange, _ph: PhaseState | None) -> None:
+        self.waiting = None  # nothing is asked any more, nothing blocks: the task is over
+        self.blocked = None
+
+    def _model_changed(self, c: StateChange, _ph: PhaseState | None) -> None:
+        self.model_override = c.model or self.model_override
 
     def _count_failure(self, ph: PhaseState | None, c: StateChange) -> None:
         if ph is None:
@@ -358,6 +393,15 @@ class TaskState:
         elif gate.gate is Gate.COMPLETION_GATE and gate.decision is Decision.GO:
             self._completed(CompletionStep.GATE)
 
+    def _on_model_call(self, p: Payload, _phase: int | None) -> None:
+        if "failure_class" in p:
+            return  # a failed call: no usage, no cost
+        cost = p.get("cost_usd")
+        if cost is None:
+            self.unpriced_calls += 1
+        else:
+            self.cost_usd += float(cost)
+
     def _on_error(self, p: Payload, phase: int | None) -> None:
         kind = p.get("kind")
         failure_class = enum_or_none(FailureClass, p.get("failure_class"))
@@ -414,6 +458,8 @@ _STEP_HANDLERS: dict[Step, StepHandler] = {
     Step.BLOCKED: TaskState._blocked,
     Step.RESUMED: TaskState._resumed,
     Step.COMPLETE: TaskState._complete,
+    Step.ABANDONED: TaskState._abandoned,
+    Step.MODEL_CHANGED: TaskState._model_changed,
 }
 _PHASE_STEPS: dict[Step, Callable[[PhaseState, StateChange], None]] = {
     Step.PHASE_STARTED: _phase_started,
@@ -429,4 +475,5 @@ _EVENT_HANDLERS: dict[str, Callable[[TaskState, Payload, int | None], None]] = {
     "plan_audit": TaskState._on_plan_audit,
     "gate_event": TaskState._on_gate_event,
     "error": TaskState._on_error,
+    "model_call": TaskState._on_model_call,
 }

@@ -56,7 +56,7 @@ class Workflow:
 
     def next_step(self) -> Action | None:
         s = self.state
-        if s.done or s.waiting is not None or s.blocked is not None:
+        if s.finished or s.waiting is not None or s.blocked is not None:
             return None
         if s.spec.branch and not s.branch_ready:
             return self.make_branch
@@ -97,6 +97,7 @@ class Workflow:
                 phase=stop.phase,
                 approval=stop.request,
                 failure_class=stop.failure_class,
+                budget=stop.budget,
             )
         else:
             change = StateChange(

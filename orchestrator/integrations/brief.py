@@ -25,7 +25,7 @@ from orchestrator.store.notes import NotesFile, parse_notes
 from orchestrator.store.tasks import TaskFolder, list_tasks
 from orchestrator.tokens import estimate_text
 
-DONE = {WorkflowState.COMPLETE.value, "ABANDONED"}
+DONE = {WorkflowState.COMPLETE.value, WorkflowState.ABANDONED.value}
 DEFAULT_CAP = 2000  # tokens
 
 

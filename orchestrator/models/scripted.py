@@ -25,7 +25,10 @@ conversations:
 ```
 
 A reply may hold `text`, `tool_calls` (each `{name, input, id?}`), `stop_reason`
-(default: tool_use when there are tool calls, else end_turn), `usage`, or `error`
+(default: tool_use when there are tool calls, else end_turn), `usage`, `model` (the model
+id the reply says answered it, as a real API's reply does; a priced id such as
+`claude-sonnet-4-6` makes the call cost what `usage` would cost there, to rehearse a
+spending cap; default: the script's own name, which costs 0), or `error`
 (`{class, message, status?, retry_after?, times?}`: raised `times` times, default 1, for
 that request before the script moves on).
 
@@ -49,6 +52,7 @@ from orchestrator.messages import Reply, Request, TextBlock, ToolCall, Usage
 from orchestrator.models.failures import check_reply
 from orchestrator.tokens import estimate_request
 
+REPLY_KEYS = frozenset({"text", "tool_calls", "stop_reason", "usage", "model", "error", "note"})
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
@@ -158,7 +162,7 @@ def build_reply(raw: dict[str, Any], model: str, n: int) -> Reply:
         content.append(ToolCall(call_id, str(call["name"]), dict(call.get("input") or {})))
     stop = raw.get("stop_reason") or ("tool_use" if raw.get("tool_calls") else "end_turn")
     usage = Usage(**raw["usage"]) if raw.get("usage") else Usage(0, 0)
-    return Reply(content, str(stop), usage, model)
+    return Reply(content, str(stop), usage, str(raw.get("model") or model))
 
 
 def parse_script(text: str, where: str) -> dict[str, Any]:
@@ -202,29 +206,10 @@ def _check_replies(replies: Any, where: str, path: str) -> None:
         at = f"{path}[{i}]"
         if not isinstance(raw, dict):
             raise ScriptError(where, f"{at} must be a mapping")
-        unknown = set(raw) - {"text", "tool_calls", "stop_reason", "usage", "error", "note"}
+        unknown = set(raw) - REPLY_KEYS
         if unknown:
             raise ScriptError(where, f"{at} has unknown keys {sorted(unknown)}")
-        if "error" in raw:
-            err = raw["error"]
-            if not isinstance(err, dict) or err.get("class") not in FAILURE_CLASSES:
-                raise ScriptError(
-                    where, f"{at}.error needs a class, one of {', '.join(FAILURE_CLASSES)}"
-                )
-            for key in ("times", "status"):
-                if key in err and (not isinstance(err[key], int) or isinstance(err[key], bool)):
-                    raise ScriptError(where, f"{at}.error.{key} must be an integer")
-            if "retry_after" in err and not isinstance(err["retry_after"], int | float):
-                raise ScriptError(where, f"{at}.error.retry_after must be a number of seconds")
-        usage = raw.get("usage")
-        if usage is not None and (
-            not isinstance(usage, dict)
-            or set(usage) - set(USAGE_KEYS)
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
-        ):
-            raise ScriptError(
-                where, f"{at}.usage must map some of {', '.join(USAGE_KEYS)} to integers"
-            )
+        _check_fields(raw, where, at)
         if (
             "error" not in raw
             and not raw.get("text")
@@ -237,3 +222,27 @@ def _check_replies(replies: Any, where: str, path: str) -> None:
                 raise ScriptError(where, f"{at}.tool_calls[{j}] needs a name")
             if not isinstance(call.get("input", {}), dict):
                 raise ScriptError(where, f"{at}.tool_calls[{j}].input must be a mapping")
+
+
+def _check_fields(raw: dict[str, Any], where: str, at: str) -> None:
+    """A reply's `error`, `model` and `usage`, each as its kind requires."""
+    if "error" in raw:
+        err = raw["error"]
+        if not isinstance(err, dict) or err.get("class") not in FAILURE_CLASSES:
+            raise ScriptError(
+                where, f"{at}.error needs a class, one of {', '.join(FAILURE_CLASSES)}"
+            )
+        for key in ("times", "status"):
+            if key in err and (not isinstance(err[key], int) or isinstance(err[key], bool)):
+                raise ScriptError(where, f"{at}.error.{key} must be an integer")
+        if "retry_after" in err and not isinstance(err["retry_after"], int | float):
+            raise ScriptError(where, f"{at}.error.retry_after must be a number of seconds")
+    if "model" in raw and (not isinstance(raw["model"], str) or not raw["model"].strip()):
+        raise ScriptError(where, f"{at}.model must be a model id, e.g. claude-sonnet-4-6")
+    usage = raw.get("usage")
+    if usage is not None and (
+        not isinstance(usage, dict)
+        or set(usage) - set(USAGE_KEYS)
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
+    ):
+        raise ScriptError(where, f"{at}.usage must map some of {', '.join(USAGE_KEYS)} to integers")

@@ -113,3 +113,33 @@ def render_plan_md(plan: dict[str, Any]) -> str:
         open_questions=_bullets(plan["open_questions"]),
         success_criteria=_bullets(plan["success_criteria"]),
     )
+
+
+def plan_text(plan: dict[str, Any]) -> str:
+    """The plan for a terminal (`orch plan show`): phases, their files and actions, steps and
+    acceptance criteria, then risks and success criteria."""
+    lines = [
+        f"Plan: {plan['task_title']}",
+        f"  tier {plan['complexity_tier']}, confidence {plan['confidence']}, "
+        f"status {plan['status']}",
+        f"  {plan['summary']}",
+    ]
+    for p in plan["phases"]:
+        deps = ", ".join(map(str, p["dependencies"])) or "none"
+        lines += [
+            "",
+            f"Phase {p['phase_id']}: {p['title']}",
+            f"  objective: {p['objective']}",
+            f"  depends on: {deps}; gates: {', '.join(p['quality_gates']) or 'none'}",
+            "  files:",
+            *(f"    {f['action']:<9} {f['path']}: {f['reason']}" for f in p["files"]),
+            "  steps:",
+            *(f"    - {step}" for step in p["steps"]),
+            "  acceptance criteria:",
+            *(f"    - {c}" for c in p["acceptance_criteria"]),
+        ]
+    if plan["risks"]:
+        lines += ["", "Risks:"]
+        lines += [f"  [{r['severity']}] {r['description']}" for r in plan["risks"]]
+    lines += ["", "Success criteria:", *(f"  - {c}" for c in plan["success_criteria"])]
+    return "\n".join(lines) + "\n"
