@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import click
@@ -309,15 +310,21 @@ def status(slug: str | None, as_json: bool) -> None:
     if not rows:
         click.echo('No tasks yet. Start one with: orch run "TASK"')
         return
+    width = max(len(info["task"]) for info in rows)
     for info in rows:
         phases = f"{info['committed']}/{len(info['phases'])}" if info["phases"] else "-"
         click.echo(
-            f"{info['task']:<40} {info['state']:<17} phases {phases:<6} "
+            f"{info['task']:<{width}}  {info['state']:<17} phases {phases:<6} "
             f"{(info['updated'] or '')[:19]}"
         )
         if info["state"] in STOPPED:
-            click.echo(f"  {info['reason'][:200]}")
+            click.echo(_wrapped(info["reason"]))
         if not info["log_check"]["ok"]:
-            click.echo(
-                f"  log {info['log_check']['summary'][:200]} (orch log {info['task']} --check)"
-            )
+            check = f"log {info['log_check']['summary']} (orch log {info['task']} --check)"
+            click.echo(_wrapped(check))
+
+
+def _wrapped(text: str, limit: int = 400) -> str:
+    """A reason under its task: cut at a word (never mid-word) and wrapped, indented."""
+    short = textwrap.shorten(" ".join(text.split()), limit, placeholder=" …")
+    return textwrap.fill(short, 100, initial_indent="  ", subsequent_indent="  ")
