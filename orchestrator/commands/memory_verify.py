@@ -115,8 +115,8 @@ def _verify_changed(
         if as_json:
             emit_json({"v": 1, "files": len(paths), "memories": 0, "results": []})
         else:
-            some = "file" if len(paths) == 1 else f"{len(paths)} files"
-            click.echo(f"No active memory cites the changed {some}.")
+            some = "changed file" if len(paths) == 1 else f"{len(paths)} changed files"
+            click.echo(f"No active memory cites the {some}.")
         return
     _report(layout, results, record, as_json, files=len(paths))
 
