@@ -7,18 +7,25 @@ import json
 import click
 
 from orchestrator.commands._common import json_option, repo, warn
+from orchestrator.engine.enums import STOPPED_STATES, Step
 from orchestrator.engine.progress import format_event
 from orchestrator.events.log import EVENT_TYPES, Event, read_events
 from orchestrator.events.log import follow as follow_log
 from orchestrator.events.verify import verify_log
 from orchestrator.store.tasks import TaskFolder
 
+_STEPS = frozenset(Step)
+
 
 @click.command()
 @click.argument("slug")
 @json_option
 @click.option(
-    "--follow", "-f", is_flag=True, help="Keep printing events as they are appended (Ctrl-C ends)."
+    "--follow",
+    "-f",
+    is_flag=True,
+    help="Keep printing events as they are appended, until the task stops (COMPLETE, "
+    "BLOCKED, WAITING_APPROVAL) or Ctrl-C.",
 )
 @click.option(
     "--type",
@@ -39,13 +46,20 @@ def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: b
     are skipped and reported on stderr, one line each, and the exit code is then 1.
     With --check, the verdict on the whole log follows on stderr (verified, tampered with
     the first bad line and why, or unverified: no MACs, another key); exit 1 unless verified.
+    With --follow, new events are printed as they come until the task stops: COMPLETE,
+    BLOCKED or WAITING_APPROVAL (at once for a task already stopped).
     """
     layout = repo()
     task = TaskFolder.open(layout, slug)
     where = task.event_log_path.relative_to(layout.root).as_posix()
     problems = 0
 
+    stopped = False  # the newest state change of the engine's put the task in a stopped state
+
     def show(event: Event) -> None:
+        nonlocal stopped
+        if event.event_type == "state_change" and event.payload.get("step") in _STEPS:
+            stopped = event.payload.get("to") in STOPPED_STATES
         if types and event.event_type not in types:
             return
         if as_json:
@@ -79,6 +93,7 @@ def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: b
                 lines=result.lines,
                 check=check,
                 on_problem=lambda line: problem(line.replace(str(task.event_log_path), where)),
+                stop=lambda: stopped,
             ):
                 show(event)
         except KeyboardInterrupt:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import click
 
 from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.errors import UsageError
 from orchestrator.memory.record import record as record_results
-from orchestrator.memory.verify import verify_store
+from orchestrator.memory.verify import Verification, verify_changed, verify_store
+from orchestrator.store.layout import Layout
 from orchestrator.store.repo import RepoMemoryStore
 
 
@@ -17,24 +20,39 @@ from orchestrator.store.repo import RepoMemoryStore
 @click.argument("names", nargs=-1)
 @click.option("--all", "include_all", is_flag=True, help="Also check superseded and stale ones.")
 @click.option(
+    "--changed",
+    is_flag=True,
+    help="The arguments are changed files: check only the active memories that cite them "
+    "(the pre-commit hook orch-memory-verify-changed).",
+)
+@click.option(
     "--record",
     is_flag=True,
     help="Write `verified: {commit, at, result}` into memories whose record changes.",
 )
 @json_option
-def verify(names: tuple[str, ...], include_all: bool, record: bool, as_json: bool) -> None:
+def verify(
+    names: tuple[str, ...], include_all: bool, changed: bool, record: bool, as_json: bool
+) -> None:
     """Check memories' claims against the working tree: ok, changed or stale.
 
     Claims are citations (path, line, symbol) and what the body names in backticks
     (paths, `name()`, `Class.method`, `--flags`). Exit code 1 when any memory is stale.
+    With --changed, NAMES are changed files (as pre-commit passes the staged ones): only
+    the active memories whose citations or backticked paths point at them are checked;
+    `changed` alone never fails, and when no memory cites them one line says so.
 
     \b
     Examples:
       orch memory verify
       orch memory verify test-command --json
       orch memory verify --record
+      orch memory verify --changed app/store.py app/main.py
     """
     layout = repo()
+    if changed:
+        _verify_changed(layout, names, include_all, record, as_json)
+        return
     everything, active = verify_store(layout)
     if names:
         unknown = [n for n in names if n not in active]
@@ -43,6 +61,13 @@ def verify(names: tuple[str, ...], include_all: bool, record: bool, as_json: boo
         results = [v for v in everything if v.name in names]
     else:
         results = [v for v in everything if include_all or active[v.name]]
+    _report(layout, results, record, as_json)
+
+
+def _report(
+    layout: Layout, results: list[Verification], record: bool, as_json: bool, **extra: int
+) -> None:
+    """Print the results (and record them with --record); exit 1 when any is stale."""
     written: list[str] = []
     if record:
         memories = RepoMemoryStore(layout).load_all().by_name()
@@ -53,6 +78,7 @@ def verify(names: tuple[str, ...], include_all: bool, record: bool, as_json: boo
         emit_json(
             {
                 "v": 1,
+                **extra,
                 "memories": len(results),
                 **counts,
                 "results": [v.to_dict() for v in results],
@@ -63,11 +89,43 @@ def verify(names: tuple[str, ...], include_all: bool, record: bool, as_json: boo
         for v in results:
             if v.result != "ok":
                 click.echo(f"{v.result.upper():<8} {v.name}: {v.summary()}")
+        what = "memories cite the changed files" if extra else "memories"
         click.echo(
-            f"{len(results)} memories: {counts['ok']} ok, {counts['changed']} changed, "
+            f"{len(results)} {what}: {counts['ok']} ok, {counts['changed']} changed, "
             f"{counts['stale']} stale."
         )
         if record:
             click.echo(f"Recorded the verification in {len(written)} memory files.")
     if counts["stale"]:
+        if extra and not as_json:
+            click.echo("Fix the code, or supersede them (orch memory supersede NAME ...).")
         sys.exit(1)
+
+
+def _verify_changed(
+    layout: Layout, files: tuple[str, ...], include_all: bool, record: bool, as_json: bool
+) -> None:
+    if include_all:
+        raise UsageError("--changed checks active memories only: drop --all")
+    if not files:
+        raise UsageError("--changed needs the changed files: orch memory verify --changed FILE...")
+    paths = [_repo_path(layout, f) for f in files]
+    results = verify_changed(layout, paths)
+    if results is None:
+        if as_json:
+            emit_json({"v": 1, "files": len(paths), "memories": 0, "results": []})
+        else:
+            some = "changed file" if len(paths) == 1 else f"{len(paths)} changed files"
+            click.echo(f"No active memory cites the {some}.")
+        return
+    _report(layout, results, record, as_json, files=len(paths))
+
+
+def _repo_path(layout: Layout, name: str) -> str:
+    """A file name as given (relative to here, or absolute), relative to the repository."""
+    full = os.path.normpath(os.path.join(os.getcwd(), name))
+    folder = os.path.realpath(os.path.dirname(full))  # the file itself may be gone or a link
+    try:
+        return Path(folder, os.path.basename(full)).relative_to(layout.root.resolve()).as_posix()
+    except ValueError:
+        raise UsageError(f"{name} is outside the repository ({layout.root})") from None

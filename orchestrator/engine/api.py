@@ -34,6 +34,7 @@ from orchestrator.models import get_model
 from orchestrator.sandbox import Mode, mode_of, off_notice
 from orchestrator.store.fs import file_lock
 from orchestrator.store.layout import Layout
+from orchestrator.store.notes import NotesFile
 from orchestrator.store.tasks import TaskFolder, list_tasks
 
 DIRTY_POLICIES = ("refuse", "branch")
@@ -272,6 +273,7 @@ def abandon(layout: Layout, slug: str, *, reason: str | None = None) -> TaskFold
                 by="orch abandon",
             )
         )
+        NotesFile(layout).set(task_blocker=(slug, None))  # its blocker goes with it
     return task
 
 

@@ -19,6 +19,19 @@ class WorkflowState(StrEnum):
     ABANDONED = "ABANDONED"  # a person gave the task up (`orch abandon`): nothing runs it again
 
 
+# The states the engine stops in: no orch process works on the task again until a person
+# acts (`orch approve`, `orch resume`), or ever (COMPLETE). `Workflow.run` returns there,
+# and `orch log --follow` ends there. A new terminal state belongs here too.
+STOPPED_STATES = frozenset(
+    {
+        WorkflowState.COMPLETE,
+        WorkflowState.BLOCKED,
+        WorkflowState.WAITING_APPROVAL,
+        WorkflowState.ABANDONED,
+    }
+)
+
+
 class PhaseStatus(StrEnum):
     """A phase's progress: pending -> acting -> reviewing -> passed -> committed -> closed."""
 

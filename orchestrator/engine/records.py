@@ -13,7 +13,7 @@ from orchestrator.engine import verified
 from orchestrator.engine.enums import PhaseStatus
 from orchestrator.engine.env import Env
 from orchestrator.events.log import Event
-from orchestrator.store.notes import NotesFile
+from orchestrator.store.notes import NotesFile, tag_blocker
 from orchestrator.store.session import SessionNotes
 from orchestrator.store.templates import fill, template
 
@@ -51,7 +51,7 @@ def set_objective(env: Env, plan: dict[str, Any]) -> None:
     NotesFile(env.layout).set(
         objective=[_short(f"{plan['task_title']} (task {env.slug}): {plan['summary']}")],
         pending=_pending(env, plan),
-        blockers=[],
+        task_blocker=(env.slug, None),
     )
 
 
@@ -69,15 +69,19 @@ def _pending(env: Env, plan: dict[str, Any]) -> list[str]:
 
 
 def update_pending(env: Env) -> None:
-    NotesFile(env.layout).set(pending=_pending(env, env.plan()))
+    NotesFile(env.layout).set(pending=_pending(env, env.plan()), fit_for=env.slug)
 
 
 def set_blocker(env: Env, reason: str | None) -> None:
-    NotesFile(env.layout).set(blockers=[_short(f"{env.slug}: {reason}")] if reason else [])
+    """This task's blocker in NOTES.md (tagged with the task); other tasks' stay."""
+    tag = len(tag_blocker(env.slug, ""))
+    line = _short(reason, MAX_LINE - tag) if reason else None
+    NotesFile(env.layout).set(task_blocker=(env.slug, line))
 
 
 def clear_objective(env: Env) -> None:
-    NotesFile(env.layout).set(objective=[], blockers=[], pending=[])
+    """The task is over: its objective, pending items and own blockers leave NOTES.md."""
+    NotesFile(env.layout).set(objective=[], pending=[], task_blocker=(env.slug, None))
 
 
 # session notes (tier 1) --------------------------------------------------------------------

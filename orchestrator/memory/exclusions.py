@@ -271,3 +271,42 @@ def excluded(fact: str, subject: str = "") -> Exclusion | None:
             if match and not _CARRIES_MORE.search(text):
                 return Exclusion("derivable_from_code", match.group(0).strip())
     return None
+
+
+# Gate notes: what a gate did in one run of a task. A gate is named by orch's gate words
+# (`tests_pass`, `PHASE_REVIEW_GATE`) or by what gates run (tests, lint, build, type
+# checks, CI, the review); its outcome is told in the past tense or as a verdict.
+_GATE_NAME = re.compile(
+    r"\b(?:gates?|tests?|test suite|suite|lint(?:er|ing)?|ruff|mypy|type ?checks?|build|ci|"
+    r"checks?|review|tests_pass|lint_clean|schema_valid|safety_clear|"
+    r"human_approved_if_required|[A-Z]+(?:_[A-Z]+)*_GATE)\b",
+    re.I,
+)
+_GATE_OUTCOME = re.compile(
+    r"\b(?:passed|failed|fixed|succeeded|ran|retried|went (?:green|red)|"
+    r"(?:after|on) (?:the|a|one) (?:retry|second attempt|first attempt)|once|twice|"
+    r"(?:is|are) (?:now )?(?:green|red|passing|failing))\b",
+    re.I,
+)
+_GATE_VERDICT = re.compile(r"\b(?:PASS|FAIL|NOT_RUN|SKIPPED|GO|BLOCKED)\b")  # as orch writes them
+# a note that says why, or how to work, is a lesson about the gate, not its run
+_GATE_LESSON = re.compile(
+    r"\b(?:because|since|so that|unless|when|whenever|if|must|should|always|never|"
+    r"needs?|requires?|otherwise|to avoid|to keep|run with|set)\b",
+    re.I,
+)
+
+
+def gate_note(fact: str) -> bool:
+    """A note of what a gate did in one run ("tests passed after the retry", "gate
+    lint_clean failed once", "lint was fixed in phase 2", orch's own "phase 1: tests_pass:
+    PASS"): it names a gate and an outcome, gives no reason or rule, and is no record of git
+    history. Ephemeral task state that Checklist C drops without a decision (see
+    docs/memory.md)."""
+    text = " ".join(fact.split())
+    if not text or not _GATE_NAME.search(text) or _GATE_LESSON.search(text):
+        return False
+    if not (_GATE_OUTCOME.search(text) or _GATE_VERDICT.search(text)):
+        return False
+    found = excluded(text)
+    return found is None or found.kind != "git_history"  # a commit's record has its own

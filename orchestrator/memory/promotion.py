@@ -7,7 +7,9 @@ so a resumed run never decides twice), in order:
    `MemoryConfig.skill_min_occurrences` times becomes `skill-proposals/<slug>.md` in this
    task folder, for a human to review: never applied;
 2. save exclusions (git history, ephemeral task state, derivable from code) are dropped,
-   with the reason;
+   with the reason; gate notes (what a gate did in this run: "tests passed after the
+   retry", orch's own "phase 1: tests_pass: PASS") are dropped without a decision, only
+   counted (`exclusions.gate_note`);
 3. task-only facts (proposed `scope: task`, or naming this task, this phase, "for now"...)
    stay in the task folder (`task-memory.md`);
 4. the type is decided (the model may propose one; the rules below may overrule it);
@@ -40,7 +42,7 @@ from orchestrator.memory import compare
 from orchestrator.memory.candidates import Candidate, task_candidates
 from orchestrator.memory.cards import card_candidates, said_in
 from orchestrator.memory.dedup import DedupIndex, NearDuplicate, jaccard, normalise_subject
-from orchestrator.memory.exclusions import excluded
+from orchestrator.memory.exclusions import excluded, gate_note
 from orchestrator.memory.text import read_fact
 from orchestrator.memory.writer import MemoryWriter, WriteResult
 from orchestrator.messages import Message, Request, SystemPart
@@ -115,6 +117,7 @@ class PromotionReport:
     task: str
     decisions: list[Decision] = field(default_factory=list)
     already_decided: int = 0
+    gate_notes: int = 0  # dropped without a decision: what a gate did in one run
 
     def counts(self) -> dict[str, int]:
         out = {d: 0 for d in DECISIONS}
@@ -128,6 +131,7 @@ class PromotionReport:
             "task": self.task,
             "counts": self.counts(),
             "already_decided": self.already_decided,
+            "gate_notes_dropped": self.gate_notes,
             "decisions": [d.payload() for d in self.decisions],
         }
 
@@ -521,6 +525,8 @@ def promote(
     found = task_candidates(task) + card_candidates(task, _person(layout), said_in(task))
     todo = [c for c in found if c.id not in decided]
     report.already_decided = len(found) - len(todo)
+    kept = [c for c in todo if c.kind == "pattern" or c.card or not gate_note(c.fact)]
+    report.gate_notes, todo = len(todo) - len(kept), kept
     if model is not None and todo:
         todo = _propose(model, todo, phase)
     patterns = [c for c in found if c.kind == "pattern"]

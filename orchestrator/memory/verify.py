@@ -517,3 +517,51 @@ def verify_memories(
 
 def head_commit(layout: Layout) -> str | None:
     return git(layout.root, "rev-parse", "--verify", "-q", "HEAD").decode().strip() or None
+
+
+def _paths_hit(files: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
+    """The changed files, their folders and their bare names (what a claim may name)."""
+    wanted = {f.strip("/") for f in files if f.strip("/")}
+    folders = {f.rsplit("/", k)[0] for f in wanted for k in range(1, f.count("/") + 1)}
+    names = {f.rsplit("/", 1)[-1] for f in wanted}
+    return wanted, folders, names
+
+
+def _mentions(memories: Iterable[Memory], files: Iterable[str]) -> list[Memory]:
+    """The memories whose text (body, citations) holds one of the files' paths, folders or
+    names: a plain substring test, far cheaper than reading their claims."""
+    words = set().union(*_paths_hit(files))
+    return [
+        m
+        for m in memories
+        if any(w in m.body or any(w in c.path for c in m.citations) for w in words)
+    ]
+
+
+def citing(verifier: Verifier, memories: Iterable[Memory], files: Iterable[str]) -> list[Memory]:
+    """The memories whose citations or backticked paths point at one of `files`
+    (repository-relative): the file itself, a folder holding it, or (a bare file name in the
+    body) its name."""
+    wanted, folders, names = _paths_hit(files)
+    out = []
+    for memory in _mentions(memories, files):
+        for claim in verifier.claims(memory):
+            path = (claim.path or "").removeprefix("./").strip("/")
+            if not path:
+                continue
+            bare = claim.origin == "body" and "/" not in path
+            if path in wanted or path in folders or (bare and path in names):
+                out.append(memory)
+                break
+    return out
+
+
+def verify_changed(layout: Layout, files: Sequence[str]) -> list[Verification] | None:
+    """Verify the active memories that point at `files` (see `citing`); None when none
+    does, found without reading the tree when no memory's text names any of the files."""
+    maybe = _mentions(RepoMemoryStore(layout).load_all().active, files)
+    if not maybe:
+        return None
+    with Verifier(layout) as verifier:
+        chosen = citing(verifier, maybe, files)
+        return verifier.check_all(chosen) if chosen else None

@@ -4,6 +4,12 @@ The form is fixed: a `# NOTES` title, then `## Active objective`, `## Blockers` 
 `## Pending`, each a list of one-line items (`- none` when empty). `NotesFile.set` rewrites
 the file in that form; it refuses to run over lines it would drop (text outside the three
 sections), so a hand edit is never lost silently.
+
+A blocker a task wrote is tagged with the task: `task <slug>: <reason>`. A task replaces
+or clears only its own blockers (`set(task_blocker=...)`); the others, and blockers a
+person wrote, stay. When the 20 lines are full, Pending is shortened first (its last
+line says how many items it left out), then the oldest blockers of other tasks leave the
+file (`orch status` still shows every blocked task).
 """
 
 from __future__ import annotations
@@ -20,6 +26,19 @@ MAX_NOTES_LINES = 20
 NOTES_NAME = "NOTES.md"
 SECTIONS = ("Active objective", "Blockers", "Pending")
 NONE_LINE = "- none"
+_TASK_TAG = re.compile(r"^task (?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*): ")
+_MORE_PENDING = re.compile(r"^and \d+ more\b")
+
+
+def tag_blocker(slug: str, reason: str) -> str:
+    """A blocker line tagged with the task that wrote it."""
+    return f"task {slug}: {reason}"
+
+
+def blocker_task(item: str) -> str | None:
+    """The task a blocker line is tagged with (None for a person's own blocker)."""
+    found = _TASK_TAG.match(item)
+    return found.group("slug") if found else None
 
 
 @dataclass
@@ -126,8 +145,13 @@ class NotesFile:
         objective: list[str] | None = None,
         blockers: list[str] | None = None,
         pending: list[str] | None = None,
+        task_blocker: tuple[str, str | None] | None = None,
+        fit_for: str | None = None,
     ) -> Notes:
-        """Replace the given sections (None leaves a section as it is)."""
+        """Replace the given sections (None leaves a section as it is). `task_blocker`
+        `(slug, reason)` replaces that task's own blockers with `reason` (None: removes
+        them), after `blockers`. With a task (`task_blocker`, or `fit_for` a slug: the
+        engine's writes) the file is fitted to its 20 lines; else too many is refused."""
         with file_lock(self.layout.locks, "notes", what="NOTES.md"):
             notes = self.read()
             stray = [line for line in notes.other if line.strip()]
@@ -143,5 +167,36 @@ class NotesFile:
                 notes.blockers = [b for b in blockers if b.strip()]
             if pending is not None:
                 notes.pending = [p for p in pending if p.strip()]
+            if task_blocker is not None:
+                slug, reason = task_blocker
+                notes.blockers = [b for b in notes.blockers if blocker_task(b) != slug]
+                if reason:
+                    notes.blockers.append(tag_blocker(slug, _one_line(reason)))
+                fit_for = slug
+            if fit_for is not None:
+                _fit(notes, fit_for)
             self.write(notes)
         return notes
+
+
+def _lines(notes: Notes) -> int:
+    return 7 + sum(max(1, len(x)) for x in (notes.objective, notes.blockers, notes.pending))
+
+
+def _fit(notes: Notes, slug: str) -> None:
+    """Keep to the 20 lines: shorten Pending (its last line says how many it left out),
+    then drop the oldest blockers of other tasks; never this task's, nor a person's."""
+    over = _lines(notes) - MAX_NOTES_LINES
+    if over > 0 and len(notes.pending) > 1:
+        items = [p for p in notes.pending if not _MORE_PENDING.match(p)]
+        more = sum(int(p.split()[1]) for p in notes.pending if _MORE_PENDING.match(p))
+        keep = max(0, len(notes.pending) - over - 1)
+        left = len(items) - keep + more
+        notes.pending = items[:keep] + ([f"and {left} more pending items"] if left else [])
+        over = _lines(notes) - MAX_NOTES_LINES
+    while over > 0:
+        others = [b for b in notes.blockers if blocker_task(b) not in (None, slug)]
+        if not others:
+            return
+        notes.blockers.remove(others[0])
+        over -= 1

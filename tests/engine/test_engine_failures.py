@@ -26,6 +26,7 @@ from engine_support import (
 )
 
 from orchestrator.engine.policy import decide_retry
+from orchestrator.store.notes import blocker_task, parse_notes
 
 BROKEN = {
     "tool_calls": [
@@ -355,3 +356,22 @@ def test_without_yes_a_replanned_plan_waits_for_a_person(mini: Path, tmp_path: P
     result = orch("approve", only_task(mini))
     assert result.exit_code == 0 and "COMPLETE" in result.output, result.output
     assert git(mini, "log", "-1", "--format=%s").strip() == "Phase 1: Add subtract, differently"
+
+
+def test_one_task_completing_leaves_another_tasks_blocker_in_notes(
+    mini: Path, tmp_path: Path
+) -> None:
+    script = Script()
+    script.executor[1] = [write_calc(), {"stop_reason": "end_turn"}]  # then nothing: BLOCKED
+    code, _ = run(tmp_path, script)
+    assert code == 1
+    blocked = only_task(mini)
+    notes = parse_notes((mini / "NOTES.md").read_text())
+    assert len(notes.blockers) == 1 and blocker_task(notes.blockers[0]) == blocked
+    git(mini, "checkout", "--", "calc.py")  # a person sets the blocked task aside
+    result = orch("run", "Add a subtract function, again", "--yes",
+                  "--model", Script().write(tmp_path / "again.json"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    notes = parse_notes((mini / "NOTES.md").read_text())
+    assert notes.objective == [] and notes.pending == []  # the completed task's are gone
+    assert [blocker_task(b) for b in notes.blockers] == [blocked]  # the other task's stays

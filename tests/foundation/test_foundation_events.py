@@ -303,6 +303,46 @@ def test_log_follow_with_a_real_writer_thread_and_ctrl_c(layout: Layout) -> None
     assert "Traceback" not in err
 
 
+def test_log_follow_ends_by_itself_when_the_task_completes(layout: Layout) -> None:
+    task = make_task(layout, events=2)  # ACTING: a task under way
+    reader = subprocess.Popen(
+        [str(ORCH), "log", "demo-task", "-f", "--json"],
+        cwd=layout.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert reader.stdout is not None
+    first = [json.loads(reader.stdout.readline()) for _ in range(2)]  # following has begun
+    assert [e["event_type"] for e in first] == ["state_change", "gate_event"]
+
+    def write() -> None:
+        log = task.events()
+        for i in range(5):
+            log.append("tool_call", {"n": i}, phase=2)
+        log.append("state_change", {"from": "ACTING", "to": "REVIEWING", "step": "gates_started",
+                                    "reason": "phase 2: gates"})  # fmt: skip
+        log.append("state_change", {"from": "REVIEWING", "to": "COMPLETE", "step": "complete",
+                                    "reason": "every phase committed"})  # fmt: skip
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        out, err = reader.communicate(timeout=60)  # no Ctrl-C: it must end by itself
+    finally:
+        reader.kill()
+        writer.join()
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["payload"].get("n") for e in events[:5]] == list(range(5))
+    assert events[-1]["payload"]["to"] == "COMPLETE" and len(events) == 7
+    assert reader.returncode == 0 and "Traceback" not in err
+    again = subprocess.run(  # a task that has stopped: printed whole, then it ends at once
+        [str(ORCH), "log", "demo-task", "--follow"],
+        cwd=layout.root, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert again.returncode == 0 and len(again.stdout.splitlines()) == 9
+
+
 def test_concurrent_writers_keep_one_unbroken_chain(log_path: Path) -> None:
     EventLog(log_path, "t").append("state_change", {"from": "A", "to": "B"})
     code = (

@@ -12,7 +12,7 @@ from foundation_helpers import one_error_line, snapshot
 
 from orchestrator.errors import InvalidFile, UsageError
 from orchestrator.store.layout import Layout
-from orchestrator.store.notes import MAX_NOTES_LINES, NotesFile, parse_notes
+from orchestrator.store.notes import MAX_NOTES_LINES, NotesFile, blocker_task, parse_notes
 from orchestrator.store.plans import dependency_cycle, plan_problems, topological_order
 from orchestrator.store.session import HEADINGS, SessionNotes, session_slugs
 from orchestrator.store.tasks import TaskFolder, VerifiedItem, list_tasks, slugify
@@ -42,6 +42,42 @@ def test_notes_over_20_lines_are_refused_and_the_file_is_untouched(layout: Layou
         NotesFile(layout).set(pending=[f"item {i}" for i in range(MAX_NOTES_LINES)])
     assert layout.notes.read_bytes() == before
     NotesFile(layout).set(pending=[f"item {i}" for i in range(MAX_NOTES_LINES - 9)])
+    assert layout.notes.read_text().count("\n") == MAX_NOTES_LINES
+
+
+def test_task_blockers_are_tagged_and_each_task_clears_only_its_own(
+    layout: Layout, orch: Any
+) -> None:
+    notes = NotesFile(layout)
+    notes.set(blockers=["waiting on the API key from ops"])  # a person's own
+    notes.set(task_blocker=("task-a", "phase 1 stopped: tests failed"))
+    notes.set(task_blocker=("task-b", "BLOCKED: no-such-runner cannot run"))
+    notes.set(task_blocker=("task-a", "phase 2 stopped: lint failed"))  # replaces a's own
+    assert notes.read().blockers == [
+        "waiting on the API key from ops",
+        "task task-b: BLOCKED: no-such-runner cannot run",
+        "task task-a: phase 2 stopped: lint failed",
+    ]
+    notes.set(objective=[], pending=[], task_blocker=("task-b", None))  # b completes
+    shown = orch("notes", "show")
+    assert shown.code == 0 and "- task task-a: phase 2 stopped: lint failed" in shown.out
+    assert "task-b" not in shown.out and "- waiting on the API key from ops" in shown.out
+    # 20 lines full: Pending is shortened first, then other tasks' oldest blockers leave
+    notes.set(objective=["one task"], pending=[f"phase {n}: step" for n in range(1, 11)])
+    notes.set(task_blocker=("task-c", "stopped"))
+    notes.set(task_blocker=("task-d", "stopped too"))
+    after = notes.read()
+    assert layout.notes.read_text().count("\n") == MAX_NOTES_LINES
+    assert after.pending[-1] == "and 3 more pending items" and len(after.pending) == 8
+    assert after.blockers[0] == "waiting on the API key from ops"
+    assert after.blockers[-2:] == ["task task-c: stopped", "task task-d: stopped too"]
+    for t in "efghijkl":
+        notes.set(task_blocker=(f"task-{t}", "stopped"))
+    full = notes.read()
+    assert [blocker_task(b) for b in full.blockers] == [None, "task-c", "task-d"] + [
+        f"task-{t}" for t in "efghijkl"
+    ]  # task-a's, the oldest of another task, left; the person's stays
+    assert full.pending == ["and 10 more pending items"]
     assert layout.notes.read_text().count("\n") == MAX_NOTES_LINES
 
 

@@ -311,3 +311,29 @@ def test_l3_items_kept_by_the_context_part_are_candidates(layout: Layout) -> Non
     assert [d.decision for d in report.decisions] == ["skill_proposal", "written"]
     written = RepoMemoryStore(layout).get(report.decisions[1].memory or "")
     assert written.citations == (Citation("app/main.py", 12, "Loader.load"),)
+
+
+def test_gate_notes_are_dropped_without_a_decision(layout: Layout) -> None:
+    task = TaskFolder.create(layout, "gate notes")
+    log = task.events()
+    notes = SessionNotes(layout, task.slug)
+    notes.ensure()
+    gate_notes = [
+        "phase 1: tests_pass: PASS; lint_clean: NOT_RUN",  # what orch itself writes
+        "tests passed after the retry",
+        "gate lint_clean failed once",
+        "lint was fixed in phase 2",
+    ]
+    lesson = "tests failed because the fixture needs TZ=UTC"  # says why: a decision
+    for line in [*gate_notes, lesson]:
+        notes.append("Key Results", f"- {line}")
+    append_candidate(task, TIMEOUT)
+    report = promote(layout, task, log, phase=1)
+    assert report.gate_notes == 4 and report.to_dict()["gate_notes_dropped"] == 4
+    assert decisions(report) == {lesson: "excluded", TIMEOUT["fact"]: "written"}
+    logged = [e.payload["fact"] for e in log.read().events if e.event_type == "memory_promotion"]
+    assert sorted(logged) == sorted([lesson, TIMEOUT["fact"]])
+    assert report.summary() == "Checklist C: 1 written, 1 excluded"
+    assert not (task.path / "task-memory.md").exists()
+    again = promote(layout, task, log, phase=1)  # nothing new to decide, nothing said
+    assert again.decisions == [] and again.summary().startswith("Checklist C: no new")
