@@ -9,8 +9,8 @@
    by `decay` a step. An answer sits next to the question it answers, and a conversation
    names a thing once and then talks about it.
 3. Kinds: each score is multiplied by its kind's weight (`kind_weights`: repo memories and
-   L3 items 2, episodes, summaries and reports 1.5, transcript turns 1), so that a checked
-   fact outranks a turn that only mentions its words more often.
+   L3 items 2, episodes and reports 1.2, transcript turns and the summaries folded from
+   them 1), so that a checked fact outranks a turn that only mentions its words more often.
 
 Measured and left off by default (docs/retrieval.md has the figures): a boost for a
 title (speaker) named in the query, a share of the session's best turn, pseudo-relevance
@@ -51,13 +51,15 @@ class Ranking:
     pool: int = 300  # how many of the best documents pass shares to neighbours (at least 10 k)
     fuse: int = 0  # >0: reciprocal rank fusion (with this k) of the plain and smoothed rankings
     # What a document of each kind weighs: a checked, durable fact above a task's episode and
-    # reports, those above the turns of a transcript (kinds not listed weigh 1).
+    # reports, those above the turns of a transcript and the summaries folded from them (a
+    # summary weighed above its turns hid facts the turns hold: the context suite measures
+    # it); kinds not listed weigh 1.
     kind_weights: tuple[tuple[str, float], ...] = (
         ("memory", 2.0),
         ("l3", 2.0),
-        ("episode", 1.5),
-        ("summary", 1.5),
-        ("report", 1.5),
+        ("episode", 1.2),
+        ("summary", 1.0),
+        ("report", 1.2),
         ("transcript", 1.0),
     )
 
