@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import textwrap
 from typing import Any
 
@@ -26,11 +28,20 @@ TIER = click.Choice([t.value for t in Tier], case_sensitive=False)
 STOPPED = (WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED, WorkflowState.ABANDONED)
 
 
+class _Console(Console):
+    """rich's console, except that a closed stdout ends the printing, not the process
+    (rich's default exits with code 1, and would leave the task half-way)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        silence_stdout()
+
+
 class Printer:
     """Prints progress lines with rich (colour on a terminal, plain text otherwise)."""
 
     def __init__(self, *, tools: bool = True) -> None:
-        self.console = Console(highlight=False, soft_wrap=True)
+        self.console = _Console(highlight=False, soft_wrap=True)
         self.tools = tools
 
     def __call__(self, event: Event, state: TaskState) -> None:
@@ -41,7 +52,17 @@ class Printer:
             self.line(*shown)
 
     def line(self, text: str, style: str = "") -> None:
+        """Print one line. A closed stdout ends the printing, never the task: what is
+        left goes to the null device, and the task runs on to where it would stop."""
         self.console.print(text, style=style or None, markup=False)
+
+
+def silence_stdout() -> None:
+    """Point stdout at the null device (Python's recipe for a closed pipe): later writes,
+    and the interpreter's last flush, then succeed quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _options(as_json: bool, quiet_tools: bool = False) -> Options:
@@ -54,8 +75,18 @@ def _options(as_json: bool, quiet_tools: bool = False) -> Options:
 
 
 def _finish(env: Env, as_json: bool) -> None:
-    """Print where the task stands; exit 1 when it is blocked."""
+    """Print where the task stands; exit 1 when it is blocked (whether or not anyone still
+    reads the output)."""
     info = summary(env.task)
+    try:
+        _print_finish(info, as_json)
+    except BrokenPipeError:
+        silence_stdout()
+    if info["state"] == WorkflowState.BLOCKED:
+        raise SystemExit(1)
+
+
+def _print_finish(info: dict[str, Any], as_json: bool) -> None:
     if as_json:
         emit_json(info)
     else:
@@ -74,8 +105,6 @@ def _finish(env: Env, as_json: bool) -> None:
             click.echo(f"Task {info['task']} is {state}.")
         click.echo(f"  task folder: {info['folder']}")
         click.echo(f"  event log:   {info['log']} ({info['events']} events)")
-    if info["state"] == WorkflowState.BLOCKED:
-        raise SystemExit(1)
 
 
 @click.command()

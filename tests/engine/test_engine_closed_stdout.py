@@ -1,0 +1,34 @@
+"""A closed stdout never changes what the task does (`orch run ... | head -1`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from engine_support import Script, orch
+
+ORCH = str(Path(sys.executable).with_name("orch"))
+
+
+def test_a_reader_that_goes_away_leaves_the_task_running_to_its_end(
+    mini: Path, tmp_path: Path
+) -> None:
+    model = Script().write(tmp_path / "script.json")
+    proc = subprocess.Popen(
+        [ORCH, "run", "Add a subtract function", "--model", model, "--yes"],
+        cwd=mini,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()  # like `head -1`: one line, then the pipe closes
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=300)
+    assert first and code == 0, err
+    assert "Traceback" not in err
+    status = orch("status", "--json")
+    rows = json.loads(status.output)
+    assert [row["state"] for row in rows] == ["COMPLETE"]
