@@ -74,10 +74,12 @@ realaudit: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --write
+	$(BIN)/python -m evals.docs_scripted --write
 	$(BIN)/python -m evals.schemas
 
 docs-check: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --check
+	$(BIN)/python -m evals.docs_scripted --check
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -59,28 +59,35 @@ def render() -> str:
     return "".join(parts)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def doc_main(
+    argv: list[str] | None, *, render: Callable[[], str], doc: Path, description: str
+) -> int:
+    """`--write`, `--check` or print a generated document (this one, docs/scripted-model.md)."""
+    parser = argparse.ArgumentParser(description=description)
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help=f"rewrite {DOC.name}")
-    mode.add_argument("--check", action="store_true", help=f"exit 1 if {DOC.name} is stale")
-    parser.add_argument("--doc", type=Path, default=DOC, help="the file (default: docs/cli.md)")
+    mode.add_argument("--write", action="store_true", help=f"rewrite {doc.name}")
+    mode.add_argument("--check", action="store_true", help=f"exit 1 if {doc.name} is stale")
+    parser.add_argument("--doc", type=Path, default=doc, help=f"the file (default: {doc.name})")
     args = parser.parse_args(argv)
-    doc: Path = args.doc
+    target: Path = args.doc
     text = render()
     if args.write:
-        doc.parent.mkdir(parents=True, exist_ok=True)
-        doc.write_text(text, encoding="utf-8")
-        print(f"wrote {doc}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target}")
         return 0
     if args.check:
-        current = doc.read_text(encoding="utf-8") if doc.exists() else ""
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
         if current != text:
-            print(f"{doc} is out of date: run `make docs`", file=sys.stderr)
+            print(f"{target} is out of date: run `make docs`", file=sys.stderr)
             return 1
         return 0
     sys.stdout.write(text)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return doc_main(argv, render=render, doc=DOC, description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

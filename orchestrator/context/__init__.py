@@ -15,6 +15,7 @@ from orchestrator.context.manager import (
     CompactionResult,
     CompactionStalled,
     ContextManager,
+    compact_tool_spec,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "PromptParts",
     "assemble",
     "assemble_system",
+    "compact_tool_spec",
 ]

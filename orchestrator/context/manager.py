@@ -57,6 +57,30 @@ COMPACT_HEADER = "Conversation to summarise"
 COMPACT_TOOL = "compact"
 
 
+def compact_tool_spec() -> ToolSpec:
+    """The `compact` tool the executor is offered (what `ContextManager.compact_tool_spec`
+    returns; a function so that docs/scripted-model.md can list it without a task)."""
+    return ToolSpec(
+        COMPACT_TOOL,
+        "Compact your working context. The earlier turns of this conversation are saved "
+        "to the task's transcripts and replaced by a structured summary (task overview, "
+        "current state, important discoveries, next steps, context to preserve); the "
+        "repository rules, the phase card and the user's last instruction are kept "
+        "word for word, and so are your most recent turns. Use it when the early turns "
+        "are no longer needed verbatim.",
+        {
+            "type": "object",
+            "properties": {
+                "reason": {
+                    "type": "string",
+                    "description": "Why compact now, in a few words.",
+                }
+            },
+            "additionalProperties": False,
+        },
+    )
+
+
 class CompactionStalled(OrchError):
     """Compaction failed `max_failed_compactions` times in a row: a human must decide.
 
@@ -224,25 +248,7 @@ class ContextManager:
         return result.messages
 
     def compact_tool_spec(self) -> ToolSpec:
-        return ToolSpec(
-            COMPACT_TOOL,
-            "Compact your working context. The earlier turns of this conversation are saved "
-            "to the task's transcripts and replaced by a structured summary (task overview, "
-            "current state, important discoveries, next steps, context to preserve); the "
-            "repository rules, the phase card and the user's last instruction are kept "
-            "word for word, and so are your most recent turns. Use it when the early turns "
-            "are no longer needed verbatim.",
-            {
-                "type": "object",
-                "properties": {
-                    "reason": {
-                        "type": "string",
-                        "description": "Why compact now, in a few words.",
-                    }
-                },
-                "additionalProperties": False,
-            },
-        )
+        return compact_tool_spec()
 
     @_indexed
     def close_phase(self, messages: Sequence[Message], *, phase: int | None) -> list[FoldResult]:

@@ -52,7 +52,7 @@ from orchestrator.messages import Reply, Request, TextBlock, ToolCall, Usage
 from orchestrator.models.failures import check_reply
 from orchestrator.tokens import estimate_request
 
-REPLY_KEYS = frozenset({"text", "tool_calls", "stop_reason", "usage", "model", "error", "note"})
+REPLY_KEYS = ("text", "tool_calls", "stop_reason", "usage", "model", "error", "note")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
@@ -206,7 +206,7 @@ def _check_replies(replies: Any, where: str, path: str) -> None:
         at = f"{path}[{i}]"
         if not isinstance(raw, dict):
             raise ScriptError(where, f"{at} must be a mapping")
-        unknown = set(raw) - REPLY_KEYS
+        unknown = set(raw) - set(REPLY_KEYS)
         if unknown:
             raise ScriptError(where, f"{at} has unknown keys {sorted(unknown)}")
         _check_fields(raw, where, at)
