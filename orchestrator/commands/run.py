@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 
 from orchestrator.commands._common import emit_json, json_option, repo
-from orchestrator.engine.api import Options, start, statuses, summary
+from orchestrator.engine.api import Options, start, statuses, summary, whereabouts
 from orchestrator.engine.api import abandon as abandon_task
 from orchestrator.engine.api import approve as approve_task
 from orchestrator.engine.api import resume as resume_task
@@ -80,10 +80,30 @@ def _finish(env: Env, as_json: bool) -> None:
     info = summary(env.task)
     try:
         _print_finish(info, as_json)
+        if not as_json:
+            _print_whereabouts(whereabouts(env.layout, env.task))
     except BrokenPipeError:
         silence_stdout()
     if info["state"] == WorkflowState.BLOCKED:
         raise SystemExit(1)
+
+
+def _print_whereabouts(where: dict[str, Any]) -> None:
+    """Where the task leaves you: the branch, the stash with your earlier edits, and
+    orch's records left uncommitted."""
+    if where["branch"]:
+        click.echo(f"  on branch:   {where['branch']}")
+    if where["stash"]:
+        click.echo(
+            f"  your edits from before the task are in the stash ({where['stash'][:12]}): "
+            "`git stash list`, then `git stash pop` where you want them"
+        )
+    if where["uncommitted"]:
+        n = len(where["uncommitted"])
+        click.echo(
+            f"  not committed: {n} file{'s' * (n != 1)} of orch's records (plans/, memories/, "
+            "NOTES.md); commit them to keep the task's record with the code"
+        )
 
 
 def _print_finish(info: dict[str, Any], as_json: bool) -> None:

@@ -354,6 +354,17 @@ def _approved(env: Env, w: Waiting, answer: Approval) -> None:
 # status ----------------------------------------------------------------------------------
 
 
+def whereabouts(layout: Layout, task: TaskFolder) -> dict[str, Any]:
+    """Where a task leaves the person: the branch checked out, the stash holding their
+    earlier edits (branch mode), and orch's records not yet committed."""
+    repo = ProjectRepo(layout)
+    stash = None
+    for event in load(task).events:
+        if event.event_type == "state_change" and event.payload.get("stash"):
+            stash = event.payload["stash"]
+    return {"branch": repo.branch(), "stash": stash, "uncommitted": repo.uncommitted_records()}
+
+
 def summary(task: TaskFolder) -> dict[str, Any]:
     """Where one task stands, for `orch status` (reads; takes no lock)."""
     loaded = load(task)

@@ -99,6 +99,15 @@ class ProjectRepo:
         except GitError:
             return None
 
+    def uncommitted_records(self) -> list[str]:
+        """orch's records git tracks or could track (plans/, memories/, NOTES.md) with
+        changes not yet committed; ignored ones (`.orch/`) are not listed."""
+        records = [p for p in self.own_paths() if p != self.layout.cache.name]
+        out = self._git(
+            "status", "--porcelain", "--untracked-files=all", "--", *records, strip=False
+        )
+        return [line[3:] for line in out.splitlines() if line.strip()]
+
     def dirty_paths(self) -> list[str]:
         """Project files with uncommitted changes (untracked ones included)."""
         out = self._git(

@@ -1,4 +1,5 @@
-"""A closed stdout never changes what the task does (`orch run ... | head -1`)."""
+"""The end of a run: a closed stdout never changes what the task does (`orch run ... |
+head -1`), and the last lines say where the task leaves you."""
 
 from __future__ import annotations
 
@@ -32,3 +33,11 @@ def test_a_reader_that_goes_away_leaves_the_task_running_to_its_end(
     status = orch("status", "--json")
     rows = json.loads(status.output)
     assert [row["state"] for row in rows] == ["COMPLETE"]
+
+
+def test_the_end_of_a_task_says_where_it_leaves_you(mini: Path, tmp_path: Path) -> None:
+    model = Script().write(tmp_path / "script.json")
+    result = orch("run", "Add a subtract function", "--model", model, "--yes")
+    assert result.exit_code == 0, result.output
+    assert "on branch:   main" in result.output
+    assert "not committed:" in result.output and "of orch's records" in result.output
