@@ -101,6 +101,7 @@ class RecordsConfig:
     """`[records]`: what of orch's records goes into git."""
 
     commit_transcripts: bool = False  # transcripts/ git-ignored by `orch init` unless true
+    commit: bool = False  # commit plans/, memories/ and NOTES.md when a task completes
 
 
 @dataclass(frozen=True)

@@ -241,3 +241,5 @@ class Completion:
             )
         )
         SessionNotes(env.layout, env.slug).clear()
+        if env.config.records.commit:  # `[records] commit = true`: the record goes with the code
+            env.repo.commit_records(f"orch: records of task {env.slug}")

@@ -108,6 +108,18 @@ class ProjectRepo:
         )
         return [line[3:] for line in out.splitlines() if line.strip()]
 
+    def commit_records(self, message: str) -> bool:
+        """Commit orch's records (`uncommitted_records`) and nothing else; False when there
+        was nothing to commit."""
+        paths = self.uncommitted_records()
+        if not paths:
+            return False
+        ignored = set(self._check_ignored(self.own_paths()))
+        records = [p for p in self.own_paths() if p != self.layout.cache.name and p not in ignored]
+        self._git("add", "-A", "--", *records)
+        self._git("commit", "--no-verify", "-q", "-m", message, "--", *records)
+        return True
+
     def dirty_paths(self) -> list[str]:
         """Project files with uncommitted changes (untracked ones included)."""
         out = self._git(

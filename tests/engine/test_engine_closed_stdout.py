@@ -41,3 +41,25 @@ def test_the_end_of_a_task_says_where_it_leaves_you(mini: Path, tmp_path: Path) 
     assert result.exit_code == 0, result.output
     assert "on branch:   main" in result.output
     assert "not committed:" in result.output and "of orch's records" in result.output
+
+
+def test_records_commit_true_commits_them_when_the_task_completes(
+    mini: Path, tmp_path: Path
+) -> None:
+    with (mini / "orch.toml").open("a") as fh:
+        fh.write("\n[records]\ncommit = true\n")
+    subprocess.run(["git", "-C", str(mini), "commit", "-qam", "records on"], check=True)
+    model = Script().write(tmp_path / "script.json")
+    result = orch("run", "Add a subtract function", "--model", model, "--yes")
+    assert result.exit_code == 0, result.output
+    assert "not committed:" not in result.output
+    log = subprocess.run(
+        ["git", "-C", str(mini), "log", "--format=%s", "-3"], capture_output=True, text=True
+    ).stdout.splitlines()
+    assert log[0] == "orch: records of task add-a-subtract-function"
+    status = subprocess.run(
+        ["git", "-C", str(mini), "status", "--porcelain", "--", "plans", "memories", "NOTES.md"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert status == ""
