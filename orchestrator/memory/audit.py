@@ -320,7 +320,8 @@ def _bare_pairs(keys: _Keys) -> set[tuple[int, int]]:
 def across_candidates(active: list[Memory], readings: compare.Readings) -> set[tuple[str, str]]:
     """Pairs that might say the same thing whatever their subjects: copies (one bucket a
     `compare.copy_key`) and facts whose own stems reach `compare.ACROSS` (an exact
-    prefix-filter join over the store)."""
+    prefix-filter join over the store). One fact held in another while both name a value
+    comes from `duplicate_candidates`' containment join within each value's bucket."""
     copies: dict[str, list[int]] = defaultdict(list)
     for i, m in enumerate(active):
         copies[compare.copy_key(m)].append(i)
@@ -332,8 +333,6 @@ def across_candidates(active: list[Memory], readings: compare.Readings) -> set[t
     }
     stems = [(i, readings.plain(m).stems) for i, m in enumerate(active)]
     pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.ACROSS)}
-    held = contained_pairs(stems, compare.CONTAINED, compare.CONTAINED_MIN)
-    pairs |= {(a, b) for a, b, _ in held}
     names = [m.name for m in active]
     return {(min(names[a], names[b]), max(names[a], names[b])) for a, b in pairs if a != b}
 

@@ -209,14 +209,23 @@ _PRESENT_PASSIVE = re.compile(
 )
 
 
+# One pass that every rule's match also matches: a fact it misses is no ephemeral state,
+# and is done with in one scan instead of one a rule.
+_ANY_FACT = re.compile("|".join(f"(?:{rx.pattern})" for _, rx in _FACT_RULES), re.I)
+_ANY_HEADING = re.compile("|".join(f"(?:{rx.pattern})" for _, rx in _HEADINGS), re.I)
+
+
 @lru_cache(maxsize=65536)
 def ephemeral(fact: str, subject: str = "") -> Ephemeral | None:
     """The class of ephemeral task state `fact` (filed under `subject`) belongs to, or
     None. The heading is read first: one that names a class decides."""
-    for cls, rx in _HEADINGS:
-        if subject and rx.search(subject):
-            return Ephemeral(cls, f"filed under {subject!r}")
+    if subject and _ANY_HEADING.search(subject):
+        for cls, rx in _HEADINGS:
+            if rx.search(subject):
+                return Ephemeral(cls, f"filed under {subject!r}")
     text = " ".join(fact.split())
+    if not _ANY_FACT.search(text):
+        return None
     for cls, rx in _FACT_RULES:
         for match in rx.finditer(text):
             if cls == "change_account" and _PRESENT_PASSIVE.search(text, 0, match.start()):
