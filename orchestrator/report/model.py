@@ -498,7 +498,8 @@ def task_commits(root: Path, slug: str) -> list[Commit]:
     try:
         out = subprocess.run(args, capture_output=True, check=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError) as exc:
-        raise OrchError(f"git log failed: {getattr(exc, 'stderr', b'') or exc}") from None
+        said = (getattr(exc, "stderr", None) or b"").decode("utf-8", "replace").strip()
+        raise OrchError(f"git log failed: {said.splitlines()[-1] if said else exc}") from None
     commits = []
     for record in out.decode("utf-8", "replace").split("\x1e"):
         fields = record.split("\x1f")
