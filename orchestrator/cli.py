@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "abandon": ("orchestrator.commands.run:abandon", "Give a task up: it becomes ABANDONED."),
     "status": ("orchestrator.commands.run:status", "Where every task stands."),
     "log": ("orchestrator.commands.log:log", "A task's event log, readable."),
+    "report": (
+        "orchestrator.commands.report:report",
+        "One HTML page about a task: timeline, gates, costs, commits.",
+    ),
     "compact": (
         "orchestrator.commands.compact:compact",
         "Compact a task's working context by hand.",
