@@ -81,7 +81,7 @@ def _finish(env: Env, as_json: bool) -> None:
     try:
         _print_finish(info, as_json)
         if not as_json:
-            _print_whereabouts(whereabouts(env.layout, env.task))
+            _print_whereabouts(whereabouts(env))
     except BrokenPipeError:
         silence_stdout()
     if info["state"] == WorkflowState.BLOCKED:

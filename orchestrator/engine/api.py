@@ -354,15 +354,19 @@ def _approved(env: Env, w: Waiting, answer: Approval) -> None:
 # status ----------------------------------------------------------------------------------
 
 
-def whereabouts(layout: Layout, task: TaskFolder) -> dict[str, Any]:
-    """Where a task leaves the person: the branch checked out, the stash holding their
+def whereabouts(env: Env) -> dict[str, Any]:
+    """Where a run leaves the person: the branch checked out, the stash holding their
     earlier edits (branch mode), and orch's records not yet committed."""
-    repo = ProjectRepo(layout)
-    stash = None
-    for event in load(task).events:
-        if event.event_type == "state_change" and event.payload.get("stash"):
-            stash = event.payload["stash"]
-    return {"branch": repo.branch(), "stash": stash, "uncommitted": repo.uncommitted_records()}
+    stashes = [
+        e.payload["stash"]
+        for e in env.journal.events
+        if e.event_type == "state_change" and e.payload.get("stash")
+    ]
+    return {
+        "branch": env.repo.branch(),
+        "stash": stashes[-1] if stashes else None,
+        "uncommitted": env.repo.uncommitted_records(),
+    }
 
 
 def summary(task: TaskFolder) -> dict[str, Any]:

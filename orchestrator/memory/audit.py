@@ -210,16 +210,6 @@ class AuditReport:
         return "\n".join(lines) + "\n"
 
 
-def _linked(a: Memory, b: Memory) -> bool:
-    """One supersedes the other (either side of the link is enough)."""
-    return (
-        a.name in b.supersedes
-        or b.name in a.supersedes
-        or a.superseded_by == b.name
-        or b.superseded_by == a.name
-    )
-
-
 Keyed = list[tuple[int, frozenset[str]]]  # (position in the store, a set of words)
 
 
@@ -341,7 +331,7 @@ def _duplicates(a: Memory, b: Memory, readings: compare.Readings, passing: froze
     """Whether two memories near-duplicate each other: under fitting subjects
     (`compare.duplicate`) or across them (`compare.duplicate_across`; ephemeral task state,
     in `passing`, only as copies)."""
-    if _linked(a, b):
+    if compare.linked(a, b):
         return False
     if (
         a.name not in passing
@@ -407,7 +397,7 @@ def contradictions(
     for bucket in buckets.values():
         for i, a in enumerate(bucket):
             for b in bucket[i + 1 :]:
-                if _linked(a, b):
+                if compare.linked(a, b):
                     continue
                 how = compare.conflict(a, b, readings=readings)
                 if how is not None:

@@ -231,6 +231,16 @@ def _same_purpose(ra: Reading, rb: Reading) -> bool:
     return not fa or not fb or containment(fa, fb) >= PURPOSE
 
 
+def linked(a: Memory, b: Memory) -> bool:
+    """One supersedes the other (either side of the link is enough)."""
+    return (
+        a.name in b.supersedes
+        or b.name in a.supersedes
+        or a.superseded_by == b.name
+        or b.superseded_by == a.name
+    )
+
+
 def same_subject(a: Memory, b: Memory) -> bool:
     sa, sb = normalise_subject(a.subject), normalise_subject(b.subject)
     return bool(sa) and sa == sb

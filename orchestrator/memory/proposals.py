@@ -122,7 +122,7 @@ def candidates(
         (s, a, b)
         for (a, b), s in scored.items()
         if frozenset({active[a].name, active[b].name}) not in found
-        and not _linked(active[a], active[b])
+        and not compare.linked(active[a], active[b])
     ]
     best = heapq.nlargest(LIMIT, kept, key=lambda t: (t[0], -t[1], -t[2]))
     return [(active[a], active[b]) for _, a, b in best]
@@ -146,7 +146,3 @@ def accepted(proposal: Proposal, a: Memory, b: Memory, readings: compare.Reading
         return f"{slot}: one denies what the other states (proposed by the model)"
     left, right = ", ".join(sorted(only_a)), ", ".join(sorted(only_b))
     return f"{slot}: one says {left}, the other {right} (proposed by the model)"
-
-
-def _linked(a: Memory, b: Memory) -> bool:
-    return a.name in b.supersedes or b.name in a.supersedes

@@ -63,3 +63,19 @@ def test_records_commit_true_commits_them_when_the_task_completes(
         text=True,
     ).stdout
     assert status == ""
+
+
+def test_branch_mode_says_the_branch_and_where_the_edits_went(mini: Path, tmp_path: Path) -> None:
+    with (mini / "orch.toml").open("a") as fh:
+        fh.write('dirty_tree = "branch"\n')
+    subprocess.run(["git", "-C", str(mini), "commit", "-qam", "branch mode"], check=True)
+    (mini / "notes.txt").write_text("an edit of mine, not committed\n")
+    model = Script().write(tmp_path / "script.json")
+    result = orch("run", "Add a subtract function", "--model", model, "--yes")
+    assert result.exit_code == 0, result.output
+    assert "on branch:   orch/add-a-subtract-function" in result.output
+    assert "your edits from before the task are in the stash" in result.output
+    stashes = subprocess.run(
+        ["git", "-C", str(mini), "stash", "list"], capture_output=True, text=True
+    ).stdout
+    assert stashes.strip()
