@@ -94,7 +94,8 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 5
+REPORT_VERSION = 6
+HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment across subjects
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
 READINGS_TABLE = "fact-readings"  # SHA-1 of a subject and a fact -> its reading, exclusion
@@ -311,7 +312,9 @@ def across_candidates(active: list[Memory], readings: compare.Readings) -> set[t
     """Pairs that might say the same thing whatever their subjects: copies (one bucket a
     `compare.copy_key`) and facts whose own stems reach `compare.ACROSS` (an exact
     prefix-filter join over the store). One fact held in another while both name a value
-    comes from `duplicate_candidates`' containment join within each value's bucket."""
+    comes from a containment join within each value's bucket (values read with code spans
+    as their words; buckets of more than `HELD_BUCKET` memories name something too common
+    to join on)."""
     copies: dict[str, list[int]] = defaultdict(list)
     for i, m in enumerate(active):
         copies[compare.copy_key(m)].append(i)
@@ -321,8 +324,17 @@ def across_candidates(active: list[Memory], readings: compare.Readings) -> set[t
         for k, a in enumerate(members)
         for b in members[k + 1 :]
     }
-    stems = [(i, readings.plain(m).stems) for i, m in enumerate(active)]
+    stems = [(i, readings.plain(m).flat_stems) for i, m in enumerate(active)]
     pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.ACROSS)}
+    by_value: dict[str, list[int]] = defaultdict(list)
+    for i, m in enumerate(active):
+        for value in readings.plain(m).flat_values:
+            by_value[value].append(i)
+    for members in by_value.values():
+        if 2 <= len(members) <= HELD_BUCKET:
+            bucket = [stems[i] for i in members]
+            held = contained_pairs(bucket, compare.CONTAINED, compare.CONTAINED_MIN)
+            pairs |= {(a, b) for a, b, _ in held}
     names = [m.name for m in active]
     return {(min(names[a], names[b]), max(names[a], names[b])) for a, b in pairs if a != b}
 

@@ -353,12 +353,13 @@ def duplicate_across(
     if copy_key(a) == copy_key(b):
         generic = not _named(ra.values) and len(ra.stems) <= GENERIC
         return None if generic and not same_subject(a, b) else 1.0
-    if copies_only or (ra.values and rb.values and not _values_compatible(ra.values, rb.values)):
+    va, vb = ra.flat_values, rb.flat_values  # code spans as their words
+    if copies_only or (va and vb and not _values_compatible(va, vb)):
         return None
-    na, nb = _numbers(ra.values), _numbers(rb.values)
+    na, nb = _numbers(va), _numbers(vb)
     if na and nb and na != nb:
         return None  # "setting 1 defaults to 8" and "setting 8 defaults to 57"
-    score = jaccard(ra.stems, rb.stems)
+    score = jaccard(ra.flat_stems, rb.flat_stems)
     if score < ACROSS and not _holds(ra, rb) and not loose:
         return None
     return None if _parallel(a, b, ra, rb) else score
@@ -385,11 +386,12 @@ def _holds(ra: Reading, rb: Reading) -> bool:
     """One fact says no more than the other (`CONTAINED` of its stems, at least
     `CONTAINED_MIN` of them) and both name one thing: "npm install --legacy-peer-deps" in
     "npm install --legacy-peer-deps (React 19 and Next 14 clash)"."""
-    small, big = (ra.stems, rb.stems) if len(ra.stems) <= len(rb.stems) else (rb.stems, ra.stems)
+    sa, sb = ra.flat_stems, rb.flat_stems
+    small, big = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
     return (
         len(small) >= CONTAINED_MIN
         and containment(small, big) >= CONTAINED
-        and bool(_named(ra.values) & _named(rb.values))
+        and bool(ra.flat_values & rb.flat_values)
     )
 
 
@@ -401,7 +403,7 @@ def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading) -> bool:
     """The facts differ where their subjects do: the same statement about two parts ("the
     api client sends requests over HTTP/1.1", "the database client ...")."""
     own = subject_stems(a.subject or "") ^ subject_stems(b.subject or "")
-    return bool((ra.stems ^ rb.stems) & own)
+    return bool((ra.flat_stems ^ rb.flat_stems) & own)
 
 
 def specificity(memory: Memory, *, readings: Readings | None = None) -> tuple[int, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import Stemmer  # PyStemmer: the Snowball English stemmer, in C
@@ -481,6 +481,28 @@ class Reading:
             negated ^= clause.negated
         return cls(frozenset(frames | values), frozenset(values), negated, clauses)
 
+    @cached_property
+    def flat_values(self) -> frozenset[str]:
+        """The values with each code span read as its words and numbers: `useRef` and
+        useRef, `npm install --legacy-peer-deps` and the same words unquoted, compare
+        alike (what `compare.duplicate_across` uses; contradictions keep whole spans)."""
+        out: set[str] = set()
+        for value in self.values:
+            out |= _span_tokens(value) if value.startswith("`") else {value}
+        return frozenset(out)
+
+    @cached_property
+    def flat_stems(self) -> frozenset[str]:
+        """The stems with each code span read as the stems of its words."""
+        out: set[str] = set()
+        for item in self.stems:
+            if item.startswith("`"):
+                for word in _WORD.findall(item.lower()):
+                    out.update(_word_stems(word))
+            else:
+                out.add(item)
+        return frozenset(out)
+
     def with_subject_words(self) -> Reading:
         """The reading as if no subject had been given: every content word in the frames
         (a proper name the subject names reads as a frame word, not a value)."""
@@ -512,6 +534,16 @@ class Reading:
                 for frame, values, negated, words, numbers in data
             )
         )
+
+
+_SPAN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.]*")
+
+
+@lru_cache(maxsize=65536)
+def _span_tokens(span: str) -> frozenset[str]:
+    """The words and numbers of a code span, lower case, stopwords left out."""
+    found = (t.rstrip(".") for t in _SPAN_TOKEN.findall(span.lower()))
+    return frozenset(t for t in found if t and t not in STOPWORDS)
 
 
 def _protect(text: str) -> tuple[str, list[str]]:
