@@ -67,7 +67,7 @@ def test_quiet_prints_only_the_summary(mini: Path, tmp_path: Path) -> None:
         "run", "Add a subtract function", "--model", script_with_usage(tmp_path), "-y", "-q"
     )
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert (
         lines[0] == ""
         and lines[1] == "Task add-a-subtract-function is COMPLETE: 1 phase commit(s)."
@@ -75,8 +75,8 @@ def test_quiet_prints_only_the_summary(mini: Path, tmp_path: Path) -> None:
     assert lines[2].startswith("  phase 1: closed ") and lines[3].startswith(
         "    gates: tests_pass PASS"
     )
-    assert all(line.startswith("  ") for line in lines[2:]), result.output
-    assert "Phase 1:" not in result.output and "running" not in result.output
+    assert all(line.startswith("  ") for line in lines[2:]), result.stdout
+    assert "Phase 1:" not in result.stdout and "running" not in result.stdout
 
 
 def test_on_a_terminal_a_live_board_shows_the_running_gate_its_time_and_output(
