@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from engine_support import PY, Script, git, orch, write_calc
 from rich.console import Console
 
@@ -108,3 +109,22 @@ def test_on_a_terminal_a_live_board_shows_the_running_gate_its_time_and_output(
     assert "Phase 1 of 1: Add subtract" in shown
     assert re.search(r"\d model calls, 2,400 tokens in, 160 out, \d:\d\d so far", shown), shown
     assert "COMPLETE: all 1 phase(s) committed and reviewed" in shown  # the event lines too
+
+
+@pytest.mark.slow
+def test_the_readme_picture_is_a_frame_of_a_real_run() -> None:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "evals.docs_progress"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    frame = done.stdout.splitlines()
+    assert frame[-1].endswith(" so far") and "model calls" in frame[-1]
+    running = next(line for line in frame if "running tests_pass:" in line)
+    assert re.search(r"`python3 -m unittest discover -s tests -t \.`  \d+\.\d s$", running)
+    assert "  | FAILED (failures=1)" in frame
+    assert "Phase 1 of 2: Keep contractions and hyphenated words whole  REVIEWING" in frame
