@@ -39,6 +39,7 @@ from orchestrator.events.log import Event
 
 TAIL = 6  # lines of a running gate's output on the live panel
 OUTPUT_REFRESH = 0.1  # seconds between two refreshes for a gate's output
+PARTIAL = 1000  # characters kept of a line not ended yet
 # the events that end what was running (the panel then shows no running step until the next)
 ENDS = {"model_call", "tool_call", "verdict"}
 
@@ -156,10 +157,13 @@ class LiveBoard(Lines):
         self.live.refresh()
 
     def output(self, text: str) -> None:
-        """Keep the output's last lines; show them at once (at most ten times a second, and
-        always the first output of a step)."""
+        """Keep the output's last lines (a carriage return ends a line too: progress bars);
+        show them at once (at most ten times a second, and always the first output of a
+        step)."""
         with self.lock:
-            *ended, self.partial = (self.partial + text).split("\n")
+            text = (self.partial + text).replace("\r\n", "\n").replace("\r", "\n")
+            *ended, partial = text.split("\n")
+            self.partial = partial[-PARTIAL:]
             self.tail = [*self.tail, *(line for line in ended if line.strip())][-TAIL:]
         now = time.monotonic()
         if now - self.shown_output >= OUTPUT_REFRESH:
