@@ -132,6 +132,8 @@ def run(
     \b
     Without --yes the task stops when its plan is ready: read plans/artifacts/<slug>/plan.md,
     then `orch approve SLUG`. A crash or a context reset loses nothing: `orch resume`.
+    On a terminal progress is live (what runs now and for how long, the last lines of a
+    running gate's output); piped, one plain line per event; --quiet: the summary only.
     \b
     Examples:
       orch run "add a --verbose flag to the CLI"
