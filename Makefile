@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 
-.PHONY: demo test test-slow bwrap lint format typecheck bench evals realaudit docs docs-check clean
+.PHONY: demo test test-slow bwrap lint format typecheck bench evals realaudit docs progress-picture docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -76,6 +76,11 @@ docs: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --write
 	$(BIN)/python -m evals.docs_scripted --write
 	$(BIN)/python -m evals.schemas
+
+# docs/progress.svg, the README's picture of the live progress, from a real run of the demo's
+# task (its durations differ each time, so it is redrawn by hand, not checked)
+progress-picture: $(STAMP)
+	$(BIN)/python -m evals.docs_progress --write
 
 docs-check: $(STAMP)
 	$(BIN)/python -m evals.docs_cli --check

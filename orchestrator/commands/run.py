@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 import click
-from rich.console import Console
 
 from orchestrator.commands._common import emit_json, json_option, repo
+from orchestrator.commands._progress import progress_for, silence_stdout
 from orchestrator.engine.api import Options, start, statuses, summary, whereabouts
 from orchestrator.engine.api import abandon as abandon_task
 from orchestrator.engine.api import approve as approve_task
 from orchestrator.engine.api import resume as resume_task
-from orchestrator.engine.enums import ApprovalKind, Tier, WorkflowState
+from orchestrator.engine.enums import ApprovalKind, PhaseStatus, Tier, WorkflowState
 from orchestrator.engine.env import Env, usd
-from orchestrator.engine.progress import describe, gate_output
-from orchestrator.engine.state import TaskState
+from orchestrator.engine.progress import gate_output, gate_text, phase_gates, usage_of
 from orchestrator.events.log import Event
 from orchestrator.store.plans import plan_text
 from orchestrator.store.tasks import TaskFolder
@@ -26,52 +24,22 @@ from orchestrator.store.tasks import TaskFolder
 TIER = click.Choice([t.value for t in Tier], case_sensitive=False)
 # the states `orch status` gives a reason line for
 STOPPED = (WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED, WorkflowState.ABANDONED)
+quiet_option = click.option(
+    "--quiet", "-q", is_flag=True, help="Print no progress, only the summary at the end."
+)
 
 
-class _Console(Console):
-    """rich's console, except that a closed stdout ends the printing, not the process
-    (rich's default exits with code 1, and would leave the task half-way)."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        silence_stdout()
-
-
-class Printer:
-    """Prints progress lines with rich (colour on a terminal, plain text otherwise)."""
-
-    def __init__(self, *, tools: bool = True) -> None:
-        self.console = _Console(highlight=False, soft_wrap=True)
-        self.tools = tools
-
-    def __call__(self, event: Event, state: TaskState) -> None:
-        if event.event_type == "tool_call" and not self.tools:
-            return
-        shown = describe(event)
-        if shown is not None:
-            self.line(*shown)
-
-    def line(self, text: str, style: str = "") -> None:
-        """Print one line. A closed stdout ends the printing, never the task: what is
-        left goes to the null device, and the task runs on to where it would stop."""
-        self.console.print(text, style=style or None, markup=False)
-
-
-def silence_stdout() -> None:
-    """Point stdout at the null device (Python's recipe for a closed pipe): later writes,
-    and the interpreter's last flush, then succeed quietly."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-
-
-def _options(as_json: bool, quiet_tools: bool = False) -> Options:
+def _go(
+    task: Callable[[Options], Env], *, as_json: bool, quiet: bool = False, quiet_tools: bool = False
+) -> None:
+    """Run `task` with its progress shown (see `_progress`), then say where it stands."""
     options = Options()
-    if not as_json:
-        printer = Printer(tools=not quiet_tools)
-        options.listeners.append(printer)
-        options.notices = lambda line: printer.line(f"note: {line}", "yellow")
-    return options
+    if as_json:
+        env = task(options)
+    else:
+        with progress_for(options, quiet=quiet, tools=not quiet_tools):
+            env = task(options)
+    _finish(env, as_json)
 
 
 def _finish(env: Env, as_json: bool) -> None:
@@ -79,8 +47,10 @@ def _finish(env: Env, as_json: bool) -> None:
     reads the output)."""
     info = summary(env.task)
     try:
-        _print_finish(info, as_json)
-        if not as_json:
+        if as_json:
+            emit_json(info)
+        else:
+            _print_finish(info, env.journal.events)
             _print_whereabouts(whereabouts(env))
     except BrokenPipeError:
         silence_stdout()
@@ -106,25 +76,38 @@ def _print_whereabouts(where: dict[str, Any]) -> None:
         )
 
 
-def _print_finish(info: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        emit_json(info)
+def _print_finish(info: dict[str, Any], events: list[Event]) -> None:
+    """The summary at the end of a run: the state and why, each phase begun with its commit
+    and gates, the model calls and spending, where the task's records are."""
+    state = info["state"]
+    click.echo("")
+    if state == WorkflowState.COMPLETE:
+        click.echo(f"Task {info['task']} is COMPLETE: {info['committed']} phase commit(s).")
+    elif state == WorkflowState.WAITING_APPROVAL:
+        click.echo(f"Task {info['task']} is WAITING_APPROVAL: {info['reason']}")
+        if info["waiting_for"] == ApprovalKind.PLAN:
+            _echo_plan_summary(info)
+        click.echo(f"  answer with: orch approve {info['task']}   (or --deny --note ...)")
+    elif state == WorkflowState.BLOCKED:
+        click.echo(f"Task {info['task']} is BLOCKED: {info['reason']}")
     else:
-        state = info["state"]
-        click.echo("")
-        if state == WorkflowState.COMPLETE:
-            click.echo(f"Task {info['task']} is COMPLETE: {info['committed']} phase commit(s).")
-        elif state == WorkflowState.WAITING_APPROVAL:
-            click.echo(f"Task {info['task']} is WAITING_APPROVAL: {info['reason']}")
-            if info["waiting_for"] == ApprovalKind.PLAN:
-                _echo_plan_summary(info)
-            click.echo(f"  answer with: orch approve {info['task']}   (or --deny --note ...)")
-        elif state == WorkflowState.BLOCKED:
-            click.echo(f"Task {info['task']} is BLOCKED: {info['reason']}")
-        else:
-            click.echo(f"Task {info['task']} is {state}.")
-        click.echo(f"  task folder: {info['folder']}")
-        click.echo(f"  event log:   {info['log']} ({info['events']} events)")
+        click.echo(f"Task {info['task']} is {state}.")
+    gates = phase_gates(events)
+    for ph in info["phases"]:
+        if ph["status"] == PhaseStatus.PENDING:
+            continue
+        commit = f" {ph['commit'][:12]}" if ph["commit"] else ""
+        click.echo(f"  phase {ph['phase']}: {ph['status']}{commit}  {ph['title']}")
+        shown = ", ".join(gate_text(g) for g in gates.get(ph["phase"], []))
+        retries = len(ph["retries"])
+        if retries:
+            shown += f" (after {retries} retr{'ies' if retries > 1 else 'y'})"
+        if shown:
+            click.echo(f"    gates: {shown}")
+    unpriced = f", {info['unpriced_calls']} unpriced" if info["unpriced_calls"] else ""
+    click.echo(f"  spent:       {usd(info['cost_usd'])} on {usage_of(events).text()}{unpriced}")
+    click.echo(f"  task folder: {info['folder']}")
+    click.echo(f"  event log:   {info['log']} ({info['events']} events)")
 
 
 @click.command()
@@ -133,29 +116,37 @@ def _print_finish(info: dict[str, Any], as_json: bool) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Approve the plan without asking.")
 @click.option("--model", help="Model to use: anthropic:<id>, openai:<model> or scripted:<path>.")
 @click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
+@quiet_option
 @json_option
 def run(
-    task: str, tier: str | None, yes: bool, model: str | None, quiet_tools: bool, as_json: bool
+    task: str,
+    tier: str | None,
+    yes: bool,
+    model: str | None,
+    quiet_tools: bool,
+    quiet: bool,
+    as_json: bool,
 ) -> None:
     """Plan, audit, execute, gate and commit TASK, phase by phase.
 
     \b
     Without --yes the task stops when its plan is ready: read plans/artifacts/<slug>/plan.md,
     then `orch approve SLUG`. A crash or a context reset loses nothing: `orch resume`.
+    On a terminal progress is live (what runs now and for how long, the last lines of a
+    running gate's output); piped, one plain line per event; --quiet: the summary only.
     \b
     Examples:
       orch run "add a --verbose flag to the CLI"
       orch run "fix the flaky date test" --tier TRIVIAL --yes
     """
-    env = start(
-        repo(),
-        task,
-        tier=tier,
-        auto_approve=yes,
-        model=model,
-        options=_options(as_json, quiet_tools),
+    _go(
+        lambda options: start(
+            repo(), task, tier=tier, auto_approve=yes, model=model, options=options
+        ),
+        as_json=as_json,
+        quiet=quiet,
+        quiet_tools=quiet_tools,
     )
-    _finish(env, as_json)
 
 
 def _echo_plan_summary(info: dict[str, Any]) -> None:
@@ -200,11 +191,17 @@ def plan() -> None:
 @click.argument("task")
 @click.option("--tier", type=TIER, help="Force the complexity tier (else the planner picks).")
 @click.option("--model", help="Model to use: anthropic:<id>, openai:<model> or scripted:<path>.")
+@quiet_option
 @json_option
-def plan_task(task: str, tier: str | None, model: str | None, as_json: bool) -> None:
+def plan_task(task: str, tier: str | None, model: str | None, quiet: bool, as_json: bool) -> None:
     """Plan and audit TASK; stop for approval before any change is made."""
-    env = start(repo(), task, tier=tier, auto_approve=False, model=model, options=_options(as_json))
-    _finish(env, as_json)
+    _go(
+        lambda options: start(
+            repo(), task, tier=tier, auto_approve=False, model=model, options=options
+        ),
+        as_json=as_json,
+        quiet=quiet,
+    )
 
 
 @plan.command("show")
@@ -248,9 +245,16 @@ def abandon(slug: str, reason: str | None) -> None:
 @click.option("--note", help="Why, or what to change (given to the planner or executor).")
 @click.option("--no-run", is_flag=True, help="Record the answer only; continue later.")
 @click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
+@quiet_option
 @json_option
 def approve(
-    slug: str, deny: bool, note: str | None, no_run: bool, quiet_tools: bool, as_json: bool
+    slug: str,
+    deny: bool,
+    note: str | None,
+    no_run: bool,
+    quiet_tools: bool,
+    quiet: bool,
+    as_json: bool,
 ) -> None:
     """Answer task SLUG's WAITING_APPROVAL (a plan, a risky command, an escalation, a budget).
 
@@ -261,10 +265,14 @@ def approve(
       orch approve add-a-verbose-flag
       orch approve add-a-verbose-flag --deny --note "keep the old flag as an alias"
     """
-    env = approve_task(
-        repo(), slug, deny=deny, note=note, run=not no_run, options=_options(as_json, quiet_tools)
+    _go(
+        lambda options: approve_task(
+            repo(), slug, deny=deny, note=note, run=not no_run, options=options
+        ),
+        as_json=as_json,
+        quiet=quiet,
+        quiet_tools=quiet_tools,
     )
-    _finish(env, as_json)
 
 
 @click.command()
@@ -279,9 +287,15 @@ def approve(
     is_flag=True,
     help="Go on from a log that does not verify, as it is, once you have read it (recorded).",
 )
+@quiet_option
 @json_option
 def resume(
-    slug: str | None, model: str | None, quiet_tools: bool, accept_log: bool, as_json: bool
+    slug: str | None,
+    model: str | None,
+    quiet_tools: bool,
+    accept_log: bool,
+    quiet: bool,
+    as_json: bool,
 ) -> None:
     """Continue task SLUG (default: the newest unfinished, unabandoned one) from its log.
 
@@ -294,10 +308,12 @@ def resume(
       orch resume
       orch resume add-a-verbose-flag --model anthropic:claude-haiku-4-5
     """
-    options = _options(as_json, quiet_tools)
-    options.accept_log = accept_log
-    env = resume_task(repo(), slug, model=model, options=options)
-    _finish(env, as_json)
+
+    def go(options: Options) -> Env:
+        options.accept_log = accept_log
+        return resume_task(repo(), slug, model=model, options=options)
+
+    _go(go, as_json=as_json, quiet=quiet, quiet_tools=quiet_tools)
 
 
 def _echo_blocking_gate(gate: dict[str, Any] | None) -> None:

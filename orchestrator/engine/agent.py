@@ -106,6 +106,7 @@ class AgentLoop:
         prepare: Prepare | None = None,
         checkpoint: Checkpoint | None = None,
         observe: Observe | None = None,
+        announce: Callable[[ToolCall], None] | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -117,6 +118,7 @@ class AgentLoop:
         self.prepare = prepare or (lambda messages: messages)
         self.checkpoint = checkpoint
         self.observe = observe
+        self.announce = announce
         self.messages: list[Message] = []
 
     @property
@@ -165,6 +167,8 @@ class AgentLoop:
         results = []
         for call in calls:
             faults.point("tool.before")
+            if self.announce is not None:
+                self.announce(call)
             started = time.monotonic()
             result = self.tools.run(call)
             if self.observe is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from orchestrator.config import Config, load_config
 from orchestrator.engine import faults, shell
+from orchestrator.engine.activity import Activity
 from orchestrator.engine.blocking import blocking_gate
 from orchestrator.engine.enums import ApprovalKind, PhaseStatus, Scope, Step, Tier, WorkflowState
 from orchestrator.engine.env import Env
@@ -49,6 +50,7 @@ class Options:
     overrides: dict[str, Any] = field(default_factory=dict)  # configuration from flags
     notices: Callable[[str], None] | None = None  # one-line notes for the terminal
     accept_log: bool = False  # a person read a log that does not verify and goes on from it
+    activity: Activity | None = None  # told what runs now (a live display); never logged
 
 
 @contextlib.contextmanager
@@ -71,6 +73,8 @@ def _open(task: TaskFolder, config: Config, options: Options) -> Env:
     if accepted is not None:
         journal.record("error", accepted)
     journal.listeners.extend(options.listeners)
+    if options.activity is not None:
+        journal.activity = options.activity
     if options.notices:
         for problem in loaded.problems:
             options.notices(problem)

@@ -152,6 +152,7 @@ class Completion:
             diff="",
             phase=s.phase(s.order[-1]) if s.order else s.phase(1),
             sandbox=shell.sandbox_for(env.layout, env.config.policy),
+            activity=env.journal.activity,
         )
         results = run_gates(list(FINAL_GATES), ctx)
         for result in results:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.config import Config
+from orchestrator.engine.activity import Activity, Doing
 from orchestrator.engine.enums import ApprovalKind, Role
 from orchestrator.engine.exceptions import NeedsApproval
 from orchestrator.engine.journal import Journal
@@ -59,6 +60,27 @@ class CappedModel:
         return self.inner.count_tokens(request)
 
 
+@dataclass
+class AnnouncedModel:
+    """A model that says when each of its calls starts (to the live display; not logged)."""
+
+    inner: Model
+    activity: Activity
+    agent: str
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def complete(self, request: Request) -> Reply:
+        turn = f" (turn {request.turn + 1})" if request.turn else ""
+        self.activity.begin(Doing.MODEL, f"{self.agent}: model call{turn}")
+        return self.inner.complete(request)
+
+    def count_tokens(self, request: Request) -> int:
+        return self.inner.count_tokens(request)
+
+
 def plan_sha(plan: dict[str, Any]) -> str:
     text = json.dumps(plan, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -97,7 +119,8 @@ class Env:
         if name not in self._models:
             self._models[name] = get_model(name, self.config)
         logged = self.parts.wrap_model(self._models[name], self.journal.as_log(), role.agent, phase)
-        return CappedModel(logged, self.state, self.config.budget.max_cost_usd, phase)
+        announced = AnnouncedModel(logged, self.journal.activity, role.agent)
+        return CappedModel(announced, self.state, self.config.budget.max_cost_usd, phase)
 
     def read_tools(self) -> ReadOnlyTools:
         return ReadOnlyTools(self.repo, output_cap=self.config.policy.shell_output_cap)

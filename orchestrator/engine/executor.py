@@ -16,10 +16,12 @@ from typing import Any
 
 from orchestrator.context import assemble_system
 from orchestrator.engine import tasklist
+from orchestrator.engine.activity import Doing
 from orchestrator.engine.agent import AgentLoop, Checkpoint
 from orchestrator.engine.enums import PhaseStatus, Role
 from orchestrator.engine.env import Env
 from orchestrator.engine.parts import PhaseContext
+from orchestrator.engine.progress import tool_text
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.shell import classify
 from orchestrator.engine.tools import ExecutorTools
@@ -186,6 +188,7 @@ class ExecutorSetup:
             prepare=prepare,
             checkpoint=self.checkpoint,
             observe=self._observe,
+            announce=self._announce,
         )
 
     def _tools(self) -> ExecutorTools:
@@ -215,6 +218,9 @@ class ExecutorSetup:
         if notes.exists():
             parts.append(prompt.render("notes", notes=notes.text().strip()))
         return "\n\n".join(parts)
+
+    def _announce(self, call: ToolCall) -> None:
+        self.env.journal.activity.begin(Doing.TOOL, tool_text(call.name, call.input))
 
     def _observe(self, call: ToolCall, result: ToolResult, turn: int, ms: int) -> None:
         env = self.env

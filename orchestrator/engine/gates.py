@@ -35,6 +35,7 @@ import yaml
 
 from orchestrator.checks.secrets import redact
 from orchestrator.engine import faults, shell
+from orchestrator.engine.activity import Activity, Doing, NoActivity
 from orchestrator.engine.payloads import GateRun
 from orchestrator.engine.state import PhaseState
 from orchestrator.errors import FailureClass
@@ -116,13 +117,20 @@ class GateContext:
     phase: PhaseState
     sandbox: Sandbox  # the test and lint commands run in the agent's sandbox
     validate_files: list[Callable[[], list[str]]] = field(default_factory=list)
+    activity: Activity = field(default_factory=NoActivity)  # told each gate and its output
+
+    def command(self, gate: str) -> str | None:
+        """The command gate `gate` runs, if it runs one."""
+        setting = COMMAND_SETTINGS.get(gate)
+        return getattr(self, setting) if setting else None
+
+
+COMMAND_SETTINGS = {"tests_pass": "test_command", "lint_clean": "lint_command"}
 
 
 def run_gate(gate: str, ctx: GateContext) -> GateResult:
-    if gate == "tests_pass":
-        return _command_gate(gate, ctx.test_command, "test_command", ctx)
-    if gate == "lint_clean":
-        return _command_gate(gate, ctx.lint_command, "lint_command", ctx)
+    if gate in COMMAND_SETTINGS:
+        return _command_gate(gate, ctx.command(gate), COMMAND_SETTINGS[gate], ctx)
     check = CHECKS.get(gate)
     if check is None:
         return GateResult(gate, "NOT_RUN", f"unknown gate {gate!r}")
@@ -135,7 +143,12 @@ def _command_gate(gate: str, command: str | None, setting: str, ctx: GateContext
     faults.point("gate.before_command")
     try:
         result = shell.run_command(
-            command, ctx.root, timeout=ctx.timeout, output_cap=ctx.output_cap, sandbox=ctx.sandbox
+            command,
+            ctx.root,
+            timeout=ctx.timeout,
+            output_cap=ctx.output_cap,
+            sandbox=ctx.sandbox,
+            on_output=ctx.activity.output,
         )
     except SandboxUnavailable as exc:
         return GateResult(
@@ -265,6 +278,9 @@ CHECKS: dict[str, Callable[[GateContext], GateResult]] = {
 def run_gates(gates: list[str], ctx: GateContext) -> list[GateResult]:
     results = []
     for gate in gates:
+        command = ctx.command(gate)
+        if command:  # the others take no time worth showing
+            ctx.activity.begin(Doing.GATE, f"{gate}: `{command}`")
         started = time.monotonic()
         result = run_gate(gate, ctx)
         if not result.duration_ms:

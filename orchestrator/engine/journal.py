@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from orchestrator.engine import faults
+from orchestrator.engine.activity import Activity, NoActivity
 from orchestrator.engine.payloads import GateEvent, StateChange
 from orchestrator.engine.state import TaskState
 from orchestrator.events.log import Event, EventLog
@@ -25,6 +26,7 @@ class Journal:
         self.state = state
         self.events: list[Event] = list(events or [])
         self.listeners: list[Listener] = []
+        self.activity: Activity = NoActivity()  # what runs now, for a live display (not logged)
 
     def record(
         self,

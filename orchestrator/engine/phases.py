@@ -348,6 +348,7 @@ class Phases:
             diff=diff,
             phase=ph,
             sandbox=shell.sandbox_for(env.layout, env.config.policy),
+            activity=env.journal.activity,
             validate_files=[self._validate_own_files],
         )
         results = run_gates(list(phase["quality_gates"]), ctx)

@@ -2,14 +2,16 @@
 one-line summaries `orch log` prints.
 
 Everything here is pure: `describe(event)` gives a line and a style (or None to stay
-quiet), `format_event(event)` a line of `orch log`. Printing them is the commands' job
+quiet), `format_event(event)` a line of `orch log`, `usage_of` and `phase_gates` the
+figures of a run's summary. Printing them is the commands' job
 (`orchestrator/commands/run.py` prints progress as a listener of the journal).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.engine.enums import Decision, Step
@@ -162,11 +164,16 @@ def _verdict(event: Event) -> Line:
     return f"  {p['kind'].replace('_', ' ')}: {passed}: {short(p['summary'], 100)}", style
 
 
+def tool_text(tool: str, inputs: Payload) -> str:
+    """A tool call in one line: its name and the inputs that say what it does."""
+    shown = " ".join(f"{k}={short(v, 40)}" for k, v in inputs.items() if k in TOOL_INPUTS)
+    return f"{tool} {shown}".rstrip()
+
+
 def _tool_call(event: Event) -> Line:
     p = event.payload
-    inputs = p.get("input") or {}
-    shown = " ".join(f"{k}={short(v, 40)}" for k, v in inputs.items() if k in TOOL_INPUTS)
-    return f"    {p['tool']} {shown}" + ("" if p["ok"] else " (error)"), "dim"
+    text = tool_text(p["tool"], p.get("input") or {})
+    return f"    {text}" + ("" if p["ok"] else " (error)"), "dim"
 
 
 def _error(event: Event) -> Line:
@@ -215,3 +222,60 @@ DESCRIBERS: dict[str, Callable[[Event], Line | None]] = {
     "memory_verification": _memory_verification,
     "memory_promotion": _memory,
 }
+
+
+# figures for a summary -----------------------------------------------------------------------
+
+
+@dataclass
+class Usage:
+    """The model calls of a stretch of events, and their tokens when the model said them."""
+
+    calls: int = 0
+    tokens_in: int = 0  # input, cache reads and cache writes
+    tokens_out: int = 0
+
+    def add(self, event: Event) -> None:
+        if event.event_type != "model_call":
+            return
+        usage = event.payload.get("usage") or {}
+        self.calls += 1
+        self.tokens_in += sum(
+            int(usage.get(key) or 0)
+            for key in ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+        )
+        self.tokens_out += int(usage.get("output_tokens") or 0)
+
+    def text(self) -> str:
+        line = f"{self.calls} model call{'s' * (self.calls != 1)}"
+        if self.tokens_in or self.tokens_out:
+            line += f", {self.tokens_in:,} tokens in, {self.tokens_out:,} out"
+        return line
+
+
+def usage_of(events: Iterable[Event]) -> Usage:
+    usage = Usage()
+    for event in events:
+        usage.add(event)
+    return usage
+
+
+def phase_gates(events: Iterable[Event]) -> dict[int, list[Payload]]:
+    """Each phase's quality gates as its newest attempt ran them (their verdicts' payloads)."""
+    newest: dict[int, tuple[int, dict[str, Payload]]] = {}
+    for event in events:
+        p = event.payload
+        if event.event_type != "verdict" or p.get("kind") != "quality_gate" or event.phase is None:
+            continue
+        attempt, gates = newest.get(event.phase, (0, {}))
+        if p.get("attempt", 0) > attempt:
+            attempt, gates = p.get("attempt", 0), {}
+        gates[p["gate"]] = p
+        newest[event.phase] = (attempt, gates)
+    return {pid: list(gates.values()) for pid, (_, gates) in newest.items()}
+
+
+def gate_text(p: Payload) -> str:
+    """A gate's verdict in a few words: `tests_pass PASS 0.4 s`."""
+    secs = f" {p.get('duration_ms', 0) / 1000:.1f} s" if p.get("command") else ""
+    return f"{p['gate']} {p['status']}{secs}"

@@ -11,6 +11,7 @@ dies first (`kill_leftovers`, at the start of every run and at every phase's end
 
 from __future__ import annotations
 
+import codecs
 import os
 import select
 import subprocess
@@ -101,10 +102,17 @@ class _Output:
         return cap_output(head + tail, limit, cut=self.dropped)
 
 
-def _read_until(proc: subprocess.Popen[bytes], out: _Output, deadline: float) -> bool:
+def _read_until(
+    proc: subprocess.Popen[bytes],
+    out: _Output,
+    deadline: float,
+    on_output: Callable[[str], None] | None,
+) -> bool:
     """Read the command's output until it closes or `deadline`; False at the deadline.
-    Once the command itself has exited, whatever it left holding the pipe is not waited for."""
+    Once the command itself has exited, whatever it left holding the pipe is not waited for.
+    Each piece read is also given, decoded, to `on_output`."""
     assert proc.stdout is not None
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
     fd = proc.stdout.fileno()
     exited_at: float | None = None
     while True:
@@ -121,6 +129,8 @@ def _read_until(proc: subprocess.Popen[bytes], out: _Output, deadline: float) ->
             if not chunk:
                 return True
             out.add(chunk)
+            if on_output is not None:
+                on_output(decoder.decode(chunk))
 
 
 def _drain(proc: subprocess.Popen[bytes], out: _Output) -> None:
@@ -151,13 +161,15 @@ def run_command(
     output_cap: int,
     sandbox: Sandbox,
     on_start: Callable[[], None] | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> ShellResult:
     """Run `command` with a shell in `cwd`, inside `sandbox`; never raises for the
     command's own failure (SandboxUnavailable when the sandbox cannot run here).
 
     The command runs as a new session; its whole process group is killed when it ends or
     when the time runs out, and it is recorded under orch's cache folder while it runs, so
-    that a later orch process kills it if this one dies first."""
+    that a later orch process kills it if this one dies first. `on_output` is given what the
+    command prints as it prints it (a live display)."""
     sandbox.check()
     started = time.monotonic()
     try:
@@ -179,7 +191,7 @@ def run_command(
     try:
         if on_start is not None:
             on_start()
-        finished = _read_until(proc, out, started + timeout)
+        finished = _read_until(proc, out, started + timeout, on_output)
     finally:
         kill_group(proc.pid, leader)  # what the command left running, or all of it at the limit
         _drain(proc, out)

@@ -1,0 +1,130 @@
+"""Progress at the terminal: plain lines off a terminal, only the summary with --quiet, and
+on a terminal a live board with the running step, its duration and the gate's output."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from engine_support import PY, Script, git, orch, write_calc
+from rich.console import Console
+
+from orchestrator.commands._progress import progress_for
+from orchestrator.engine.api import Options, start
+from orchestrator.store.layout import Layout
+
+ORCH = str(Path(sys.executable).with_name("orch"))
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+USAGE = {"input_tokens": 1200, "output_tokens": 80}
+
+
+def script_with_usage(tmp_path: Path) -> str:
+    script = Script()
+    script.executor[1] = [{**write_calc(), "usage": USAGE}, {"text": "Done.", "usage": USAGE}]
+    return script.write(tmp_path / "script.json")
+
+
+def test_off_a_terminal_each_event_is_one_plain_line_then_the_summary(
+    mini: Path, tmp_path: Path
+) -> None:
+    model = script_with_usage(tmp_path)
+    proc = subprocess.run(
+        [ORCH, "run", "Add a subtract function", "--model", model, "--yes"],
+        cwd=mini,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "\x1b" not in out  # a pipe gets no colour, no cursor movement
+    lines = out.splitlines()
+    commit = git(mini, "rev-parse", "HEAD").strip()[:12]
+    expected_in_order = [
+        "Task add-a-subtract-function: Add a subtract function",
+        "Phase 1: Add subtract",
+        "    write_file path=calc.py",
+        "  running tests_pass: `" + PY + " -m unittest discover -s tests -t .`",
+        "  committed " + commit,
+        "COMPLETE: all 1 phase(s) committed and reviewed",
+        "Task add-a-subtract-function is COMPLETE: 1 phase commit(s).",
+        f"  phase 1: closed {commit}  Add subtract",
+        "  spent:       $0.0000 on 7 model calls, 2,400 tokens in, 160 out",
+        "  on branch:   main",
+    ]
+    positions = [lines.index(line) for line in expected_in_order]
+    assert positions == sorted(positions), out
+    assert any(re.fullmatch(r"  tests_pass: PASS in \d+\.\d s", line) for line in lines), out
+    gates = lines[lines.index(f"  phase 1: closed {commit}  Add subtract") + 1]
+    assert re.fullmatch(r"    gates: tests_pass PASS \d+\.\d s", gates), out
+
+
+def test_quiet_prints_only_the_summary(mini: Path, tmp_path: Path) -> None:
+    result = orch(
+        "run", "Add a subtract function", "--model", script_with_usage(tmp_path), "-y", "-q"
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert (
+        lines[0] == ""
+        and lines[1] == "Task add-a-subtract-function is COMPLETE: 1 phase commit(s)."
+    )
+    assert lines[2].startswith("  phase 1: closed ") and lines[3].startswith(
+        "    gates: tests_pass PASS"
+    )
+    assert all(line.startswith("  ") for line in lines[2:]), result.stdout
+    assert "Phase 1:" not in result.stdout and "running" not in result.stdout
+
+
+def test_on_a_terminal_a_live_board_shows_the_running_gate_its_time_and_output(
+    mini: Path, tmp_path: Path
+) -> None:
+    (mini / "checks.py").write_text(
+        "import sys\nsys.stdout.write('collected 1 item\\ntests/test_calc.py::test_add PASSED\\n')\n"
+    )
+    (mini / "orch.toml").write_text(f'test_command = "{PY} checks.py"\nmax_retries = 0\n')
+    git(mini, "add", "-A")
+    git(mini, "commit", "-qm", "a gate that says what it checks")
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120, color_system="standard")
+    options = Options()
+    with progress_for(options, console=console):
+        env = start(
+            Layout(mini),
+            "Add a subtract function",
+            auto_approve=True,
+            model=script_with_usage(tmp_path),
+            options=options,
+        )
+    assert env.state.done
+    shown = ANSI.sub("", screen.getvalue())
+    assert re.search(r"running tests_pass: `.*checks\.py`  \d+\.\d s", shown), shown
+    assert "  | collected 1 item" in shown and "  | tests/test_calc.py::test_add PASSED" in shown
+    assert re.search(r"running Executor: model call \(turn 2\)  \d+\.\d s", shown), shown
+    assert re.search(r"running write_file path=calc\.py  \d+\.\d s", shown), shown
+    assert "Phase 1 of 1: Add subtract" in shown
+    assert re.search(r"\d model calls, 2,400 tokens in, 160 out, \d:\d\d so far", shown), shown
+    assert "COMPLETE: all 1 phase(s) committed and reviewed" in shown  # the event lines too
+
+
+@pytest.mark.slow
+def test_the_readme_picture_is_a_frame_of_a_real_run() -> None:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "evals.docs_progress"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    frame = done.stdout.splitlines()
+    assert frame[-1].endswith(" so far") and "model calls" in frame[-1]
+    running = next(line for line in frame if "running tests_pass:" in line)
+    assert re.search(r"`python3 -m unittest discover -s tests -t \.`  \d+\.\d s$", running)
+    assert "  | FAILED (failures=1)" in frame
+    assert "Phase 1 of 2: Keep contractions and hyphenated words whole  REVIEWING" in frame
