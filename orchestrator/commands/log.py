@@ -49,6 +49,15 @@ def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: b
     With --follow, new events are printed as they come until the task stops: COMPLETE,
     BLOCKED or WAITING_APPROVAL (at once for a task already stopped).
     """
+    try:
+        _print_log(slug, as_json, follow, types, check)
+    except KeyboardInterrupt:
+        if not follow:
+            raise
+        # Ctrl-C is how following ends, also when it comes before the first new event
+
+
+def _print_log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: bool) -> None:
     layout = repo()
     task = TaskFolder.open(layout, slug)
     where = task.event_log_path.relative_to(layout.root).as_posix()
@@ -97,6 +106,6 @@ def log(slug: str, as_json: bool, follow: bool, types: tuple[str, ...], check: b
             ):
                 show(event)
         except KeyboardInterrupt:
-            pass  # Ctrl-C is how following ends
+            pass  # Ctrl-C is how following ends (the problems found still set the exit code)
     if problems:
         raise SystemExit(1)
