@@ -131,11 +131,26 @@ def _print_finish(info: dict[str, Any], as_json: bool) -> None:
 @click.argument("task")
 @click.option("--tier", type=TIER, help="Force the complexity tier (else the planner picks).")
 @click.option("--yes", "-y", is_flag=True, help="Approve the plan without asking.")
-@click.option("--model", help="Model to use: anthropic:<id>, openai:<model> or scripted:<path>.")
+@click.option(
+    "--model",
+    help="Model to use: anthropic:<id>, openai:<model>, claude-code:<model> or scripted:<path>.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["orch", "claude-code"]),
+    help="Who carries out the phases: orch's own agent loop, or a Claude Code session "
+    "(recorded with the task; default: the configuration's `executor`).",
+)
 @click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
 @json_option
 def run(
-    task: str, tier: str | None, yes: bool, model: str | None, quiet_tools: bool, as_json: bool
+    task: str,
+    tier: str | None,
+    yes: bool,
+    model: str | None,
+    executor: str | None,
+    quiet_tools: bool,
+    as_json: bool,
 ) -> None:
     """Plan, audit, execute, gate and commit TASK, phase by phase.
 
@@ -147,14 +162,10 @@ def run(
       orch run "add a --verbose flag to the CLI"
       orch run "fix the flaky date test" --tier TRIVIAL --yes
     """
-    env = start(
-        repo(),
-        task,
-        tier=tier,
-        auto_approve=yes,
-        model=model,
-        options=_options(as_json, quiet_tools),
-    )
+    options = _options(as_json, quiet_tools)
+    if executor:
+        options.overrides = {**options.overrides, "executor": executor}
+    env = start(repo(), task, tier=tier, auto_approve=yes, model=model, options=options)
     _finish(env, as_json)
 
 

@@ -31,6 +31,7 @@ from orchestrator.events.keys import signing_key_for
 from orchestrator.events.log import Event
 from orchestrator.events.verify import admit, verify_log
 from orchestrator.models import get_model
+from orchestrator.models.claude_code import require_cli
 from orchestrator.sandbox import Mode, mode_of, off_notice
 from orchestrator.store.fs import file_lock
 from orchestrator.store.layout import Layout
@@ -111,6 +112,8 @@ def start(
         raise UsageError("the repository has no commit yet: make a first commit, then orch run")
     check_gate_commands(layout, config)  # a mistyped test command ends here, before the planner
     get_model(config.model, config)  # an unknown or unreadable model fails here, before any write
+    if config.executor == "claude-code":
+        require_cli()  # and so does a missing Claude Code
     signing_key_for(layout.root)  # so does a key that cannot be made, or would be in reach
     with _worktree_lock(layout):
         dirty = repo.dirty_paths()
@@ -130,6 +133,7 @@ def start(
                 model=config.model,
                 base_commit=head,
                 branch=f"orch/{task.slug}" if dirty else None,
+                executor=config.executor,
             )
             env.journal.change(
                 StateChange(
