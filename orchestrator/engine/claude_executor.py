@@ -34,6 +34,7 @@ checkpointed with its final text, so a resume goes straight to the gates.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -71,6 +72,16 @@ EXECUTORS = ("orch", "claude-code")
 CLAUDE_CODE = "claude-code"
 BUILT_IN_TOOLS = ("Read", "Write", "Edit", "Glob", "Grep", "Bash")
 MCP_TOOLS = ("memory_search", "memory_get", "notes_get", "task_brief", "task_status")
+# memory is written through orch's promotion checklists, never by the session
+DENIED = (
+    "mcp__orch__memory_add",
+    "mcp__orch__memory_supersede",
+    "mcp__orch__memory_verify",
+    "mcp__orch__memory_audit",
+    "Bash(git commit:*)",
+    "Bash(git push:*)",
+    "Bash(git reset:*)",
+)
 # what the CLI needs to reach its API; the sandbox leaves out every other secret
 PASSED_THROUGH = (
     "ANTHROPIC_API_KEY",
@@ -88,6 +99,8 @@ class ClaudeCodeSession:
     checkpoint: Checkpoint
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    denied: dict[str, str] = field(default_factory=dict)  # tool_use_id -> Claude Code's reason
+    messages: set[Any] = field(default_factory=set)  # ids of the assistant messages seen
     turn: int = 0
 
     @property
@@ -168,7 +181,7 @@ class ClaudeCodeSession:
             "--allowedTools",
             ",".join(allowed),
             "--disallowedTools",
-            "Bash(git commit:*),Bash(git push:*),Bash(git reset:*)",
+            ",".join(DENIED),
             "--permission-mode",
             "acceptEdits",
             "--mcp-config",
@@ -227,11 +240,19 @@ class ClaudeCodeSession:
     # its events as orch's --------------------------------------------------------------------
     def _observe(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
-        content = (event.get("message") or {}).get("content")
-        if not isinstance(content, list):
+        if kind == "system" and event.get("subtype") == "permission_denied":
+            reason = str(event.get("decision_reason") or event.get("message") or "denied")
+            self.denied[str(event.get("tool_use_id"))] = reason
+            return
+        message = event.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list) or not isinstance(message, dict):
             return
         if kind == "assistant":
-            self.turn += 1
+            # one event a content block: a turn is a new message id
+            if message.get("id") not in self.messages:
+                self.messages.add(message.get("id"))
+                self.turn += 1
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     self.calls[str(block.get("id"))] = {
@@ -255,7 +276,7 @@ class ClaudeCodeSession:
             {
                 "tool": call["tool"],
                 "ok": not block.get("is_error"),
-                "input": _cut(call["input"]),
+                "input": _cut(self._shown_input(call["input"])),
                 "summary": redact(first_line(str(result or "")))[:200],
                 "turn": self.turn,
                 "call_id": call_id,
@@ -263,11 +284,22 @@ class ClaudeCodeSession:
                 "attempt": self.env.state.phase(self.pid).attempt,
                 "risk": "normal",
                 "executor": CLAUDE_CODE,
+                **({"denied": self.denied.pop(call_id)[:300]} if call_id in self.denied else {}),
             },
             agent="Executor",
             phase=self.pid,
         )
         faults.point("tool.after")
+
+    def _shown_input(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The call's input, with `path`: its `file_path` relative to the project."""
+        target = data.get("file_path")
+        if not isinstance(target, str):
+            return data
+        root = self.env.layout.root.resolve()
+        with contextlib.suppress(ValueError):
+            return {"path": Path(target).relative_to(root).as_posix(), **data}
+        return data
 
     def _record_usage(self, outcome: StreamOutcome, started: float) -> None:
         result = outcome.result

@@ -265,7 +265,10 @@ class Conversations:
     """Replies chosen by what a request holds (see the module's docstring)."""
 
     entries: list[dict[str, Any]]
-    root: str = ""
+    root: str | Path = ""
+
+    def __post_init__(self) -> None:
+        self.root = str(self.root)
 
     @classmethod
     def from_file(cls, path: Path, root: Path | str = "") -> Conversations:
@@ -277,7 +280,7 @@ class Conversations:
             when = entry.get("when", {}) if isinstance(entry, dict) else None
             if not isinstance(when, dict) or not isinstance(entry.get("replies"), list):
                 raise ScriptInvalid(f"{path}: conversation {number} needs `when` and `replies`")
-        return cls(entries, str(root))
+        return cls(entries, root)
 
     def reply_for(self, body: Any) -> dict[str, Any] | None:
         """The message answering `body`, or None when no conversation has one."""
@@ -294,7 +297,7 @@ class Conversations:
         return None
 
     def _message(self, reply: dict[str, Any]) -> dict[str, Any]:
-        reply = _fill(reply, self.root)
+        reply = _fill(reply, str(self.root))
         blocks = [text(reply["text"])] if reply.get("text") else []
         blocks += [
             tool_use(c["name"], c.get("input", {}), c.get("id"))

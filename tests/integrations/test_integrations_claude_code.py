@@ -9,6 +9,7 @@ pinned version, the refusals) without it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.engine.demo import orch_command
+from orchestrator.engine.demo import TASK, orch_command, prepare_repo, sample_paths
 from orchestrator.errors import UsageError
 from orchestrator.events.log import EventLog, read_events
 from orchestrator.messages import Message, Request, SystemPart, ToolCall
@@ -29,6 +30,7 @@ from orchestrator.models.messages_server import (
     ScriptInvalid,
     request_text,
 )
+from orchestrator.sandbox import bwrap_installed
 
 # Found before the tests move HOME to a temporary folder (the CLI lives in orch's cache).
 CLI = find_cli()
@@ -293,3 +295,69 @@ def test_the_demo_with_claude_code_completes_with_two_commits_after_a_kill(
     first = json.loads((transcripts / "phase-1-attempt-1.jsonl").read_text().splitlines()[0])
     assert first["type"] == "system" and first["session_id"] == sessions[0]["session_id"]
     assert (where / ".orch" / "claude" / "projects").is_dir()  # its sessions, in the project
+
+
+@pytest.mark.slow
+@needs_cli
+@pytest.mark.skipif(not bwrap_installed(), reason="bubblewrap (bwrap) is not installed")
+def test_claude_codes_own_bash_is_confined_by_orchs_sandbox(cli: Path, tmp_path: Path) -> None:
+    """The `claude` process runs in orch's jail: its Bash tool writes the working tree, but
+    not orch's records, .git, or .orch/ (its own configuration folder aside)."""
+    with sample_paths() as (sample, script):
+        repo = prepare_repo(tmp_path / "wordstats", sample)
+        model = f"scripted:{script}"
+    attempts = {
+        "notes": "echo gone > NOTES.md",
+        "git": "touch .git/planted",
+        "plans": "touch plans/planted",
+        "cache": "touch .orch/planted",
+        "tree": "echo made > made.txt",
+        "home": "test ! -e ~/.claude && echo home is empty",
+    }
+    calls = [
+        {"name": "Bash", "input": {"command": c, "description": k}} for k, c in attempts.items()
+    ]
+    conversations = [
+        {
+            "when": {"contains": ["Phase 1 of 2:"]},
+            "replies": [{"tool_calls": calls}, {"text": "tried"}],
+        }
+    ]
+    server = MessagesServer(Conversations(conversations, root=repo)).start()
+    env = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "dummy",
+        "ORCH_FAULT": "executor.done",  # stop right after the session, before the gates
+    }
+    try:
+        proc = subprocess.run(
+            orch_command("run", TASK, "--model", model, "--executor", "claude-code", "--yes"),
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    finally:
+        server.stop()
+    assert proc.returncode == -9, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "gone" not in (repo / "NOTES.md").read_text(encoding="utf-8")  # orch's notes stay
+    assert not (repo / ".git" / "planted").exists()
+    assert not (repo / "plans" / "planted").exists()
+    assert not (repo / ".orch" / "planted").exists()
+    assert (repo / "made.txt").read_text(encoding="utf-8") == "made\n"
+    [log_path] = (repo / "plans" / "artifacts").glob("*/observability/*.ndjson")
+    results = {
+        e.payload["input"]["description"]: e.payload["ok"]
+        for e in read_events(log_path).events
+        if e.event_type == "tool_call"
+    }
+    assert results == {
+        "notes": False,
+        "git": False,
+        "plans": False,
+        "cache": False,
+        "tree": True,
+        "home": True,
+    }
