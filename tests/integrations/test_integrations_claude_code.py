@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -361,3 +362,65 @@ def test_claude_codes_own_bash_is_confined_by_orchs_sandbox(cli: Path, tmp_path:
         "tree": True,
         "home": True,
     }
+
+
+@pytest.mark.slow
+@needs_cli
+def test_the_hooks_and_mcp_server_orch_init_writes_reach_the_real_cli(
+    cli: Path, git_repo: Path, tmp_path: Path
+) -> None:
+    """`orch init --agent claude-code` in a project, then the real CLI in it: the
+    SessionStart hook's context is in its first request, and orch's MCP tools are offered
+    to it (behind its tool search) once the server is up."""
+    for args in (("init",), ("init", "--agent", "claude-code")):
+        subprocess.run(orch_command(*args), cwd=git_repo, check=True, capture_output=True)
+    subprocess.run(
+        orch_command("notes", "set", "--objective", "ship the frobnicator"),
+        cwd=git_repo,
+        check=True,
+        capture_output=True,
+    )
+    # wait (a Bash sleep a turn) until orch's MCP tools are offered, then end
+    wait = {"name": "Bash", "input": {"command": "sleep 1", "description": "wait"}}
+    server = MessagesServer(
+        Conversations(
+            [
+                {
+                    "when": {"contains": "mcp__orch__memory_search"},
+                    "replies": [{"text": "done"}] * 30,
+                },
+                {"when": {}, "replies": [{"tool_calls": [wait]}] * 30},
+            ]
+        )
+    ).start()
+    env = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "dummy",
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        # the hooks run `orch`: the one of this interpreter
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    argv = [str(cli), "-p", "hello", "--output-format", "stream-json", "--verbose"]
+    try:
+        proc = subprocess.run(
+            [*argv, "--allowedTools", "Bash"],
+            cwd=git_repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    first, *_, last = server.message_requests
+    seen = request_text(first.body)
+    assert "SessionStart hook additional context" in seen
+    assert "ship the frobnicator" in seen  # NOTES.md, through `orch hook claude-code`
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    init = next(e for e in events if e.get("subtype") == "init")
+    assert {"name": "orch", "source": "project"}.items() <= init["mcp_servers"][0].items()
+    offered = json.dumps(last.body)
+    assert "mcp__orch__memory_search" in offered and "mcp__orch__task_brief" in offered
