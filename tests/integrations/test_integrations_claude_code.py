@@ -41,6 +41,7 @@ NO_CLI = (
 )
 needs_cli = pytest.mark.skipif(CLI is None, reason=NO_CLI)
 ROOT = Path(__file__).resolve().parents[2]
+SECRET = "sk-ant-api03-" + "x7" * 45  # the shape of an Anthropic key
 
 
 def body(system: str, *messages: dict[str, Any]) -> dict[str, Any]:
@@ -314,6 +315,7 @@ def test_claude_codes_own_bash_is_confined_by_orchs_sandbox(cli: Path, tmp_path:
         "cache": "touch .orch/planted",
         "tree": "echo made > made.txt",
         "home": "test ! -e ~/.claude && echo home is empty",
+        "secret": f"echo {SECRET}",
     }
     calls = [
         {"name": "Bash", "input": {"command": c, "description": k}} for k, c in attempts.items()
@@ -361,7 +363,13 @@ def test_claude_codes_own_bash_is_confined_by_orchs_sandbox(cli: Path, tmp_path:
         "cache": False,
         "tree": True,
         "home": True,
+        "secret": True,
     }
+    # the key the tool printed is in no record of orch's: not the transcript, not the log
+    [transcript] = (repo / "plans" / "artifacts").glob("*/transcripts/claude-code/*.jsonl")
+    written = transcript.read_text(encoding="utf-8")
+    assert "home is empty" in written and SECRET not in written
+    assert "[REDACTED" in written and SECRET not in log_path.read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
