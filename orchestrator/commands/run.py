@@ -351,7 +351,9 @@ def status(slug: str | None, as_json: bool) -> None:
         unpriced = f", {info['unpriced_calls']} call(s) unpriced" if info["unpriced_calls"] else ""
         click.echo(
             f"  plan iteration {info['plan_iteration']}, tier {info['tier'] or '-'}, "
-            f"model {info['model']}, spent {usd(info['cost_usd'])}{unpriced}"
+            f"model {info['model']}"
+            + (f", executor {info['executor']}" if info.get("executor") == "claude-code" else "")
+            + f", spent {usd(info['cost_usd'])}{unpriced}"
         )
         for ph in info["phases"]:
             commit = f" {ph['commit'][:12]}" if ph["commit"] else ""

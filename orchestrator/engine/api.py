@@ -419,6 +419,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "log_problems": loaded.problems,
         "log_check": verify_log(task.event_log_path, task=task.slug).to_dict(),
         "model": s.model if s.task else None,
+        "executor": s.spec.executor if s.task else None,
         "blocking_gate": blocking_gate(s, loaded.events),
         "cost_usd": round(s.cost_usd, 6),
         "unpriced_calls": s.unpriced_calls,
