@@ -432,3 +432,54 @@ def test_the_hooks_and_mcp_server_orch_init_writes_reach_the_real_cli(
     assert {"name": "orch", "source": "project"}.items() <= init["mcp_servers"][0].items()
     offered = json.dumps(last.body)
     assert "mcp__orch__memory_search" in offered and "mcp__orch__task_brief" in offered
+
+
+@pytest.mark.slow
+@needs_cli
+def test_a_kill_after_a_session_ended_resumes_at_the_gates_without_a_new_session(
+    cli: Path, tmp_path: Path
+) -> None:
+    with sample_paths() as (sample, script):
+        repo = prepare_repo(tmp_path / "wordstats", sample)
+        model = f"scripted:{script}"
+        replies = Conversations.from_file(script.parent / "claude_code.yaml", repo)
+    server = MessagesServer(replies).start()
+    env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "dummy"}
+    run = orch_command("run", TASK, "--model", model, "--executor", "claude-code", "--yes")
+    try:
+        killed = subprocess.run(
+            run,
+            cwd=repo,
+            env={**env, "ORCH_FAULT": "executor.done"},  # the session ended, not yet recorded
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        resumed = subprocess.run(
+            orch_command("resume", "--json"),
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    finally:
+        server.stop()
+    assert killed.returncode == -9, killed.stdout[-2000:]
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-2000:]
+    [log_path] = (repo / "plans" / "artifacts").glob("*/observability/*.ndjson")
+    log = read_events(log_path, check=True)
+    sessions = [
+        (e.payload["phase"], e.payload["attempt"])
+        for e in log.events
+        if e.event_type == "delegation" and e.payload.get("to") == "Executor"
+    ]
+    assert sessions == [(1, 1), (1, 2), (2, 1)]  # phase 1's first session was not run again
+    subjects = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert subjects[:2] == [
+        "Phase 2: Report the most frequent words",
+        "Phase 1: Keep contractions and hyphenated words whole",
+    ]
+    assert len(subjects) == 3
