@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from orchestrator.cli import cli as orch_cli
 from orchestrator.engine.demo import TASK, orch_command, prepare_repo, sample_paths
 from orchestrator.errors import UsageError
 from orchestrator.events.log import EventLog, read_events
@@ -32,6 +34,7 @@ from orchestrator.models.messages_server import (
     request_text,
 )
 from orchestrator.sandbox import bwrap_installed
+from orchestrator.store.layout import Layout
 
 # Found before the tests move HOME to a temporary folder (the CLI lives in orch's cache).
 CLI = find_cli()
@@ -157,36 +160,18 @@ def test_claude_code_models_are_named_like_the_others() -> None:
 
 
 def test_run_with_the_claude_code_executor_but_no_cli_says_how_to_install_it(
-    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+    project: Layout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    subprocess.run(orch_command("init"), cwd=git_repo, check=True, capture_output=True)
-    subprocess.run(["git", "add", "-A"], cwd=git_repo, check=True)
-    subprocess.run(["git", "commit", "-qm", "init"], cwd=git_repo, check=True)
-    monkeypatch.setenv("ORCH_CLAUDE_CODE", str(git_repo / "no-such-claude"))
-    proc = subprocess.run(
-        orch_command(
-            "run",
-            "do a thing",
-            "--executor",
-            "claude-code",
-            "--model",
-            f"scripted:{ROOT / 'orchestrator' / 'sample' / 'script.yaml'}",
-        ),
-        cwd=git_repo,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    monkeypatch.chdir(project.root)
+    monkeypatch.setenv("ORCH_CLAUDE_CODE", str(project.root / "no-such-claude"))
+    script = f"scripted:{ROOT / 'orchestrator' / 'sample' / 'script.yaml'}"
+    missing = CliRunner().invoke(
+        orch_cli, ["run", "do a thing", "--executor", "claude-code", "--model", script]
     )
-    assert proc.returncode != 0
-    assert "make claude-cli" in proc.stderr and "Traceback" not in proc.stderr
-    bad = subprocess.run(
-        orch_command("run", "do a thing", "--executor", "codex"),
-        cwd=git_repo,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert bad.returncode == 2 and "codex" in bad.stderr
+    assert missing.exit_code == 2 and "make claude-cli" in missing.stderr
+    assert not list(project.artifacts.glob("*/observability"))  # refused before any task
+    unknown = CliRunner().invoke(orch_cli, ["run", "do a thing", "--executor", "codex"])
+    assert unknown.exit_code == 2 and "'codex' is not one of" in unknown.stderr
 
 
 # the real CLI --------------------------------------------------------------------------------
