@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 
-.PHONY: demo test test-slow bwrap lint format typecheck bench evals realaudit docs progress-picture docs-check clean
+.PHONY: demo test test-slow bwrap claude-cli lint format typecheck bench evals realaudit docs progress-picture docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,19 @@ bwrap:
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
 	  else echo "make test needs bubblewrap (bwrap): sudo apt-get install bubblewrap" >&2; exit 1; fi; }
+
+# Claude Code's CLI (the npm package @anthropic-ai/claude-code) at the version orch is
+# tested with, installed once per version into orch's cache folder (outside the
+# repository); the claude-code executor and model find it there (docs/integrations.md).
+# Tests that need it skip, saying so, when it is not installed.
+CLAUDE_CODE_VERSION := 2.1.332
+CLAUDE_CODE_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/orch/claude-code/$(CLAUDE_CODE_VERSION)
+claude-cli:
+	@test -x $(CLAUDE_CODE_DIR)/node_modules/.bin/claude || { \
+	  command -v npm >/dev/null || { echo "make claude-cli needs npm (Node.js 20 or later)" >&2; exit 1; }; \
+	  npm install --silent --no-audit --no-fund --prefix $(CLAUDE_CODE_DIR) \
+	    @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION); }
+	@$(CLAUDE_CODE_DIR)/node_modules/.bin/claude --version
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -130,6 +130,9 @@ class Config:
     gate_timeout: float = 900.0  # seconds a phase gate's test or lint command may run
     dirty_tree: Annotated[str, OneOf(("refuse", "branch"))] = "refuse"
     max_turns_per_phase: int = 200
+    # who carries out a phase: orch's own agent loop, or a Claude Code session (recorded
+    # with the task when it is created; docs/integrations.md)
+    executor: Annotated[str, OneOf(("orch", "claude-code"))] = "orch"
     context: ContextConfig = field(default_factory=ContextConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)

@@ -198,6 +198,7 @@ class Reply:
     stop_reason: str
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    cost_usd: float | None = None  # what the provider says the call cost (Claude Code does)
 
     @property
     def text(self) -> str:

@@ -100,6 +100,7 @@ class Sandbox:
     network: bool = False
     extra_read_only: tuple[str, ...] = ()  # more host paths to show read-only (`~` allowed)
     cache: Path | None = None  # orch's cache folder: where running groups are recorded
+    writable: tuple[Path, ...] = ()  # paths under a read-only one kept writable (deeper)
     home: Path = field(default_factory=lambda: Path(os.path.expanduser("~")))
 
     @property
@@ -151,6 +152,9 @@ class Sandbox:
         out.append(Mount("--bind", str(root), str(root)))
         for path in self.read_only:
             out += _read_only_mounts(root, path)
+        for path in self.writable:
+            if path.is_dir() and _within(root, path.resolve()):
+                out.append(Mount("--bind", str(path.resolve()), str(path.resolve())))
         if self.network:
             resolv = Path("/etc/resolv.conf").resolve()
             if resolv.exists() and not _within(Path("/etc"), resolv):

@@ -22,8 +22,16 @@ from orchestrator.errors import OrchError, UsageError
     type=click.Path(file_okay=False, path_type=Path),
     help="Where to put the sample repository (must not exist; default: a new temporary folder).",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["orch", "claude-code"]),
+    default="orch",
+    show_default=True,
+    help="Who carries out the phases: orch's own loop, or Claude Code's real CLI against a "
+    "local scripted Messages API server (needs `make claude-cli`).",
+)
 @json_option
-def demo(where: Path | None, as_json: bool) -> None:
+def demo(where: Path | None, executor: str, as_json: bool) -> None:
     """Run the whole workflow on a bundled sample project, with a scripted model.
 
     \b
@@ -42,7 +50,7 @@ def demo(where: Path | None, as_json: bool) -> None:
             click.echo(line)
 
     try:
-        result = Demo(where.resolve(), say=say, quiet=as_json).run()
+        result = Demo(where.resolve(), say=say, quiet=as_json, executor=executor).run()
     except DemoFailed as exc:
         raise OrchError(f"the demo failed: {exc}") from None
     info = result.status

@@ -30,10 +30,18 @@ quiet_option = click.option(
 
 
 def _go(
-    task: Callable[[Options], Env], *, as_json: bool, quiet: bool = False, quiet_tools: bool = False
+    task: Callable[[Options], Env],
+    *,
+    as_json: bool,
+    quiet: bool = False,
+    quiet_tools: bool = False,
+    overrides: dict[str, Any] | None = None,
 ) -> None:
-    """Run `task` with its progress shown (see `_progress`), then say where it stands."""
+    """Run `task` with its progress shown (see `_progress`), then say where it stands;
+    `overrides` are configuration values the command line sets (the executor)."""
     options = Options()
+    if overrides:
+        options.overrides = {**options.overrides, **overrides}
     if as_json:
         env = task(options)
     else:
@@ -114,7 +122,16 @@ def _print_finish(info: dict[str, Any], events: list[Event]) -> None:
 @click.argument("task")
 @click.option("--tier", type=TIER, help="Force the complexity tier (else the planner picks).")
 @click.option("--yes", "-y", is_flag=True, help="Approve the plan without asking.")
-@click.option("--model", help="Model to use: anthropic:<id>, openai:<model> or scripted:<path>.")
+@click.option(
+    "--model",
+    help="Model to use: anthropic:<id>, openai:<model>, claude-code:<model> or scripted:<path>.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["orch", "claude-code"]),
+    help="Who carries out the phases: orch's own agent loop, or a Claude Code session "
+    "(recorded with the task; default: the configuration's `executor`).",
+)
 @click.option("--quiet-tools", is_flag=True, help="Do not print each tool call.")
 @quiet_option
 @json_option
@@ -123,6 +140,7 @@ def run(
     tier: str | None,
     yes: bool,
     model: str | None,
+    executor: str | None,
     quiet_tools: bool,
     quiet: bool,
     as_json: bool,
@@ -146,6 +164,7 @@ def run(
         as_json=as_json,
         quiet=quiet,
         quiet_tools=quiet_tools,
+        overrides={"executor": executor} if executor else None,
     )
 
 
@@ -356,7 +375,9 @@ def status(slug: str | None, as_json: bool) -> None:
         unpriced = f", {info['unpriced_calls']} call(s) unpriced" if info["unpriced_calls"] else ""
         click.echo(
             f"  plan iteration {info['plan_iteration']}, tier {info['tier'] or '-'}, "
-            f"model {info['model']}, spent {usd(info['cost_usd'])}{unpriced}"
+            f"model {info['model']}"
+            + (f", executor {info['executor']}" if info.get("executor") == "claude-code" else "")
+            + f", spent {usd(info['cost_usd'])}{unpriced}"
         )
         for ph in info["phases"]:
             commit = f" {ph['commit'][:12]}" if ph["commit"] else ""

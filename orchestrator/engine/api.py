@@ -32,6 +32,7 @@ from orchestrator.events.keys import signing_key_for
 from orchestrator.events.log import Event
 from orchestrator.events.verify import admit, verify_log
 from orchestrator.models import get_model
+from orchestrator.models.claude_code import require_cli
 from orchestrator.sandbox import Mode, mode_of, off_notice
 from orchestrator.store.fs import file_lock
 from orchestrator.store.layout import Layout
@@ -115,6 +116,8 @@ def start(
         raise UsageError("the repository has no commit yet: make a first commit, then orch run")
     check_gate_commands(layout, config)  # a mistyped test command ends here, before the planner
     get_model(config.model, config)  # an unknown or unreadable model fails here, before any write
+    if config.executor == "claude-code":
+        require_cli()  # and so does a missing Claude Code
     signing_key_for(layout.root)  # so does a key that cannot be made, or would be in reach
     with _worktree_lock(layout):
         dirty = repo.dirty_paths()
@@ -134,6 +137,7 @@ def start(
                 model=config.model,
                 base_commit=head,
                 branch=f"orch/{task.slug}" if dirty else None,
+                executor=config.executor,
             )
             env.journal.change(
                 StateChange(
@@ -419,6 +423,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "log_problems": loaded.problems,
         "log_check": verify_log(task.event_log_path, task=task.slug).to_dict(),
         "model": s.model if s.task else None,
+        "executor": s.spec.executor if s.task else None,
         "blocking_gate": blocking_gate(s, loaded.events),
         "cost_usd": round(s.cost_usd, 6),
         "unpriced_calls": s.unpriced_calls,

@@ -6,6 +6,12 @@ sample to a folder of its own, makes it a git repository, and runs real `orch` p
 on it: `orch run` (plan, audit with one revision, stop for approval), `orch approve`
 (which is killed with SIGKILL in the middle of phase 2, as a crash or a context reset
 would stop it), then `orch resume`, which finishes the task from the event log.
+
+With `executor="claude-code"` the phases are carried out by Claude Code's real CLI: the
+demo starts the scripted Messages API server (`orchestrator.models.messages_server`, its
+replies from `orchestrator/sample/claude_code.yaml`) on 127.0.0.1 and points the CLI at it
+(`ANTHROPIC_BASE_URL`, a dummy key); the text roles keep the scripted model. The kill
+comes after phase 2's third tool result, in the middle of the Claude Code session.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.engine.api import statuses
+from orchestrator.models.claude_code import require_cli
+from orchestrator.models.messages_server import Conversations, MessagesServer
 from orchestrator.sandbox import bwrap_installed
 from orchestrator.store.layout import Layout
 from orchestrator.store.scaffold import scaffold
@@ -34,14 +42,21 @@ TASK = (
 # Killed in phase 2 after its 8th tool call (the task list was just updated), before
 # that step was checkpointed.
 KILL_AT = "tool.after@8#2"
+KILL_CLAUDE_CODE_AT = "tool.after@3#2"  # after phase 2's third tool result, mid-session
 GIT_IDENTITY = (("user.name", "orch demo"), ("user.email", "demo@orch.invalid"))
 
 
 @contextlib.contextmanager
 def sample_paths() -> Iterator[tuple[Path, Path]]:
     """(the sample repository, the model script) as real paths."""
-    with resources.as_file(resources.files("orchestrator").joinpath("sample")) as sample:
+    with sample_folder() as sample:
         yield sample / "repo", sample / "script.yaml"
+
+
+@contextlib.contextmanager
+def sample_folder() -> Iterator[Path]:
+    with resources.as_file(resources.files("orchestrator").joinpath("sample")) as sample:
+        yield sample
 
 
 def orch_command(*args: str) -> list[str]:
@@ -90,13 +105,23 @@ class DemoResult:
 
 
 class Demo:
-    def __init__(self, where: Path, *, say: Callable[[str], None], quiet: bool = False) -> None:
+    def __init__(
+        self,
+        where: Path,
+        *,
+        say: Callable[[str], None],
+        quiet: bool = False,
+        executor: str = "orch",
+    ) -> None:
         self.where = where
         self.say = say
         self.quiet = quiet  # capture the orch processes' output instead of showing it
+        self.executor = executor
+        self.api: dict[str, str] = {}  # where Claude Code finds the scripted server
 
     def orch(self, result: DemoResult, name: str, *args: str, fault: str | None = None) -> int:
         env = {k: v for k, v in os.environ.items() if k != "ORCH_FAULT"}
+        env.update(self.api)
         if fault:
             env["ORCH_FAULT"] = fault
         self.say(f"\n$ orch {' '.join(shlex.quote(a) for a in args)}")
@@ -107,6 +132,23 @@ class Demo:
         return proc.returncode
 
     def run(self) -> DemoResult:
+        if self.executor != "claude-code":
+            return self._run()
+        require_cli()
+        with sample_folder() as folder:
+            replies = Conversations.from_file(folder / "claude_code.yaml", self.where.resolve())
+        server = MessagesServer(replies).start()
+        self.api = {
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": "dummy-key-for-the-local-server",
+        }
+        try:
+            return self._run()
+        finally:
+            server.stop()
+
+    def _run(self) -> DemoResult:
+        claude = self.executor == "claude-code"
         with sample_paths() as (sample, script):
             self.say("orch demo: the whole workflow on a small sample project.")
             self.say(
@@ -126,7 +168,13 @@ class Demo:
                 "\n1. Plan and audit: the auditor asks for one revision; the run stops "
                 "for the plan's approval."
             )
-            self.orch(result, "run", "run", TASK, "--model", model, "--quiet-tools")
+            if claude:
+                self.say(
+                    "The phases are carried out by Claude Code's CLI, in orch's sandbox, "
+                    "against a local scripted Messages API server (no key, no network)."
+                )
+            executor = ("--executor", self.executor) if claude else ()
+            self.orch(result, "run", "run", TASK, "--model", model, "--quiet-tools", *executor)
             layout = Layout(result.repo)
             rows = statuses(layout)
             if not rows:
@@ -138,7 +186,8 @@ class Demo:
                 "retry; in the middle of phase 2 the orch process is killed (SIGKILL), "
                 "as a crash or a context reset would stop it."
             )
-            code = self.orch(result, "approve", "approve", result.slug, fault=KILL_AT)
+            kill = KILL_CLAUDE_CODE_AT if claude else KILL_AT
+            code = self.orch(result, "approve", "approve", result.slug, fault=kill)
             self.say(
                 f"\nThe orch process ended with exit code {code}"
                 + (

@@ -53,6 +53,7 @@ class TaskSpec:
     model: str
     base_commit: str | None
     branch: str | None
+    executor: str = "orch"  # who carries out the phases: orch, or claude-code
 
     def to_dict(self) -> Payload:
         return asdict(self)  # every key, None included: the schema requires them all
@@ -66,6 +67,7 @@ class TaskSpec:
             model=str(raw["model"]),
             base_commit=raw.get("base_commit"),
             branch=raw.get("branch"),
+            executor=str(raw.get("executor") or "orch"),
         )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from orchestrator.context import CompactionStalled
 from orchestrator.engine import faults, policy, records, shell, tasklist, verified
 from orchestrator.engine.agent import Checkpoint
+from orchestrator.engine.claude_executor import CLAUDE_CODE, ClaudeCodeSession
 from orchestrator.engine.enums import (
     ApprovalKind,
     CheckStatus,
@@ -207,6 +208,9 @@ class Phases:
             elif messages[-1].role == "assistant" and not messages[-1].tool_calls:
                 self._submitted(pid, messages[-1].text, resumed_from)
                 return
+        session = (
+            ClaudeCodeSession(env, pid, checkpoint) if s.spec.executor == CLAUDE_CODE else None
+        )
         env.journal.record(
             "delegation",
             {
@@ -217,14 +221,19 @@ class Phases:
                 "reason": f"phase {pid}: {phase['title']}",
                 "model": s.model,
                 **({"resumed_from_turn": resumed_from} if resumed_from is not None else {}),
+                **(session.delegation() if session is not None else {}),
             },
             phase=pid,
         )
-        loop = ExecutorSetup(env, pid, checkpoint).loop(
-            sum(1 for m in messages if m.role == "assistant")
-        )
         try:
-            text = loop.run(messages)
+            if session is not None:
+                text, turns = session.run(messages)
+            else:
+                loop = ExecutorSetup(env, pid, checkpoint).loop(
+                    sum(1 for m in messages if m.role == "assistant")
+                )
+                text = loop.run(messages)
+                turns = loop.turn
         except ModelError as exc:
             self._executor_failed(
                 pid, f"{exc.failure_class}: {exc.message}", exc.failure_class, blocked=True
@@ -243,7 +252,7 @@ class Phases:
             self._executor_failed(pid, str(exc), FailureClass.ESCALATE, blocked=False)
             return
         faults.point("executor.done")
-        self._submitted(pid, text, loop.turn)
+        self._submitted(pid, text, turns)
 
     def _first_turn(
         self, checkpoint: Checkpoint, ph: PhaseState, phase: dict[str, Any]

@@ -1,4 +1,5 @@
-"""Models by name: `anthropic:<model id>`, `openai:<model>` or `scripted:<path>`.
+"""Models by name: `anthropic:<model id>`, `openai:<model>`, `claude-code:<model>` or
+`scripted:<path>`.
 
 `get_model` returns the named model wrapped in a `ResilientModel`: transient failures are
 retried (`max_retries` from the configuration) and an unavailable model falls back to
@@ -9,7 +10,8 @@ waits between retries only when its script says `retry_after`.
 The Anthropic adapter (`orchestrator.models.anthropic_adapter`) is the only module that
 imports the `anthropic` SDK, and the OpenAI adapter (`orchestrator.models.openai_adapter`)
 the only one that imports `openai` (an optional extra: `pip install 'orch[openai]'`); each
-is imported only when a model of its kind is built.
+is imported only when a model of its kind is built. `claude-code:<model>` runs Claude
+Code's CLI headless, one call a request (`orchestrator.models.claude_code`).
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from orchestrator.protocols import Model
 MODEL_FORMS = (
     "anthropic:<model id>",
     "openai:<model>",
+    "claude-code:<model>",
     "scripted:<path to a YAML or JSON script>",
 )
-KINDS = ("anthropic", "openai", "scripted")
+KINDS = ("anthropic", "openai", "claude-code", "scripted")
 
 
 def _kind(name: str, what: str = "model") -> str:
@@ -47,6 +50,10 @@ def build_model(name: str, config: Config | None = None) -> Model:
         return ScriptedModel.from_file(Path(rest))
     if kind == "openai":
         return _openai_model(rest, config)
+    if kind == "claude-code":
+        from orchestrator.models.claude_code import ClaudeCodeModel
+
+        return ClaudeCodeModel(rest)
     from orchestrator.models.anthropic_adapter import AnthropicModel
 
     model: Model = AnthropicModel(rest, config)

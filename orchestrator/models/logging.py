@@ -127,7 +127,7 @@ class LoggedModel:
         payload.update(
             stop_reason=reply.stop_reason,
             usage=reply.usage.to_dict(),
-            cost_usd=cost_usd(model, reply.usage),
+            cost_usd=reply.cost_usd if reply.cost_usd is not None else cost_usd(model, reply.usage),
             tool_calls=[call.name for call in reply.tool_calls],
         )
         return payload

@@ -13,7 +13,7 @@ TEMPLATES = {
     "planner": {"task", "revise", "schema_errors", "replan"},
     "auditor": {"audit", "schema_errors"},
     "reviewer": {"phase", "final", "schema_errors"},
-    "executor": {"card", "start", "retry", "tasklist", "reminder", "notes"},
+    "executor": {"card", "start", "retry", "tasklist", "reminder", "notes", "claude_code"},
 }
 
 

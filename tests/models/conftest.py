@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from chat_server import ChatServer
-from messages_server import MessagesServer
 
 from orchestrator.config import Config, ModelsConfig, OpenAIConfig
 from orchestrator.models import openai_adapter
 from orchestrator.models.anthropic_adapter import AnthropicModel
+from orchestrator.models.messages_server import MessagesServer
 from orchestrator.models.openai_adapter import OpenAIModel
 from orchestrator.store.layout import Layout
 from orchestrator.store.scaffold import scaffold

@@ -10,17 +10,6 @@ from typing import Any
 
 import pytest
 from anthropic.lib.tools import ToolError
-from messages_server import (
-    COUNT_TOKENS,
-    Count,
-    Error,
-    MessagesServer,
-    Reply,
-    compaction,
-    message,
-    text,
-    tool_use,
-)
 
 from orchestrator.events.log import EventLog
 from orchestrator.messages import (
@@ -35,6 +24,17 @@ from orchestrator.models import get_model
 from orchestrator.models.anthropic_adapter import AnthropicModel
 from orchestrator.models.logging import LoggedModel
 from orchestrator.models.memory_tool import MemoryToolHandler
+from orchestrator.models.messages_server import (
+    COUNT_TOKENS,
+    Count,
+    Error,
+    MessagesServer,
+    Reply,
+    compaction,
+    message,
+    text,
+    tool_use,
+)
 from orchestrator.store.layout import Layout
 from orchestrator.store.repo import RepoMemoryStore
 from orchestrator.tokens import estimate_request

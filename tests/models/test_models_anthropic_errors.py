@@ -7,7 +7,13 @@ import json
 from typing import Any
 
 import pytest
-from messages_server import (
+
+from orchestrator.config import Config
+from orchestrator.errors import ModelError, UsageError
+from orchestrator.messages import Message, Request, SystemPart, ToolSpec
+from orchestrator.models import get_model
+from orchestrator.models.anthropic_adapter import AnthropicModel
+from orchestrator.models.messages_server import (
     CutStream,
     EndEarly,
     Error,
@@ -22,12 +28,6 @@ from messages_server import (
     text,
     tool_use,
 )
-
-from orchestrator.config import Config
-from orchestrator.errors import ModelError, UsageError
-from orchestrator.messages import Message, Request, SystemPart, ToolSpec
-from orchestrator.models import get_model
-from orchestrator.models.anthropic_adapter import AnthropicModel
 from orchestrator.models.resilient import ResilientModel
 
 READ_FILE = ToolSpec(

@@ -1,4 +1,5 @@
-"""A real local Messages API server for tests: the `anthropic` SDK talks to it over HTTP.
+"""A local Messages API server that answers from a script: for tests, and for
+`orch demo --executor claude-code`, where Claude Code's CLI talks to it over HTTP.
 
 `MessagesServer` listens on 127.0.0.1 (port 0: the system picks one), answers
 `POST /v1/messages` and `POST /v1/messages/count_tokens` from per-test scripts, and records
@@ -20,6 +21,24 @@ every request (method, path, headers, JSON body). A step of a script is one of:
 - `Raw(status, body, content_type)`: any bytes at all (a server answering garbage);
 - `Count(tokens)`: a count_tokens answer.
 
+A server may also hold `Conversations` (`MessagesServer(conversations=...)`, or a YAML
+file through `Conversations.from_file`): when no queued step is left, a request is answered
+by the first conversation whose `contains` phrases all occur in the request's text (its
+system prompt and its user messages), reply N answering the request that already holds N
+assistant turns. The choice depends only on the request, so a session restarted after a
+crash gets the same replies again. A reply is `{text}` and/or `{tool_calls: [{name,
+input}]}` (with optional `usage`); `{root}` in any string of a reply stands for the
+project's folder, as Claude Code's file tools want absolute paths:
+
+```yaml
+conversations:
+  - when: {contains: ["phase 1 of 2"]}
+    replies:
+      - tool_calls: [{name: Read, input: {file_path: "{root}/app.py"}}]
+      - tool_calls: [{name: Edit, input: {file_path: "{root}/app.py", old_string: a, new_string: b}}]
+      - text: Done.
+```
+
 Unexpected requests (no step left) are answered 500 and recorded in `unexpected`, which
 the fixture turns into a test failure.
 """
@@ -34,7 +53,10 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 MESSAGES = "/v1/messages"
 COUNT_TOKENS = "/v1/messages/count_tokens"
@@ -231,11 +253,99 @@ def error_body(kind: str, text: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": text}, "request_id": "req_local"}
 
 
+# conversations from a script ---------------------------------------------------------
+
+
+class ScriptInvalid(ValueError):
+    pass
+
+
+@dataclass
+class Conversations:
+    """Replies chosen by what a request holds (see the module's docstring)."""
+
+    entries: list[dict[str, Any]]
+    root: str | Path = ""
+
+    def __post_init__(self) -> None:
+        self.root = str(self.root)
+
+    @classmethod
+    def from_file(cls, path: Path, root: Path | str = "") -> Conversations:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        entries = data.get("conversations") if isinstance(data, dict) else None
+        if not isinstance(entries, list):
+            raise ScriptInvalid(f"{path}: needs a list under `conversations`")
+        for number, entry in enumerate(entries, 1):
+            when = entry.get("when", {}) if isinstance(entry, dict) else None
+            if not isinstance(when, dict) or not isinstance(entry.get("replies"), list):
+                raise ScriptInvalid(f"{path}: conversation {number} needs `when` and `replies`")
+        return cls(entries, root)
+
+    def reply_for(self, body: Any) -> dict[str, Any] | None:
+        """The message answering `body`, or None when no conversation has one."""
+        if not isinstance(body, dict):
+            return None
+        seen = request_text(body)
+        turns = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        for entry in self.entries:
+            phrases = entry.get("when", {}).get("contains", [])
+            phrases = [phrases] if isinstance(phrases, str) else phrases
+            if all(phrase in seen for phrase in phrases):
+                replies = entry["replies"]
+                return self._message(replies[turns]) if turns < len(replies) else None
+        return None
+
+    def _message(self, reply: dict[str, Any]) -> dict[str, Any]:
+        reply = _fill(reply, str(self.root))
+        blocks = [text(reply["text"])] if reply.get("text") else []
+        blocks += [
+            tool_use(c["name"], c.get("input", {}), c.get("id"))
+            for c in reply.get("tool_calls", [])
+        ]
+        usage = reply.get("usage", {})
+        return message(
+            *blocks,
+            input_tokens=int(usage.get("input_tokens", 12)),
+            output_tokens=int(usage.get("output_tokens", 7)),
+        )
+
+
+def request_text(body: dict[str, Any]) -> str:
+    """A request's system prompt and user messages as one text (what `contains` searches)."""
+    parts: list[str] = []
+    system = body.get("system")
+    if isinstance(system, str):
+        parts.append(system)
+    elif isinstance(system, list):
+        parts += [b.get("text", "") for b in system if isinstance(b, dict)]
+    for msg in body.get("messages", []):
+        if msg.get("role") == "assistant":
+            continue
+        content = msg.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts += [b.get("text", "") for b in content if isinstance(b, dict)]
+    return "\n".join(parts)
+
+
+def _fill(value: Any, root: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{root}", root)
+    if isinstance(value, list):
+        return [_fill(v, root) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, root) for k, v in value.items()}
+    return value
+
+
 # the server ---------------------------------------------------------------------------
 
 
 class MessagesServer:
-    def __init__(self) -> None:
+    def __init__(self, conversations: Conversations | None = None) -> None:
+        self.conversations = conversations
         self.requests: list[Recorded] = []
         self.unexpected: list[str] = []
         self.scripts: dict[str, deque[Any]] = {MESSAGES: deque(), COUNT_TOKENS: deque()}
@@ -243,7 +353,7 @@ class MessagesServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         handler = type("Handler", (_Handler,), {"owner": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -280,11 +390,15 @@ class MessagesServer:
         with self._lock:
             self.scripts[COUNT_TOKENS].extend(steps)
 
-    def next_step(self, path: str) -> Any:
+    def next_step(self, path: str, body: Any = None) -> Any:
         with self._lock:
             queue = self.scripts.get(path)
             if queue:
                 return queue.popleft()
+            if path == MESSAGES and self.conversations is not None:
+                found = self.conversations.reply_for(body)
+                if found is not None:
+                    return Reply(found)
             self.unexpected.append(path)
             return None
 
@@ -297,11 +411,16 @@ class MessagesServer:
         return self._stopping.wait(seconds)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, *_: Any) -> None:
+        return  # a client that hung up (a killed CLI) is not the server's failure
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: MessagesServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+    def log_message(self, *_: Any) -> None:  # keep test output clean
         return
 
     def setup(self) -> None:
@@ -325,7 +444,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         headers = {k.lower(): v for k, v in self.headers.items()}
         self.owner.requests.append(Recorded("POST", path, headers, body))
-        step = self.owner.next_step(path)
+        step = self.owner.next_step(path, body)
         streaming = isinstance(body, dict) and body.get("stream") is True
         try:
             self._answer(step, streaming)
