@@ -37,11 +37,11 @@ bwrap:
 	  else echo "make test needs bubblewrap (bwrap): sudo apt-get install bubblewrap" >&2; exit 1; fi; }
 
 # Claude Code's CLI (the npm package @anthropic-ai/claude-code) at the version orch is
-# tested with, installed once per version into orch's cache folder (outside the
-# repository); the claude-code executor and model find it there (docs/integrations.md).
-# Tests that need it skip, saying so, when it is not installed.
+# tested with, installed once per version beside orch in .venv (git-ignored, nothing in
+# the home folder); the claude-code executor and model find it there
+# (docs/integrations.md). Tests that need it skip, saying so, when it is not installed.
 CLAUDE_CODE_VERSION := 2.1.332
-CLAUDE_CODE_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/orch/claude-code/$(CLAUDE_CODE_VERSION)
+CLAUDE_CODE_DIR := $(CURDIR)/$(VENV)/claude-code/$(CLAUDE_CODE_VERSION)
 claude-cli:
 	@test -x $(CLAUDE_CODE_DIR)/node_modules/.bin/claude || { \
 	  command -v npm >/dev/null || { echo "make claude-cli needs npm (Node.js 20 or later)" >&2; exit 1; }; \

@@ -6,8 +6,9 @@ by the request's, the conversation sent on stdin as one prompt; the reply is the
 text, with the usage and the cost the CLI reports. The claude-code executor
 (`orchestrator.engine.claude_executor`) runs whole phases with the same `run_stream`.
 
-The CLI is found at `ORCH_CLAUDE_CODE` (a path), else in orch's cache folder where
-`make claude-cli` installs the pinned version (`CLAUDE_CODE_VERSION`), else on the PATH.
+The CLI is found at `ORCH_CLAUDE_CODE` (a path), else beside orch in its Python environment,
+where `make claude-cli` installs the pinned version (`CLAUDE_CODE_VERSION`), else on the
+PATH.
 Its configuration and sessions live in `CLAUDE_CONFIG_DIR`, which orch points at
 `.orch/claude/` in the project, never at the home folder; its non-essential traffic
 (telemetry, update checks) is turned off.
@@ -20,6 +21,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,10 +49,10 @@ class ClaudeCodeMissing(UsageError):
     pass
 
 
-def cached_cli(version: str = CLAUDE_CODE_VERSION) -> Path:
-    """Where `make claude-cli` installs `version`."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "orch" / "claude-code" / version / "node_modules" / ".bin" / "claude"
+def installed_cli(version: str = CLAUDE_CODE_VERSION) -> Path:
+    """Where `make claude-cli` installs `version`: beside orch, in the Python environment
+    orch runs from (`.venv/claude-code/<version>` in a checkout)."""
+    return Path(sys.prefix) / "claude-code" / version / "node_modules" / ".bin" / "claude"
 
 
 def find_cli() -> Path | None:
@@ -58,9 +60,9 @@ def find_cli() -> Path | None:
     named = os.environ.get("ORCH_CLAUDE_CODE")
     if named:
         return Path(named) if os.access(named, os.X_OK) else None
-    cached = cached_cli()
-    if os.access(cached, os.X_OK):
-        return cached
+    installed = installed_cli()
+    if os.access(installed, os.X_OK):
+        return installed
     found = shutil.which("claude")
     return Path(found) if found else None
 
@@ -70,7 +72,7 @@ def require_cli() -> Path:
     if cli is None:
         raise ClaudeCodeMissing(
             "Claude Code's CLI (claude) is not installed: `make claude-cli` installs "
-            f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION} into orch's cache folder, or "
+            f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION} beside orch (.venv/claude-code), or "
             "set ORCH_CLAUDE_CODE to a claude program"
         )
     return cli
