@@ -173,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     if "snapshot" in result:
         s = result["snapshot"]
         say(f"snapshot, {s['files']:,} files (target: <= 2 x git status)")
-        say(f"  git status --porcelain  {s['git_status_ms']:>8} ms  {s['git_status_cpu_ms']:>8} CPU")
+        say(
+            f"  git status --porcelain  {s['git_status_ms']:>8} ms  {s['git_status_cpu_ms']:>8} CPU"
+        )
         say(f"  snapshot, a step        {s['snapshot_ms']:>8} ms  {s['snapshot_cpu_ms']:>8} CPU")
         say(
             f"  snapshot, first         {s['snapshot_first_ms']:>8} ms  "
