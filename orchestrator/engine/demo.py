@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from orchestrator.engine.api import statuses
+from orchestrator.engine.status import statuses
 from orchestrator.sandbox import bwrap_installed
 from orchestrator.store.layout import Layout
 from orchestrator.store.scaffold import scaffold
