@@ -162,25 +162,25 @@ class ProjectRepo:
         every other entry keeps its stat data, and `git add` re-hashes only the files whose
         stat data changed, as `git status` does.
         """
-        base = self._head_tree()
         with KeptIndex(self.snapshot_index).open() as work:
             env = {"GIT_INDEX_FILE": str(work.path)}
             tree = None
             if work.kept is not None:
-                with contextlib.suppress(GitError):  # e.g. `git gc` pruned an object it names
-                    tree = self._snapshot_from(work.kept.tree, base, env)
+                # a GitError: `git gc` pruned an object it names, or there is no commit yet
+                with contextlib.suppress(GitError):
+                    tree = self._snapshot_from(work.kept.tree, env)
             if tree is None:
                 work.path.unlink(missing_ok=True)  # an empty index: every file is hashed
-                if base is not None:
-                    self._git("read-tree", base, env=env)
+                if self.head() is not None:
+                    self._git("read-tree", "HEAD", env=env)
                 tree = self._add_project(env)
             work.keep(tree)
         return tree
 
-    def _snapshot_from(self, held: str, base: str | None, env: dict[str, str]) -> str | None:
+    def _snapshot_from(self, held: str, env: dict[str, str]) -> str | None:
         """The snapshot, built in an index that holds tree `held`; None when its stat data
         cannot be trusted (a .gitattributes changed: files may hash differently now)."""
-        self._set_entries(held, base or EMPTY_TREE, env)
+        self._set_entries(held, "HEAD", env)
         tree = self._add_project(env)
         return None if self._attributes_changed(held, tree) else tree
 
@@ -188,17 +188,10 @@ class ProjectRepo:
         self._git("add", "-A", "--", *self.pathspec(), env=env)
         return self._git("write-tree", env=env)
 
-    def _head_tree(self) -> str | None:
-        try:
-            return self._git("rev-parse", "--verify", "-q", "HEAD^{tree}")
-        except GitError:
-            return None
-
     def _set_entries(self, held: str, target: str, env: dict[str, str]) -> None:
-        """Make an index that holds tree `held` hold tree `target`: the entries that differ
-        are replaced (and lose their stat data); every other entry keeps it."""
-        if held == target:
-            return
+        """Make an index that holds tree `held` hold tree `target` (a tree or a commit): the
+        entries that differ are replaced (and lose their stat data); every other entry
+        keeps it."""
         raw = self._git_bytes("diff-tree", "-r", "-z", "--no-renames", held, target)
         fields = raw.split(b"\0")
         removed, added = [], []
@@ -424,7 +417,10 @@ class WorkIndex:
     def keep(self, tree: str) -> None:
         """Make this copy, which holds `tree`, the kept index."""
         record = {"v": 1, "tree": tree, "stat": list(_identity(self.path.stat()))}
-        atomic_write(self.owner.record, json.dumps(record) + "\n")
+        # no fsync: a record lost with the machine no longer matches, and is not used
+        written = self.path.with_name(self.path.name + ".json")
+        written.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        os.replace(written, self.owner.record)
         os.replace(self.path, self.owner.path)
 
 
@@ -466,7 +462,7 @@ class KeptIndex:
         try:
             yield WorkIndex(work_path, kept, self)
         finally:
-            for leftover in (work_path, work_path.with_name(work_path.name + ".lock")):
+            for leftover in (work_path, *work_path.parent.glob(work_path.name + ".*")):
                 with contextlib.suppress(FileNotFoundError):
                     leftover.unlink()
 
