@@ -1,4 +1,4 @@
-"""`orch run`, `plan`, `approve`, `resume`, `abandon`, `status`: the workflow."""
+"""`orch run`, `plan`, `approve`, `resume`, `abandon`: the workflow (`orch status` is in status.py)."""
 
 from __future__ import annotations
 
