@@ -28,8 +28,8 @@ from typing import Any
 import click
 
 from evals.suite import json_option, suite
-from orchestrator.engine.api import statuses
 from orchestrator.engine.demo import TASK, orch_command, prepare_repo, sample_paths
+from orchestrator.engine.status import statuses
 from orchestrator.engine.vcs import TRAILER_PHASE, ProjectRepo
 from orchestrator.events.log import read_events
 from orchestrator.store.layout import Layout

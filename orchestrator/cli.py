@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Continue a task after a crash or a context reset.",
     ),
     "abandon": ("orchestrator.commands.run:abandon", "Give a task up: it becomes ABANDONED."),
-    "status": ("orchestrator.commands.run:status", "Where every task stands."),
+    "status": ("orchestrator.commands.status:status", "Where every task stands."),
     "log": ("orchestrator.commands.log:log", "A task's event log, readable."),
     "report": (
         "orchestrator.commands.report:report",

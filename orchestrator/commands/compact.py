@@ -7,7 +7,7 @@ import click
 from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.config import load_config
 from orchestrator.context.saved import compact_saved
-from orchestrator.engine.replay import load
+from orchestrator.engine.status import load
 from orchestrator.store.tasks import TaskFolder
 
 

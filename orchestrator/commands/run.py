@@ -1,8 +1,7 @@
-"""`orch run`, `plan`, `approve`, `resume`, `abandon`, `status`: the workflow."""
+"""`orch run`, `plan`, `approve`, `resume`, `abandon`: the workflow (`orch status` is in status.py)."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -10,20 +9,19 @@ import click
 
 from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.commands._progress import progress_for, silence_stdout
-from orchestrator.engine.api import Options, start, statuses, summary, whereabouts
+from orchestrator.engine.api import Options, start, whereabouts
 from orchestrator.engine.api import abandon as abandon_task
 from orchestrator.engine.api import approve as approve_task
 from orchestrator.engine.api import resume as resume_task
 from orchestrator.engine.enums import ApprovalKind, PhaseStatus, Tier, WorkflowState
-from orchestrator.engine.env import Env, usd
-from orchestrator.engine.progress import gate_output, gate_text, phase_gates, usage_of
+from orchestrator.engine.env import Env
+from orchestrator.engine.progress import gate_text, phase_gates, usage_of, usd
+from orchestrator.engine.status import summary
 from orchestrator.events.log import Event
 from orchestrator.store.plans import plan_text
 from orchestrator.store.tasks import TaskFolder
 
 TIER = click.Choice([t.value for t in Tier], case_sensitive=False)
-# the states `orch status` gives a reason line for
-STOPPED = (WorkflowState.WAITING_APPROVAL, WorkflowState.BLOCKED, WorkflowState.ABANDONED)
 quiet_option = click.option(
     "--quiet", "-q", is_flag=True, help="Print no progress, only the summary at the end."
 )
@@ -333,84 +331,3 @@ def resume(
         return resume_task(repo(), slug, model=model, options=options)
 
     _go(go, as_json=as_json, quiet=quiet, quiet_tools=quiet_tools)
-
-
-def _echo_blocking_gate(gate: dict[str, Any] | None) -> None:
-    if gate is None:
-        return
-    first, *rest = gate_output(
-        gate["name"], gate["command"], gate["exit_code"], gate["output_tail"]
-    )
-    click.echo(f"  blocking gate: {first}")
-    for line in rest:
-        click.echo(line)
-
-
-@click.command()
-@click.argument("slug", required=False)
-@json_option
-def status(slug: str | None, as_json: bool) -> None:
-    """Where every task stands (or task SLUG in detail)."""
-    layout = repo()
-    if slug:
-        info = summary(TaskFolder.open(layout, slug))
-        if as_json:
-            emit_json(info)
-            return
-        click.echo(f"{info['task']}: {info['state']}  {info['title']}")
-        if info["reason"]:
-            click.echo(f"  {info['reason']}")
-        _echo_blocking_gate(info["blocking_gate"])
-        if info["waiting_for"]:
-            click.echo(
-                f"  waiting for: {info['waiting_for']}"
-                + (f" ({info['command']})" if info["command"] else "")
-                + f"; answer with orch approve {info['task']}"
-            )
-        if info["budget"]:
-            click.echo(
-                f"  spent {usd(info['budget']['spent_usd'])} of the "
-                f"{usd(info['budget']['cap_usd'])} cap ([budget] max_cost_usd)"
-            )
-        unpriced = f", {info['unpriced_calls']} call(s) unpriced" if info["unpriced_calls"] else ""
-        click.echo(
-            f"  plan iteration {info['plan_iteration']}, tier {info['tier'] or '-'}, "
-            f"model {info['model']}"
-            + (f", executor {info['executor']}" if info.get("executor") == "claude-code" else "")
-            + f", spent {usd(info['cost_usd'])}{unpriced}"
-        )
-        for ph in info["phases"]:
-            commit = f" {ph['commit'][:12]}" if ph["commit"] else ""
-            retries = f" retries: {', '.join(ph['retries'])}" if ph["retries"] else ""
-            click.echo(f"  phase {ph['phase']}: {ph['status']:<9} {ph['title']}{commit}{retries}")
-        click.echo(f"  task folder: {info['folder']}")
-        click.echo(f"  event log:   {info['log']} ({info['events']} events)")
-        click.echo(f"  log check:   {info['log_check']['summary']}")
-        for problem in info["log_problems"]:
-            click.echo(f"  log: {problem}")
-        return
-    rows = statuses(layout)
-    if as_json:
-        emit_json(rows)
-        return
-    if not rows:
-        click.echo('No tasks yet. Start one with: orch run "TASK"')
-        return
-    width = max(len(info["task"]) for info in rows)
-    for info in rows:
-        phases = f"{info['committed']}/{len(info['phases'])}" if info["phases"] else "-"
-        click.echo(
-            f"{info['task']:<{width}}  {info['state']:<17} phases {phases:<6} "
-            f"{(info['updated'] or '')[:19]}"
-        )
-        if info["state"] in STOPPED:
-            click.echo(_wrapped(info["reason"]))
-        if not info["log_check"]["ok"]:
-            check = f"log {info['log_check']['summary']} (orch log {info['task']} --check)"
-            click.echo(_wrapped(check))
-
-
-def _wrapped(text: str, limit: int = 400) -> str:
-    """A reason under its task: cut at a word (never mid-word) and wrapped, indented."""
-    short = textwrap.shorten(" ".join(text.split()), limit, placeholder=" …")
-    return textwrap.fill(short, 100, initial_indent="  ", subsequent_indent="  ")

@@ -16,21 +16,20 @@ from typing import Any
 from orchestrator.config import Config, load_config
 from orchestrator.engine import faults, shell
 from orchestrator.engine.activity import Activity
-from orchestrator.engine.blocking import blocking_gate
-from orchestrator.engine.enums import ApprovalKind, PhaseStatus, Scope, Step, Tier, WorkflowState
+from orchestrator.engine.enums import ApprovalKind, Scope, Step, Tier, WorkflowState
 from orchestrator.engine.env import Env
 from orchestrator.engine.gates import program_exists
 from orchestrator.engine.journal import Journal, Listener
 from orchestrator.engine.parts import Parts, default_parts
 from orchestrator.engine.payloads import Approval, StateChange, TaskSpec
-from orchestrator.engine.replay import load, reconcile
-from orchestrator.engine.state import TaskState, Waiting
+from orchestrator.engine.replay import reconcile
+from orchestrator.engine.state import Waiting
+from orchestrator.engine.status import load
 from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.engine.workflow import Workflow
 from orchestrator.errors import UsageError
 from orchestrator.events.keys import signing_key_for
-from orchestrator.events.log import Event
-from orchestrator.events.verify import admit, verify_log
+from orchestrator.events.verify import admit
 from orchestrator.models import get_model
 from orchestrator.models.claude_code import require_cli
 from orchestrator.sandbox import Mode, mode_of, off_notice
@@ -375,77 +374,3 @@ def whereabouts(env: Env) -> dict[str, Any]:
         "stash": stashes[-1] if stashes else None,
         "uncommitted": env.repo.uncommitted_records(),
     }
-
-
-def summary(task: TaskFolder) -> dict[str, Any]:
-    """Where one task stands, for `orch status` (reads; takes no lock)."""
-    loaded = load(task)
-    s: TaskState = loaded.state
-    plan: dict[str, Any] | None = None
-    with contextlib.suppress(Exception):
-        plan = task.load_plan()
-    phases = []
-    for p in (plan or {}).get("phases", []):
-        ph = s.phases.get(p["phase_id"])
-        phases.append(
-            {
-                "phase": p["phase_id"],
-                "title": p["title"],
-                "status": ph.status if ph else PhaseStatus.PENDING,
-                "attempt": ph.attempt if ph else 0,
-                "retries": list(ph.failures) if ph else [],
-                "commit": ph.commit if ph else None,
-            }
-        )
-    state = s.state or "EMPTY"
-    reason = ""
-    if s.waiting is not None:
-        reason = s.waiting.reason
-    elif s.blocked is not None:
-        reason = s.blocked.reason
-    else:
-        reason = s.last_reason
-    return {
-        "task": task.slug,
-        "title": (plan or {}).get("task_title") or (s.task.text if s.task else ""),
-        "state": state,
-        "waiting_for": s.waiting.kind if s.waiting else None,
-        "command": s.waiting.command if s.waiting else None,
-        "reason": reason,
-        "plan_iteration": s.plan_iteration,
-        "tier": s.tier,
-        "phases": phases,
-        "committed": sum(1 for ph in phases if ph["commit"]),
-        "events": s.events,
-        "updated": s.last_ts or None,
-        "folder": str(task.path),
-        "log": str(task.event_log_path),
-        "log_problems": loaded.problems,
-        "log_check": verify_log(task.event_log_path, task=task.slug).to_dict(),
-        "model": s.model if s.task else None,
-        "executor": s.spec.executor if s.task else None,
-        "blocking_gate": blocking_gate(s, loaded.events),
-        "cost_usd": round(s.cost_usd, 6),
-        "unpriced_calls": s.unpriced_calls,
-        "budget": _budget(s, loaded.events),
-    }
-
-
-def _budget(s: TaskState, events: list[Event]) -> dict[str, float] | None:
-    """The figures of the budget stop the task waits on, or None."""
-    if s.waiting is None or s.waiting.kind is not ApprovalKind.BUDGET:
-        return None
-    for event in reversed(events):
-        change = (
-            StateChange.from_payload(event.payload) if event.event_type == "state_change" else None
-        )
-        if change is not None and change.budget is not None:
-            return change.budget.to_dict()
-    return None
-
-
-def statuses(layout: Layout) -> list[dict[str, Any]]:
-    layout.require_initialised()
-    rows = [summary(t) for t in list_tasks(layout)]
-    rows.sort(key=lambda r: r["updated"] or "", reverse=True)
-    return rows

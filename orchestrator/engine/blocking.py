@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.engine.enums import ApprovalKind, Decision, Step
-from orchestrator.engine.gates import output_tail
-from orchestrator.engine.payloads import GateEvent, GateRun
+from orchestrator.engine.payloads import GateEvent, GateRun, output_tail
 from orchestrator.engine.state import TaskState
 from orchestrator.events.log import Event
 

@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from orchestrator.engine.api import statuses
+from orchestrator.engine.status import statuses
 from orchestrator.models.claude_code import require_cli
 from orchestrator.models.messages_server import Conversations, MessagesServer
 from orchestrator.sandbox import bwrap_installed

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +11,7 @@ from orchestrator.engine.enums import ApprovalKind, Role
 from orchestrator.engine.exceptions import NeedsApproval
 from orchestrator.engine.journal import Journal
 from orchestrator.engine.parts import Parts
+from orchestrator.engine.progress import usd
 from orchestrator.engine.roles import JsonRole
 from orchestrator.engine.state import TaskState
 from orchestrator.engine.tools import ReadOnlyTools
@@ -22,11 +21,6 @@ from orchestrator.models import get_model
 from orchestrator.protocols import Model
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder
-
-
-def usd(amount: float) -> str:
-    """An amount of US dollars, to the cent (to a hundredth of a cent below ten cents)."""
-    return f"${amount:.2f}" if amount >= 0.1 else f"${amount:.4f}"
 
 
 @dataclass
@@ -79,11 +73,6 @@ class AnnouncedModel:
 
     def count_tokens(self, request: Request) -> int:
         return self.inner.count_tokens(request)
-
-
-def plan_sha(plan: dict[str, Any]) -> str:
-    text = json.dumps(plan, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass

@@ -33,16 +33,12 @@ from typing import Any
 
 import yaml
 
-from orchestrator.checks.secrets import redact
 from orchestrator.engine import faults, shell
 from orchestrator.engine.activity import Activity, Doing, NoActivity
-from orchestrator.engine.payloads import GateRun
+from orchestrator.engine.payloads import GateRun, output_tail
 from orchestrator.engine.state import PhaseState
 from orchestrator.errors import FailureClass
 from orchestrator.sandbox import Sandbox, SandboxUnavailable
-
-TAIL_LINES = 40
-TAIL_CHARS = 4096
 
 SECRET_PATTERNS = (
     (re.compile(r"-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----"), "a private key"),
@@ -51,13 +47,6 @@ SECRET_PATTERNS = (
     (re.compile(r"\bghp_[A-Za-z0-9]{36}\b"), "a GitHub token"),
     (re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}"), "a Slack token"),
 )
-
-
-def output_tail(output: str) -> str:
-    """The end of a command's output as orch keeps it: the last TAIL_LINES lines, at most
-    TAIL_CHARS characters, secrets redacted (before the cut, so no secret is cut in two)."""
-    lines = redact(output).rstrip().splitlines()[-TAIL_LINES:]
-    return "\n".join(lines)[-TAIL_CHARS:]
 
 
 @dataclass

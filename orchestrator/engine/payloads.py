@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from orchestrator.checks.secrets import redact
 from orchestrator.engine.enums import (
     ApprovalKind,
     CheckStatus,
@@ -200,6 +201,15 @@ class StateChange:
 # what a gate_event carries ------------------------------------------------------------------
 
 GATE_SCHEMA_VERSION = "1.1.0"
+TAIL_LINES = 40
+TAIL_CHARS = 4096
+
+
+def output_tail(output: str) -> str:
+    """The end of a command's output as orch keeps it: the last TAIL_LINES lines, at most
+    TAIL_CHARS characters, secrets redacted (before the cut, so no secret is cut in two)."""
+    lines = redact(output).rstrip().splitlines()[-TAIL_LINES:]
+    return "\n".join(lines)[-TAIL_CHARS:]
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,14 @@ from orchestrator.engine.enums import (
     Step,
     WorkflowState,
 )
-from orchestrator.engine.env import Env, plan_sha
+from orchestrator.engine.env import Env
 from orchestrator.engine.exceptions import Blocked, NeedsApproval, StepAgain
 from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
 from orchestrator.engine.prompts import load_prompt
 from orchestrator.engine.roles import AnswerInvalid, fixer, plan_check
 from orchestrator.engine.state import AuditRecord
 from orchestrator.errors import ModelError
-from orchestrator.store.plans import plan_problems, topological_order
+from orchestrator.store.plans import plan_problems, plan_sha, topological_order
 
 
 class Planning:

@@ -122,6 +122,11 @@ def _plan_audit(event: Event) -> Line:
     ), ""
 
 
+def usd(amount: float) -> str:
+    """An amount of US dollars, to the cent (to a hundredth of a cent below ten cents)."""
+    return f"${amount:.2f}" if amount >= 0.1 else f"${amount:.4f}"
+
+
 def gate_output(name: str, command: str | None, exit_code: int | None, tail: str) -> list[str]:
     """A gate's name, command and exit code on one line, then its output's tail, indented."""
     head = name

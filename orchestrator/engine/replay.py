@@ -15,36 +15,11 @@ The workflow then continues from the first unfinished step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from orchestrator.engine.agent import Checkpoint
 from orchestrator.engine.enums import PhaseStatus, Step, WorkflowState
 from orchestrator.engine.env import Env
 from orchestrator.engine.payloads import StateChange
-from orchestrator.engine.state import TaskState
-from orchestrator.events.log import Event, read_events
 from orchestrator.store.fs import sweep_temps
-from orchestrator.store.tasks import TaskFolder
-
-
-@dataclass
-class Loaded:
-    state: TaskState
-    events: list[Event]
-    problems: list[str]
-
-
-def replay(slug: str, events: list[Event]) -> TaskState:
-    """The state after `events` (a task's whole log, in order)."""
-    state = TaskState(slug)
-    for event in events:
-        state.apply(event)
-    return state
-
-
-def load(task: TaskFolder) -> Loaded:
-    result = read_events(task.event_log_path)
-    return Loaded(replay(task.slug, result.events), result.events, result.problems)
 
 
 def reconcile(env: Env) -> list[str]:

@@ -7,6 +7,8 @@ commit. Their paths come from `Layout`.
 - `snapshot()` writes the project's working tree as a git tree object (through a private
   index, so the user's index is not touched) and returns its id. The executor stores it
   with each checkpoint; `restore(tree)` puts the project back exactly as it was then.
+  The private index is kept in the git folder between snapshots (`KeptIndex`), so a
+  snapshot re-hashes only the files whose stat data changed, as `git status` does.
 - `commit_phase()` makes the one commit of a phase, with trailers naming the task, the
   phase and the trace, so `phase_commits()` can find a commit whose log event was lost.
 """
@@ -14,7 +16,10 @@ commit. Their paths come from `Layout`.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -31,6 +36,9 @@ TRAILER_TASK = "Orch-Task"
 TRAILER_PHASE = "Orch-Phase"
 TRAILER_TRACE = "Orch-Trace"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ZERO_SHA = "0" * 40
+KEPT_INDEX_DIR = "orch-snapshot"  # in the git folder: never in the work tree, never tracked
+STALE_WORK_SECONDS = 3600  # a work copy this old was left by a process that died
 
 
 class GitError(OrchError):
@@ -140,19 +148,89 @@ class ProjectRepo:
             time.sleep(0.1)
 
     # snapshots ----------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _private_index(self) -> Iterator[dict[str, str]]:
-        with tempfile.TemporaryDirectory(prefix="orch-index-") as tmp:
-            env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
-            yield env
+    @property
+    def snapshot_index(self) -> Path:
+        """The private index kept between snapshots (in the git folder)."""
+        return Path(self.repo.git_dir) / KEPT_INDEX_DIR / "index"
 
     def snapshot(self) -> str:
-        """The project's working tree as a tree object (orch's own paths as in HEAD)."""
-        with self._private_index() as env:
-            if self.head():
-                self._git("read-tree", "HEAD", env=env)
-            self._git("add", "-A", "--", *self.pathspec(), env=env)
-            return self._git("write-tree", env=env)
+        """The project's working tree as a tree object (orch's own paths as in HEAD).
+
+        The tree is the one a fresh index gives: HEAD read in, then `git add -A` of the
+        project. It is built in the index the last snapshot left (`KeptIndex`), which holds
+        the last snapshot's tree: its entries are set to HEAD's where the two trees differ,
+        every other entry keeps its stat data, and `git add` re-hashes only the files whose
+        stat data changed, as `git status` does.
+        """
+        with KeptIndex(self.snapshot_index).open() as work:
+            env = {"GIT_INDEX_FILE": str(work.path)}
+            tree = None
+            if work.kept is not None:
+                # a GitError: `git gc` pruned an object it names, or there is no commit yet
+                with contextlib.suppress(GitError):
+                    tree = self._snapshot_from(work.kept.tree, env)
+            if tree is None:
+                work.path.unlink(missing_ok=True)  # an empty index: every file is hashed
+                if self.head() is not None:
+                    self._git("read-tree", "HEAD", env=env)
+                tree = self._add_project(env)
+            work.keep(tree)
+        return tree
+
+    def _snapshot_from(self, held: str, env: dict[str, str]) -> str | None:
+        """The snapshot, built in an index that holds tree `held`; None when its stat data
+        cannot be trusted (a .gitattributes changed: files may hash differently now)."""
+        self._set_entries(held, "HEAD", env)
+        tree = self._add_project(env)
+        return None if self._attributes_changed(held, tree) else tree
+
+    def _add_project(self, env: dict[str, str]) -> str:
+        self._git("add", "-A", "--", *self.pathspec(), env=env)
+        return self._git("write-tree", env=env)
+
+    def _set_entries(self, held: str, target: str, env: dict[str, str]) -> None:
+        """Make an index that holds tree `held` hold tree `target` (a tree or a commit): the
+        entries that differ are replaced (and lose their stat data); every other entry
+        keeps it."""
+        raw = self._git_bytes("diff-tree", "-r", "-z", "--no-renames", held, target)
+        fields = raw.split(b"\0")
+        removed, added = [], []
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            if not meta.startswith(b":"):
+                continue
+            _old_mode, new_mode, _old_sha, new_sha, _status = meta[1:].split(b" ")
+            if new_mode == b"000000":
+                removed.append(b"0 " + ZERO_SHA.encode() + b"\t" + path + b"\0")
+            else:
+                added.append(new_mode + b" " + new_sha + b"\t" + path + b"\0")
+        if removed or added:  # removals first: a file may give way to a folder, or back
+            entries = b"".join(removed + added)
+            self._git_bytes("update-index", "-z", "--index-info", env=env, stdin=entries)
+
+    def _attributes_changed(self, old: str, new: str) -> bool:
+        """Whether a .gitattributes differs between two trees (they decide how files hash)."""
+        if old == new:
+            return False
+        raw = self._git_bytes("diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new)
+        return any(p.rsplit(b"/", 1)[-1] == b".gitattributes" for p in raw.split(b"\0"))
+
+    def _git_bytes(
+        self, *args: str, env: dict[str, str] | None = None, stdin: bytes = b""
+    ) -> bytes:
+        """A git command with bytes in and out (paths that are not UTF-8 stay intact)."""
+        done = subprocess.run(
+            ["git", *args],
+            cwd=self.layout.root,
+            env={**os.environ, **(env or {})},
+            input=stdin,
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            last = detail[-1] if detail else f"exit {done.returncode}"
+            raise GitError(f"git {args[0]} failed: {last.strip()[:300]}")
+        return done.stdout
 
     def changed_paths(self, old: str, new: str) -> list[tuple[str, str]]:
         """[(status letter, path)] between two trees, project paths only."""
@@ -317,3 +395,85 @@ def _trailers(body: str) -> dict[str, str]:
             continue
         out.setdefault(key.strip(), value.strip())
     return out
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What the kept index held when it was saved: the tree `write-tree` gave, and the
+    index file's identity then (a file that is not that one is not trusted)."""
+
+    tree: str
+    stat: tuple[int, int, int]  # inode, size, mtime in nanoseconds
+
+
+@dataclass
+class WorkIndex:
+    """The copy of the kept index one snapshot works on."""
+
+    path: Path
+    kept: Kept | None  # None: `path` does not exist yet, and the index starts empty
+    owner: KeptIndex
+
+    def keep(self, tree: str) -> None:
+        """Make this copy, which holds `tree`, the kept index."""
+        record = {"v": 1, "tree": tree, "stat": list(_identity(self.path.stat()))}
+        # no fsync: a record lost with the machine no longer matches, and is not used
+        written = self.path.with_name(self.path.name + ".json")
+        written.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        os.replace(written, self.owner.record)
+        os.replace(self.path, self.owner.path)
+
+
+class KeptIndex:
+    """The snapshots' private index, kept between snapshots in the git folder.
+
+    A snapshot works on a copy (`index.<pid>.<random>.tmp`, with its own `.lock`): the
+    kept index is only ever replaced whole, by `os.replace`, after its record
+    (`index.json`: the tree it holds and the file's identity) is written. A crash at any
+    point leaves a kept index with its record, or one that does not match its record and
+    is not used (the next snapshot starts from an empty index, as every snapshot once did).
+    Concurrent snapshots each work on their own copy; the last to finish is kept.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.record = path.with_name(path.name + ".json")
+
+    def load(self) -> Kept | None:
+        try:
+            raw = json.loads(self.record.read_text("utf-8"))
+            st = self.path.stat()
+            kept = Kept(str(raw["tree"]), tuple(raw["stat"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return kept if kept.stat == _identity(st) else None
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[WorkIndex]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._sweep()
+        work_path = self.path.with_name(f"{self.path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        kept = self.load()
+        if kept is not None:
+            try:
+                shutil.copy2(self.path, work_path)  # mtime kept: git's racy-file check holds
+            except OSError:
+                kept = None
+        try:
+            yield WorkIndex(work_path, kept, self)
+        finally:
+            for leftover in (work_path, *work_path.parent.glob(work_path.name + ".*")):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
+
+    def _sweep(self) -> None:
+        """Remove work copies that processes which died left behind."""
+        now = time.time()
+        for leftover in self.path.parent.glob(f"{self.path.name}.*.tmp*"):
+            with contextlib.suppress(OSError):
+                if now - leftover.stat().st_mtime > STALE_WORK_SECONDS:
+                    leftover.unlink()
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)

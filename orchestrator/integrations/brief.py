@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.config import MemoryConfig
-from orchestrator.engine.api import summary
 from orchestrator.engine.enums import WorkflowState
+from orchestrator.engine.status import summary
 from orchestrator.events.log import read_events
 from orchestrator.memory.use import memories_for_prompt
 from orchestrator.retrieval import SearchIndex

@@ -27,7 +27,7 @@ from typing_extensions import TypedDict
 
 from orchestrator import __version__
 from orchestrator.config import load_config
-from orchestrator.engine.api import statuses, summary
+from orchestrator.engine.status import statuses, summary
 from orchestrator.errors import OrchError
 from orchestrator.integrations.brief import DEFAULT_CAP, task_brief
 from orchestrator.memory.audit import audit

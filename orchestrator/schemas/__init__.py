@@ -2,7 +2,10 @@
 
 `memory` (repo memory frontmatter), `event` (the NDJSON envelope), `plan` (plan.json) and
 one schema per event payload under `payloads/<event_type>.schema.json`. jsonschema is
-imported on first use only: it costs ~100 ms and most commands never validate.
+imported on first use only: it costs ~100 ms and most commands never validate. A
+validator is built once a process, when something is first validated against its
+schema; the schemas themselves are checked against their meta-schema by the tests
+(`shipped_schemas()`), not each time a process builds a validator.
 """
 
 from __future__ import annotations
@@ -28,12 +31,23 @@ def has_schema(name: str) -> bool:
     return resources.files(__package__).joinpath(f"{name}.schema.json").is_file()
 
 
+def shipped_schemas() -> list[str]:
+    """The name of every schema in the package (`plan`, `payloads/gate_event`...)."""
+    suffix = ".schema.json"
+    root = resources.files(__package__)
+    names = [p.name[: -len(suffix)] for p in root.iterdir() if p.name.endswith(suffix)]
+    payloads = root.joinpath("payloads")
+    names += [
+        f"payloads/{p.name[: -len(suffix)]}" for p in payloads.iterdir() if p.name.endswith(suffix)
+    ]
+    return sorted(names)
+
+
 @cache
 def validator(name: str) -> Validator:
     from jsonschema import Draft202012Validator
 
     schema = load_schema(name)
-    Draft202012Validator.check_schema(schema)
     v: Validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
     return v
 

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from orchestrator.schemas import errors
 from orchestrator.store.templates import fill, package_template
 
 PLAN_SCHEMA_VERSION = 1
+
+
+def plan_sha(plan: dict[str, Any]) -> str:
+    """The plan's fingerprint, as the event log records it (of its canonical JSON)."""
+    text = json.dumps(plan, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def plan_problems(plan: Any) -> list[str]:

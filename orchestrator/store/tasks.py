@@ -16,7 +16,7 @@ from orchestrator.errors import InvalidFile, UsageError
 from orchestrator.events.log import EventLog
 from orchestrator.store.fs import atomic_write, confine, file_lock
 from orchestrator.store.layout import Layout
-from orchestrator.store.plans import plan_problems, render_plan_md
+from orchestrator.store.plans import plan_problems, plan_sha, render_plan_md
 from orchestrator.store.templates import template
 
 MAX_SLUG = 48
@@ -191,7 +191,9 @@ class TaskFolder:
         )
         atomic_write(self.plan_md, redact(render_plan_md(plan)))
 
-    def load_plan(self) -> dict[str, Any]:
+    def load_plan(self, *, recorded_sha: str | None = None) -> dict[str, Any]:
+        """plan.json, validated. A plan whose fingerprint is `recorded_sha`, one the event
+        log recorded, is not validated again: it was, before it was saved."""
         try:
             plan = json.loads(self.plan_json.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -201,6 +203,8 @@ class TaskFolder:
             raise InvalidFile(self._rel(self.plan_json), f"not JSON: {reason}") from None
         except OSError as exc:
             raise InvalidFile(self._rel(self.plan_json), f"unreadable: {exc.strerror}") from None
+        if recorded_sha is not None and isinstance(plan, dict) and plan_sha(plan) == recorded_sha:
+            return plan
         problems = plan_problems(plan)
         if problems:
             raise self._plan_error(problems)

@@ -21,7 +21,7 @@ from orchestrator.engine.enums import (
 )
 from orchestrator.engine.parts import Parts, default_parts
 from orchestrator.engine.payloads import Diagnosis, GateEvent, StateChange
-from orchestrator.engine.replay import load
+from orchestrator.engine.status import load
 from orchestrator.errors import FailureClass
 from orchestrator.messages import Reply, Request
 from orchestrator.protocols import Model

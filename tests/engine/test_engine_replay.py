@@ -10,7 +10,7 @@ from pathlib import Path
 from engine_support import Script, done, git, only_task, orch, steps, task_events, write_calc
 
 from orchestrator.engine.demo import orch_command
-from orchestrator.engine.replay import load, replay
+from orchestrator.engine.status import load, replay
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder
 

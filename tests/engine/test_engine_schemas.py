@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.engine.replay import replay
+from orchestrator.engine.status import replay
 from orchestrator.events.log import Event
 from orchestrator.schemas import errors, validator
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from engine_support import gates, git, only_task, orch, steps, task_events
 
 from orchestrator.engine.demo import TASK
-from orchestrator.engine.replay import load, replay
+from orchestrator.engine.status import load, replay
 from orchestrator.schemas import has_schema
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder
