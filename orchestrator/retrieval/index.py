@@ -40,6 +40,7 @@ T = TypeVar("T")
 
 DB_NAME = "search.sqlite"
 SCHEMA_VERSION = 2
+BATCH = 500  # document ids a query names at most
 # A folder changed this recently may change again within one tick of a coarse file system
 # clock without its signature changing: its signature is not kept until it is older.
 RACY_NS = 2_000_000_000
@@ -51,6 +52,7 @@ def schema(tokenizer: str) -> tuple[str, ...]:
         " id INTEGER PRIMARY KEY, kind TEXT NOT NULL, ref TEXT NOT NULL, text TEXT NOT NULL,"
         " meta TEXT NOT NULL, source TEXT, grp TEXT, pos INTEGER, UNIQUE (kind, ref))",
         "CREATE INDEX doc_source ON doc (source)",
+        "CREATE INDEX doc_seq ON doc (grp, pos)",
         "CREATE TABLE source (path TEXT PRIMARY KEY, sig TEXT NOT NULL)",
         "CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE TABLE folder (path TEXT PRIMARY KEY, sig TEXT NOT NULL)",
@@ -110,8 +112,10 @@ class SearchIndex:
         self.tokenizer = tokenizer
         self._conn: sqlite3.Connection | None = None
         self._refreshed = False
+        # what ranking has read of documents, while the index is unchanged (`_load_docs`)
         self._docs: dict[int, tuple[str, str | None, int | None]] | None = None
-        self._seq: dict[tuple[str, int], int] = {}
+        self._seq: dict[tuple[str, int], int | None] = {}
+        self._total = 0
         self._data_version = -1
 
     def __enter__(self) -> SearchIndex:
@@ -444,15 +448,14 @@ class SearchIndex:
         return True
 
     def _load_docs(self, conn: sqlite3.Connection) -> None:
+        """Forget what was read of documents if the index changed since (ranking reads only
+        the documents a query matches, never the whole table)."""
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         if self._docs is not None and version == self._data_version:
             return
         self._docs = {}
         self._seq = {}
-        for doc_id, kind, group, pos in conn.execute("SELECT id, kind, grp, pos FROM doc"):
-            self._docs[doc_id] = (kind, group, pos)
-            if group is not None:
-                self._seq[(group, pos)] = doc_id
+        self._total = conn.execute("SELECT count(*) FROM doc").fetchone()[0]
         self._data_version = version
 
     def _hits(self, conn: sqlite3.Connection, ranked: list[tuple[int, float]]) -> list[Hit]:
@@ -493,12 +496,38 @@ class SearchIndex:
         )
         return int(row[0])
 
-    def candidates(self) -> dict[int, tuple[str, str | None, int | None]]:
+    def total(self) -> int:
+        """How many documents the index holds."""
+        return self._total
+
+    def doc_info(self, doc_ids: Iterable[int]) -> dict[int, tuple[str, str | None, int | None]]:
+        """(kind, group, position) of documents, these ones among them."""
         assert self._docs is not None
+        missing = [i for i in doc_ids if i not in self._docs]
+        conn = self._db()
+        for start in range(0, len(missing), BATCH):
+            chunk = missing[start : start + BATCH]
+            marks = ",".join("?" * len(chunk))
+            for doc_id, kind, group, pos in conn.execute(
+                f"SELECT id, kind, grp, pos FROM doc WHERE id IN ({marks})", chunk
+            ):
+                self._docs[doc_id] = (kind, group, pos)
         return self._docs
 
     def neighbour(self, group: str, pos: int) -> int | None:
-        return self._seq.get((group, pos))
+        """The turn at `pos` of sequence `group` (the latest indexed, if several)."""
+        key = (group, pos)
+        if key not in self._seq:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT id FROM doc WHERE grp = ? AND pos = ? ORDER BY id DESC LIMIT 1",
+                    key,
+                )
+                .fetchone()
+            )
+            self._seq[key] = row[0] if row else None
+        return self._seq[key]
 
     def doc_texts(self, doc_ids: list[int]) -> list[tuple[int, str]]:
         """The body text of some documents (for pseudo-relevance feedback)."""
