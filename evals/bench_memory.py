@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -239,9 +240,12 @@ def timed_call(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def in_clones(cmd: list[str], source: Path, runs: int) -> tuple[float, float]:
+def in_clones(
+    cmd: list[str], source: Path, runs: int, cpu: list[tuple[float, float]] | None = None
+) -> tuple[float, float]:
     """(median first run, median second run) of `cmd` in fresh `git clone`s of `source`:
-    no `.orch/` folder, every file newly written, as on a new checkout or a CI runner."""
+    no `.orch/` folder, every file newly written, as on a new checkout or a CI runner.
+    With `cpu`, each clone's (first, second) CPU seconds are appended to it."""
     clone = source.parent / "clone"
     firsts, seconds = [], []
     for _ in range(runs):
@@ -250,8 +254,12 @@ def in_clones(cmd: list[str], source: Path, runs: int) -> tuple[float, float]:
             ["git", "clone", "-q", str(source), str(clone)], check=True, capture_output=True
         )
         time.sleep(2.1)  # past the parse cache's racy window, as a clone used later would be
+        start = child_cpu()
         firsts.append(timed(cmd, clone))
+        middle = child_cpu()
         seconds.append(timed(cmd, clone))
+        if cpu is not None:
+            cpu.append((middle - start, child_cpu() - middle))
     shutil.rmtree(clone, ignore_errors=True)
     return statistics.median(firsts), statistics.median(seconds)
 
@@ -291,14 +299,59 @@ def near_duplicate_growth(
     return out
 
 
+def child_cpu() -> float:
+    """CPU seconds (user and system) of every child process waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def audit_fresh(orch: list[str], runs: int) -> None:
+    """`orch memory audit` in fresh `git clone`s (no `.orch/`, no cache of any kind) at
+    1,000 and 10,000 memories: the median first run, and the median second run in the
+    same clone (which should read its caches), in wall-clock and in CPU seconds (what a
+    loaded machine distorts least). Targets: 1 s and 8 s for the first run."""
+    audit = [*orch, "memory", "audit", "--json"]
+    print(f"`orch memory audit` in a fresh git clone, median of {runs} clones each:")
+    for size, target in ((1_000, 1.0), (10_000, 8.0)):
+        walls: list[tuple[float, float]] = []
+        cpus: list[tuple[float, float]] = []
+        with tempfile.TemporaryDirectory(prefix="orch-bench-fresh-") as tmp:
+            source = Path(tmp) / "repo"
+            build_repo(source, size)
+            for _ in range(runs):
+                walls.append(in_clones(audit, source, 1, cpu=cpus))
+        first = statistics.median(w[0] for w in walls)
+        second = statistics.median(w[1] for w in walls)
+        cpu_first = statistics.median(c[0] for c in cpus)
+        cpu_second = statistics.median(c[1] for c in cpus)
+        verdict = "met" if first <= target else "MISSED"
+        print(
+            f"  {size:>6} memories: first run {first:6.2f} s ({cpu_first:5.2f} CPU-s; target "
+            f"{target:.0f} s: {verdict}), second run {second:5.2f} s ({cpu_second:4.2f} CPU-s)"
+        )
+    load = os.getloadavg()[0]
+    print(
+        f"command: python -m evals.bench_memory --audit-fresh; cpu count {os.cpu_count()}, "
+        f"load average {load:.1f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Memory discipline benchmarks.")
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="2,000 memories; sizes 1k/5k.")
+    parser.add_argument(
+        "--audit-fresh",
+        action="store_true",
+        help="Only `orch memory audit` in fresh clones, at 1,000 and 10,000 memories.",
+    )
     args = parser.parse_args()
     n = 2_000 if args.quick else args.memories
     orch = [str(Path(sys.executable).parent / "orch")]
+    if args.audit_fresh:
+        audit_fresh(orch, args.runs)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="orch-bench-memory-"))
     try:
         root = tmp / "repo"

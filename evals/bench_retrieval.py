@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import tempfile
@@ -116,12 +117,61 @@ def write_transcripts(layout: Layout, turns: list[str]) -> TaskFolder:
     return task
 
 
+def warm_search(sizes: list[int], runs: int) -> None:
+    """A warm `orch memory search` in process: a new `SearchIndex` on an index that is up
+    to date (files older than the racy window), one query, at each store size."""
+    corpus = Corpus(seed=11)
+    print(f"warm search (a new SearchIndex and one query, in process; median of {runs})")
+    base = 0.0
+    with tempfile.TemporaryDirectory(prefix="orch-bench-warm-") as tmp_name:
+        for size in sizes:
+            layout = fresh_layout(Path(tmp_name), f"store-{size}")
+            for n in range(size):
+                memory = Memory(
+                    name=f"memory-{n:05d}",
+                    description=corpus.text(4, 8),
+                    type="user",
+                    body=corpus.text(10, 30) + "\n",
+                    subject=corpus.text(2, 3),
+                    reason="benchmark",
+                )
+                path = layout.repo_memories / f"{memory.name}.md"
+                path.write_text(serialize_memory(memory), encoding="utf-8")
+            past = time.time() - 60  # older than any racy window: as a store used later
+            for path in [*layout.repo_memories.iterdir(), layout.repo_memories]:
+                os.utime(path, (past, past))
+            with SearchIndex(layout) as index:
+                index.rebuild()
+            queries = [corpus.text(2, 4) for _ in range(runs)]
+
+            def one(query: str, layout: Layout = layout) -> None:
+                with SearchIndex(layout) as index:
+                    index.search(query)
+
+            one(queries[0])  # the page cache warm, as for any command run twice
+            seconds = statistics.median(timed(partial(one, q)) for q in queries)
+            base = base or seconds
+            print(
+                f"  {size:>6} memories: {seconds * 1000:7.1f} ms  (x{seconds / base:5.1f} time "
+                f"for x{size / sizes[0]:4.0f} memories)"
+            )
+    print("command: python -m evals.bench_retrieval --warm-search")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=6000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--warm-search",
+        action="store_true",
+        help="Only a warm search at 1,000, 10,000 and 50,000 memories (target 50 ms at 10k).",
+    )
     args = parser.parse_args()
+    if args.warm_search:
+        warm_search([1_000, 10_000, 50_000], args.runs)
+        return
     corpus = Corpus()
     turns = corpus.turns(args.turns)
     docs = [

@@ -59,6 +59,7 @@ _LOW_ASSIGN = re.compile(
     r"\b([a-z][a-z0-9_]*(?:key|token|secret|password|passwd|pwd|credentials?))[ \t]*[=:][ \t]*"
     r"['\"]([^\s'\"`]{12,})['\"]"
 )
+_LOW_WORDS = ("key", "token", "secret", "passw", "pwd", "credential")  # one is in every match
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9]{24,}(?![A-Za-z0-9+/_=-])")
 _PUBLIC_BLOCK = re.compile(
     r"-----BEGIN ((?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE))-----.*?-----END \1-----", re.S
@@ -176,7 +177,7 @@ def _ours(text: str) -> list[Found]:
                 found.append(
                     Found(match.start(2), match.end(2), f"Credential assignment ({match.group(1)})")
                 )
-    for match in _LOW_ASSIGN.finditer(text):
+    for match in _LOW_ASSIGN.finditer(text) if any(w in text for w in _LOW_WORDS) else ():
         if _looks_real(match.group(2)):
             found.append(
                 Found(match.start(2), match.end(2), f"Credential assignment ({match.group(1)})")

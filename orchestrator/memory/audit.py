@@ -503,11 +503,14 @@ def _notes_findings(layout: Layout) -> list[Finding]:
     return out
 
 
-def _cache_key(layout: Layout, store: RepoMemoryStore, verify: bool, config: MemoryConfig) -> str:
+Files = list[tuple[str, os.stat_result]]  # a store's listing: (path, stat) of each file
+
+
+def _cache_key(layout: Layout, files: Files, verify: bool, config: MemoryConfig) -> str:
     """What an audit depends on: every memory file, MEMORY.md and NOTES.md (by stat key),
     every tracked file (by blob id, for the claims) and this code's version."""
     digest = hashlib.sha1(f"audit {REPORT_VERSION} {__version__} {verify}\n".encode())
-    for path, st in sorted(store.files()):
+    for path, st in sorted(files):
         digest.update(f"{path}\0{stat_key(st)}\n".encode())
     for extra in (layout.memory_index, layout.notes):
         try:
@@ -537,14 +540,19 @@ def _report_from(data: dict[str, Any]) -> AuditReport:
     )
 
 
-def _secret_findings(store: RepoMemoryStore, cache: Cache) -> list[Finding]:
+def _secret_findings(files: Files, read: dict[str, str], cache: Cache) -> list[Finding]:
     """One `secret` finding per memory file holding any (the secret itself never shown).
-    Scans are cached by the digest of the file's text."""
+    Scans are cached by the digest of the file's text; `read` holds the texts of files
+    read already."""
     texts: dict[str, str] = {}
-    for path, _ in sorted(store.files()):
+    for path, _ in sorted(files):
+        name = os.path.basename(path)[: -len(".md")]
+        if path in read:
+            texts[name] = read[path]
+            continue
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
-                texts[os.path.basename(path)[: -len(".md")]] = fh.read()
+                texts[name] = fh.read()
         except OSError:
             continue
     digests = {n: hashlib.sha1(t.encode("utf-8", "replace")).hexdigest() for n, t in texts.items()}
@@ -581,14 +589,16 @@ def audit(
     neither read from nor kept in the cache."""
     config = config or MemoryConfig()
     store = RepoMemoryStore(layout)
-    key = _cache_key(layout, store, verify, config)
+    store.recover()  # a write a killed process left half-done, rolled back before listing
+    files = list(store.files())
+    key = _cache_key(layout, files, verify, config)
     with Cache(layout.cache) as cache:
         reports = cache.table(REPORT_TABLE, REPORT_VERSION)
         cached = None if proposer else reports.get(key)
         if cached is not None:
             report = _report_from(json.loads(cached))
         else:
-            report, complete = _run(layout, store, cache, verify, config)
+            report, complete = _run(layout, store, files, cache, verify, config)
             if proposer is not None:
                 report.findings += _proposed(store.load_all().memories, report, proposer)
                 order = {k: i for i, k in enumerate(KINDS)}
@@ -601,10 +611,17 @@ def audit(
 
 
 def _run(
-    layout: Layout, store: RepoMemoryStore, cache: Cache, verify: bool, config: MemoryConfig
+    layout: Layout,
+    store: RepoMemoryStore,
+    files: Files,
+    cache: Cache,
+    verify: bool,
+    config: MemoryConfig,
 ) -> tuple[AuditReport, bool]:
-    """Every check; (the report, whether it depends on tracked files only)."""
-    loaded = store.load_all()
+    """Every check; (the report, whether it depends on tracked files only). Each memory
+    file is listed once (`files`, the store's last listing) and read at most once."""
+    texts: dict[str, str] = {}
+    loaded = store.load_all(files, texts)
     report = _compare_memories(loaded.memories, cache)
     findings = list(report.findings)
     findings += _card_findings(loaded.memories, findings)
@@ -614,13 +631,13 @@ def _run(
     ]
     complete = True
     if verify:
-        results, is_active, complete = verify_store_details(layout, loaded=loaded)
+        results, is_active, complete = verify_store_details(layout, loaded=loaded, files=files)
         findings += [
             Finding("stale_citation", r.name, (), r.summary(), "error")
             for r in results
             if r.stale and is_active.get(r.name)
         ]
-    findings += _secret_findings(store, cache)
+    findings += _secret_findings(files, texts, cache)
     findings += _problem_findings(loaded)
     findings += _index_findings(layout, loaded.memories)
     findings += _notes_findings(layout)

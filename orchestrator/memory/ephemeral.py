@@ -26,6 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from re import _constants as sre  # type: ignore[attr-defined]  # parsed patterns: `needed_words`
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
 
 CLASSES = (
     "change_account",
@@ -213,18 +216,67 @@ _PRESENT_PASSIVE = re.compile(
 # and is done with in one scan instead of one a rule.
 _ANY_FACT = re.compile("|".join(f"(?:{rx.pattern})" for _, rx in _FACT_RULES), re.I)
 _ANY_HEADING = re.compile("|".join(f"(?:{rx.pattern})" for _, rx in _HEADINGS), re.I)
+# Characters that match ASCII letters under re.I though they are not ASCII themselves.
+_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
+
+
+def needed_words(pattern: str) -> frozenset[str] | None:
+    """Lower-case strings one of which every match of `pattern` (under re.I) holds, in an
+    ASCII text lowered; None when the pattern has no such set. Read from the pattern's
+    parsed form: literal runs that no match can skip, and alternatives joined."""
+    return _needed(list(sre_parse.parse(pattern, re.I)))
+
+
+def _needed(items: list[Any]) -> frozenset[str] | None:
+    """The best needed set of a sequence of parsed items (the one whose shortest string is
+    longest), or None."""
+    found: list[frozenset[str]] = []
+    run: list[str] = []
+    for op, arg in [*items, (None, None)]:
+        if op is sre.LITERAL and chr(arg) not in _FOLDS_TO_ASCII:
+            run.append(chr(arg).lower())
+            continue
+        if run:
+            found.append(frozenset({"".join(run)}))
+            run = []
+        inner: frozenset[str] | None = None
+        if op is sre.SUBPATTERN:
+            inner = _needed(list(arg[-1]))
+        elif op is sre.BRANCH:
+            options = [_needed(list(branch)) for branch in arg[1]]
+            if all(o is not None for o in options):
+                inner = frozenset().union(*[o for o in options if o is not None])
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and arg[0] >= 1:
+            inner = _needed(list(arg[2]))
+        if inner:
+            found.append(inner)
+    return max(found, key=lambda words: min(map(len, words)), default=None)
+
+
+# Every rule's match holds one of these (in an ASCII text, lowered): a text holding none
+# skips the rules' scan, by far the costliest step.
+_FACT_WORDS = needed_words(_ANY_FACT.pattern)
+_HEADING_WORDS = needed_words(_ANY_HEADING.pattern)
+
+
+def _may_match(text: str, words: frozenset[str] | None) -> bool:
+    """False when no match can be in `text`: it is ASCII and holds none of `words`."""
+    if words is None or not text.isascii():
+        return True
+    low = text.lower()
+    return any(word in low for word in words)
 
 
 @lru_cache(maxsize=65536)
 def ephemeral(fact: str, subject: str = "") -> Ephemeral | None:
     """The class of ephemeral task state `fact` (filed under `subject`) belongs to, or
     None. The heading is read first: one that names a class decides."""
-    if subject and _ANY_HEADING.search(subject):
+    if subject and _may_match(subject, _HEADING_WORDS) and _ANY_HEADING.search(subject):
         for cls, rx in _HEADINGS:
             if rx.search(subject):
                 return Ephemeral(cls, f"filed under {subject!r}")
     text = " ".join(fact.split())
-    if not _ANY_FACT.search(text):
+    if not _may_match(text, _FACT_WORDS) or not _ANY_FACT.search(text):
         return None
     for cls, rx in _FACT_RULES:
         for match in rx.finditer(text):

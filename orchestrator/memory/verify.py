@@ -443,7 +443,11 @@ def verify_store(
 
 
 def verify_store_details(
-    layout: Layout, *, use_cache: bool = True, loaded: LoadResult | None = None
+    layout: Layout,
+    *,
+    use_cache: bool = True,
+    loaded: LoadResult | None = None,
+    files: list[tuple[str, os.stat_result]] | None = None,
 ) -> tuple[list[Verification], dict[str, bool], bool]:
     """Verify every loadable memory of the store: (results in name order, {name: active},
     whether every result depends on tracked files only).
@@ -452,11 +456,12 @@ def verify_store_details(
     signature of every tracked file's blob. A memory whose file and tree are unchanged is
     read back, not checked again; when nothing changed, not a single memory or line of
     code is parsed. Results that depend on untracked paths are never cached. Pass the
-    store's `loaded` memories when you have them, to save loading them again.
+    store's `loaded` memories (and its `files` listing) when you have them, to save
+    loading them again.
     """
     store = RepoMemoryStore(layout)
     with Verifier(layout, use_cache=use_cache) as verifier:
-        files = sorted(store.files())
+        files = sorted(store.files() if files is None else files)
         sig = verifier.state.signature(code_only=False)
         keys = {path: f"{sig}:{stat_key(st)}" for path, st in files}
         table = verifier.cache.table(RESULTS_TABLE, RESULTS_VERSION) if verifier.cache else None

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,15 @@ from typing import Any, TypeVar
 
 from orchestrator.checks.secrets import redact, redact_data
 from orchestrator.retrieval.ranking import Ranking, rank
-from orchestrator.retrieval.sources import KINDS, Doc, kind_of, read_docs, source_files
+from orchestrator.retrieval.sources import (
+    KINDS,
+    Doc,
+    folder_sources,
+    kind_of,
+    read_docs,
+    source_files,
+    source_folders,
+)
 from orchestrator.retrieval.text import TOKENIZER, compact_json, fts_phrase
 from orchestrator.store.layout import Layout
 
@@ -30,7 +39,11 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DB_NAME = "search.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+BATCH = 500  # document ids a query names at most
+# A folder changed this recently may change again within one tick of a coarse file system
+# clock without its signature changing: its signature is not kept until it is older.
+RACY_NS = 2_000_000_000
 
 
 def schema(tokenizer: str) -> tuple[str, ...]:
@@ -39,8 +52,10 @@ def schema(tokenizer: str) -> tuple[str, ...]:
         " id INTEGER PRIMARY KEY, kind TEXT NOT NULL, ref TEXT NOT NULL, text TEXT NOT NULL,"
         " meta TEXT NOT NULL, source TEXT, grp TEXT, pos INTEGER, UNIQUE (kind, ref))",
         "CREATE INDEX doc_source ON doc (source)",
+        "CREATE INDEX doc_seq ON doc (grp, pos)",
         "CREATE TABLE source (path TEXT PRIMARY KEY, sig TEXT NOT NULL)",
         "CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE folder (path TEXT PRIMARY KEY, sig TEXT NOT NULL)",
         f"CREATE VIRTUAL TABLE fts USING fts5(title, body, date, tokenize = '{tokenizer}')",
     )
 
@@ -97,8 +112,10 @@ class SearchIndex:
         self.tokenizer = tokenizer
         self._conn: sqlite3.Connection | None = None
         self._refreshed = False
+        # what ranking has read of documents, while the index is unchanged (`_load_docs`)
         self._docs: dict[int, tuple[str, str | None, int | None]] | None = None
-        self._seq: dict[tuple[str, int], int] = {}
+        self._seq: dict[tuple[str, int], int | None] = {}
+        self._total = 0
         self._data_version = -1
 
     def __enter__(self) -> SearchIndex:
@@ -222,23 +239,39 @@ class SearchIndex:
         return count
 
     def refresh(self) -> int:
-        """Re-read files that changed since they were indexed, drop those that are gone."""
+        """Re-read files that changed since they were indexed, drop those that are gone.
+
+        Only folders whose signature changed (a file added, removed or replaced whole, as
+        orch's atomic writes and git do) are listed again, and folders of files appended in
+        place (transcripts): an unchanged store costs one `stat` a folder, not one a file.
+        A file another program rewrites in place, its folder untouched, is read again when
+        a search returns it (`search`), or by `rebuild`.
+        """
 
         def work(conn: sqlite3.Connection) -> int:
-            known = dict(conn.execute("SELECT path, sig FROM source").fetchall())
+            kept = dict(conn.execute("SELECT path, sig FROM folder").fetchall())
             changed: list[Path] = []
-            for path in source_files(self.layout):
-                try:
-                    sig = file_sig(path.stat())
-                except OSError:
+            signatures: list[tuple[str, str]] = []
+            current: set[str] = set()
+            for folder, appended in source_folders(self.layout):
+                rel = self._rel(folder)
+                current.add(rel)
+                sig = _folder_sig(folder)
+                if sig is not None and not appended and kept.get(rel) == sig:
                     continue
-                if known.pop(self._rel(path), None) != sig:
-                    changed.append(path)
-            changed += [self.layout.root / rel for rel in known]
-            if changed:
+                changed += self._changed_in(conn, folder)
+                if sig is not None:
+                    signatures.append((rel, sig))
+            gone = [rel for rel in kept if rel not in current]
+            for rel in gone:
+                changed += [self.layout.root / p for p, _ in self._sources_in(conn, rel)]
+            signatures = [(rel, sig) for rel, sig in signatures if kept.get(rel) != sig]
+            if changed or gone or signatures:
                 with _transaction(conn):
                     for path in changed:
                         self._sync(conn, path)
+                    conn.executemany("DELETE FROM folder WHERE path = ?", [(r,) for r in gone])
+                    conn.executemany("INSERT OR REPLACE INTO folder VALUES (?, ?)", signatures)
             return len(changed)
 
         count = self._run("refresh", work)
@@ -246,6 +279,28 @@ class SearchIndex:
             self._docs = None
         self._refreshed = True
         return count
+
+    def _changed_in(self, conn: sqlite3.Connection, folder: Path) -> list[Path]:
+        """Files of `folder` (not of its subfolders) whose signature differs from the one
+        indexed, new ones, and indexed ones that are gone."""
+        known = dict(self._sources_in(conn, self._rel(folder)))
+        changed: list[Path] = []
+        for path in folder_sources(self.layout, folder):
+            try:
+                sig = file_sig(path.stat())
+            except OSError:
+                continue
+            if known.pop(self._rel(path), None) != sig:
+                changed.append(path)
+        return changed + [self.layout.root / rel for rel in known]
+
+    @staticmethod
+    def _sources_in(conn: sqlite3.Connection, rel: str) -> list[tuple[str, str]]:
+        """(path, signature) of the indexed files directly in folder `rel`."""
+        rows = conn.execute(
+            "SELECT path, sig FROM source WHERE path > ? AND path < ?", (rel + "/", rel + "0")
+        ).fetchall()
+        return [(p, sig) for p, sig in rows if "/" not in p[len(rel) + 1 :]]
 
     def rebuild(self) -> int:
         """Read every file of the layout again; returns the number of documents."""
@@ -260,8 +315,15 @@ class SearchIndex:
             conn.execute("DELETE FROM doc")
             conn.execute("DELETE FROM source")
             conn.execute("DELETE FROM fts")
+            conn.execute("DELETE FROM folder")
+            signatures = [
+                (self._rel(folder), sig)
+                for folder, _ in source_folders(self.layout)
+                if (sig := _folder_sig(folder)) is not None
+            ]
             for path in source_files(self.layout):
                 count += self._sync(conn, path, fresh=True)
+            conn.executemany("INSERT INTO folder VALUES (?, ?)", signatures)
             conn.execute("INSERT OR REPLACE INTO state VALUES ('built', datetime('now'))")
         return count
 
@@ -349,20 +411,51 @@ class SearchIndex:
 
         def work(conn: sqlite3.Connection) -> list[Hit]:
             self._load_docs(conn)
-            return self._hits(conn, rank(self, query, k=k, kinds=kinds))
+            ranked = rank(self, query, k=k, kinds=kinds)
+            if self._resync(conn, [doc_id for doc_id, _ in ranked]):
+                self._load_docs(conn)
+                ranked = rank(self, query, k=k, kinds=kinds)
+            return self._hits(conn, ranked)
 
         return self._run("search", work)
 
+    def _resync(self, conn: sqlite3.Connection, doc_ids: list[int]) -> bool:
+        """Read again the files of these documents that changed since they were indexed
+        (rewritten in place, so `refresh` did not see them); True if any had."""
+        if not doc_ids:
+            return False
+        marks = ",".join("?" * len(doc_ids))
+        rows = conn.execute(
+            "SELECT DISTINCT source.path, source.sig FROM doc JOIN source"
+            f" ON doc.source = source.path WHERE doc.id IN ({marks})",
+            doc_ids,
+        ).fetchall()
+        changed = []
+        for rel, sig in rows:
+            path = self.layout.root / rel
+            try:
+                now = file_sig(path.stat())
+            except OSError:
+                now = None
+            if now != sig:
+                changed.append(path)
+        if not changed:
+            return False
+        with _transaction(conn):
+            for path in changed:
+                self._sync(conn, path)
+        self._docs = None
+        return True
+
     def _load_docs(self, conn: sqlite3.Connection) -> None:
+        """Forget what was read of documents if the index changed since (ranking reads only
+        the documents a query matches, never the whole table)."""
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         if self._docs is not None and version == self._data_version:
             return
         self._docs = {}
         self._seq = {}
-        for doc_id, kind, group, pos in conn.execute("SELECT id, kind, grp, pos FROM doc"):
-            self._docs[doc_id] = (kind, group, pos)
-            if group is not None:
-                self._seq[(group, pos)] = doc_id
+        self._total = conn.execute("SELECT count(*) FROM doc").fetchone()[0]
         self._data_version = version
 
     def _hits(self, conn: sqlite3.Connection, ranked: list[tuple[int, float]]) -> list[Hit]:
@@ -403,12 +496,38 @@ class SearchIndex:
         )
         return int(row[0])
 
-    def candidates(self) -> dict[int, tuple[str, str | None, int | None]]:
+    def total(self) -> int:
+        """How many documents the index holds."""
+        return self._total
+
+    def doc_info(self, doc_ids: Iterable[int]) -> dict[int, tuple[str, str | None, int | None]]:
+        """(kind, group, position) of documents, these ones among them."""
         assert self._docs is not None
+        missing = [i for i in doc_ids if i not in self._docs]
+        conn = self._db()
+        for start in range(0, len(missing), BATCH):
+            chunk = missing[start : start + BATCH]
+            marks = ",".join("?" * len(chunk))
+            for doc_id, kind, group, pos in conn.execute(
+                f"SELECT id, kind, grp, pos FROM doc WHERE id IN ({marks})", chunk
+            ):
+                self._docs[doc_id] = (kind, group, pos)
         return self._docs
 
     def neighbour(self, group: str, pos: int) -> int | None:
-        return self._seq.get((group, pos))
+        """The turn at `pos` of sequence `group` (the latest indexed, if several)."""
+        key = (group, pos)
+        if key not in self._seq:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT id FROM doc WHERE grp = ? AND pos = ? ORDER BY id DESC LIMIT 1",
+                    key,
+                )
+                .fetchone()
+            )
+            self._seq[key] = row[0] if row else None
+        return self._seq[key]
 
     def doc_texts(self, doc_ids: list[int]) -> list[tuple[int, str]]:
         """The body text of some documents (for pseudo-relevance feedback)."""
@@ -421,6 +540,17 @@ class SearchIndex:
             .fetchall()
         )
         return rows
+
+
+def _folder_sig(folder: Path) -> str | None:
+    """A folder's signature (None when it is missing, or changed too recently to trust)."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return None
+    if max(st.st_mtime_ns, st.st_ctime_ns) > time.time_ns() - RACY_NS:
+        return None
+    return f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
 def index_written(layout: Layout, *paths: Path) -> None:

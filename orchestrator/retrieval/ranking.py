@@ -97,7 +97,7 @@ def _weigh_kinds(
     """Each document's score times its kind's weight: one scale for every kind."""
     if not weights or len(set(weights.values())) == 1:
         return scores
-    docs = index.candidates()
+    docs = index.doc_info(scores)
     return {i: s * weights.get(docs[i][0], 1.0) for i, s in scores.items()}
 
 
@@ -119,7 +119,7 @@ def _add_terms(
     0.5)), so that scores stay comparable and readable.
     """
     power = index.ranking.idf_power
-    total = len(index.candidates())
+    total = index.total()
     counted = [(term, index.term_count(term)) for term in terms]
     counted = [(t, n) for t, n in counted if n]
     rare = [(t, n) for t, n in counted if 2 * n < total]
@@ -136,7 +136,7 @@ def _add_terms(
 def _only(index: SearchIndex, scores: dict[int, float], kinds: set[str] | None) -> dict[int, float]:
     if kinds is None:
         return scores
-    docs = index.candidates()
+    docs = index.doc_info(scores)
     return {i: s for i, s in scores.items() if docs[i][0] in kinds}
 
 
@@ -156,12 +156,12 @@ def _context(index: SearchIndex, scores: dict[int, float], pool: int) -> dict[in
     Only the best `pool` documents pass shares: the rest score too low to lift anyone.
     """
     r = index.ranking
-    docs = index.candidates()
     out = dict(scores)
     if len(scores) > pool:
         givers = heapq.nlargest(pool, scores.items(), key=lambda item: item[1])
     else:
         givers = list(scores.items())
+    docs = index.doc_info(scores)
     if r.before or r.after:
         for doc_id, score in givers:
             _, group, pos = docs[doc_id]
@@ -174,6 +174,7 @@ def _context(index: SearchIndex, scores: dict[int, float], pool: int) -> dict[in
                     if other is not None:
                         out[other] = out.get(other, 0.0) + share * fade * score
     if r.group_share:
+        docs = index.doc_info(out)
         best: dict[str, float] = {}
         for doc_id, score in givers:
             group = docs[doc_id][1]
@@ -209,7 +210,7 @@ def _feedback_terms(
         found = [w for w in query_terms(text) if w not in known and not w.isdigit()]
         for word in found:
             mass[word] = mass.get(word, 0.0) + weight[doc_id] / len(found)
-    total = len(index.candidates())
+    total = index.total()
     rated = []
     for word, m in heapq.nlargest(n_terms * 3, mass.items(), key=lambda item: item[1]):
         matches = index.term_count(word)

@@ -16,6 +16,7 @@ that does not parse gives what could be read (a torn last transcript line is ski
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -58,6 +59,29 @@ def source_files(layout: Layout) -> Iterator[Path]:
         if task.l3.is_file():
             yield task.l3
         yield from sorted(p for p in task.summaries.glob("*") if p.suffix in SUMMARY_SUFFIXES)
+
+
+def source_folders(layout: Layout) -> Iterator[tuple[Path, bool]]:
+    """(folder, whether its files are appended to in place) for every folder holding
+    files the index is built from; a file only ever replaced whole (orch's atomic writes,
+    git) changes its folder's modification time, an appended one does not."""
+    yield layout.repo_memories, False
+    for task in list_tasks(layout):
+        yield task.path, False
+        yield task.episodes, False
+        yield task.transcripts, True
+        yield task.summaries, False
+
+
+def folder_sources(layout: Layout, folder: Path) -> list[Path]:
+    """The files directly in `folder` that the index is built from (as `source_files`
+    finds them: no hidden file)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    paths = (folder / name for name in names if not name.startswith("."))
+    return [p for p in paths if kind_of(layout, p) is not None]
 
 
 def kind_of(layout: Layout, path: Path) -> tuple[str, TaskFolder | None] | None:

@@ -44,6 +44,7 @@ from orchestrator.checks.schema import (
     problems,
     schema_fields,
 )
+from orchestrator.store.plainfront import plain_mapping
 
 try:  # libyaml's C parser and emitter, when PyYAML was built with them
     from yaml import CSafeDumper as SafeDumper
@@ -75,6 +76,15 @@ TextTimestampLoader.yaml_implicit_resolvers = TextTimestampDumper.yaml_implicit_
     first: [(tag, rx) for tag, rx in found if tag != _TIMESTAMP]
     for first, found in SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+class _TextTimestampResolver(yaml.resolver.Resolver):
+    """How `TextTimestampLoader` types a plain scalar, for `plainfront`."""
+
+    yaml_implicit_resolvers = TextTimestampLoader.yaml_implicit_resolvers
+
+
+_RESOLVER = _TextTimestampResolver()
 
 
 @dataclass(frozen=True)
@@ -303,7 +313,11 @@ def _yaml_reason(exc: Exception) -> str:
 
 
 def _read_mapping(fm_text: str) -> dict[str, Any] | str:
-    """The frontmatter as a mapping with text keys, or why it is not one."""
+    """The frontmatter as a mapping with text keys, or why it is not one. The shape orch
+    writes is read directly (`plainfront`), anything else by PyYAML: the same mapping."""
+    plain = plain_mapping(fm_text, _RESOLVER)
+    if plain is not None:
+        return plain
     try:
         raw = load_yaml(fm_text)
     except RecursionError:

@@ -100,8 +100,9 @@ class LoadResult:
         return [m for m in self.memories if m.active]
 
 
-def parse_file(path: str) -> Parsed:
-    """One memory file, read and parsed (problems name the file by `path`)."""
+def parse_file(path: str, texts: dict[str, str] | None = None) -> Parsed:
+    """One memory file, read and parsed (problems name the file by `path`); its text goes
+    into `texts` when given."""
     stem = os.path.basename(path)[: -len(".md")]
     try:
         with open(path, encoding="utf-8") as fh:
@@ -111,6 +112,8 @@ def parse_file(path: str) -> Parsed:
     except OSError as exc:
         reason = f"unreadable: {exc.strerror or exc}"
         return Parsed(None, (Problem(path, "invalid_file", reason),))
+    if texts is not None:
+        texts[path] = text
     return parse_memory(text, stem, path=path)
 
 
@@ -125,9 +128,12 @@ def _from_row(row: dict[str, Any]) -> Parsed:
     return Parsed(memory, tuple(Problem(**p) for p in row["problems"]))
 
 
-def parse_all(table: Table, files: list[tuple[str, os.stat_result]]) -> dict[str, Parsed]:
+def parse_all(
+    table: Table, files: list[tuple[str, os.stat_result]], texts: dict[str, str] | None = None
+) -> dict[str, Parsed]:
     """{path: parse result} of every file: from the cache where the file's stat key is the
-    one cached, else parsed (and cached once the file is older than `RACY_NS`)."""
+    one cached, else parsed (and cached once the file is older than `RACY_NS`). The text
+    of each file read goes into `texts` when given."""
     cached = table.items()
     keys = {path: stat_key(st) for path, st in files}
     hits: list[tuple[str, os.stat_result, str]] = []
@@ -142,7 +148,7 @@ def parse_all(table: Table, files: list[tuple[str, os.stat_result]]) -> dict[str
     racy_after = time.time_ns() - RACY_NS
     fresh = []
     for path, st in todo:
-        out[path] = parse_file(path)
+        out[path] = parse_file(path, texts)
         if max(st.st_mtime_ns, st.st_ctime_ns) < racy_after:
             data = json.dumps(_row(out[path]), ensure_ascii=False, default=str)
             fresh.append((path, f"{keys[path]}\t{data}"))
@@ -237,14 +243,21 @@ class RepoMemoryStore:
         root = self.layout.root.resolve()
         return Path(path).resolve().is_relative_to(root)
 
-    def load_all(self) -> LoadResult:
+    def load_all(
+        self,
+        files: list[tuple[str, os.stat_result]] | None = None,
+        texts: dict[str, str] | None = None,
+    ) -> LoadResult:
         """Every memory that loads, and a problem per file that does not (or is incomplete).
-        A write a killed process left half-done is rolled back first."""
+        A write a killed process left half-done is rolled back first. `files` is this
+        store's last `files()` listing, when the caller has it; the text of each file read
+        (not taken from the parse cache) goes into `texts` when given."""
         if not self._writing and self.intent_path.exists():
             self.recover()
-        files = list(self.files())
+            files = None  # the rollback changed the files
+        files = list(self.files()) if files is None else files
         with Cache(self.layout.cache) as cache:
-            parsed = parse_all(cache.table(PARSE_TABLE, PARSE_VERSION), files)
+            parsed = parse_all(cache.table(PARSE_TABLE, PARSE_VERSION), files, texts)
         memories: list[Memory] = []
         problems: list[Problem] = list(self._outside)
         for path in sorted(parsed):

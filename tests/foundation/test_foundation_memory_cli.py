@@ -239,7 +239,9 @@ def test_cache_serves_unchanged_files_and_sees_every_change(
     assert [m.description for m in store.load_all().memories] == ["one"]
     parsed: list[str] = []
     real = repo_module.parse_file
-    monkeypatch.setattr(repo_module, "parse_file", lambda p: parsed.append(p) or real(p))
+    monkeypatch.setattr(
+        repo_module, "parse_file", lambda p, *rest: parsed.append(p) or real(p, *rest)
+    )
     assert [m.description for m in store.load_all().memories] == ["one"]
     assert parsed == []  # served from .orch/cache.sqlite
     path.write_text("---\nname: a\ndescription: two\ntype: user\n---\nf\n")
@@ -276,7 +278,9 @@ def test_files_younger_than_the_clock_resolution_are_not_cached(
     store.load_all()
     parsed: list[str] = []
     real = repo_module.parse_file
-    monkeypatch.setattr(repo_module, "parse_file", lambda p: parsed.append(p) or real(p))
+    monkeypatch.setattr(
+        repo_module, "parse_file", lambda p, *rest: parsed.append(p) or real(p, *rest)
+    )
     store.load_all()
     assert len(parsed) == 1  # just written: parsed again until its timestamps are 2 s old
 
@@ -322,7 +326,9 @@ def test_a_fresh_clone_gets_its_parse_cache_from_the_first_listing(
     assert (cited.cache / "cache.sqlite").is_file()
     parsed: list[str] = []
     real = repo_module.parse_file
-    monkeypatch.setattr(repo_module, "parse_file", lambda p: parsed.append(p) or real(p))
+    monkeypatch.setattr(
+        repo_module, "parse_file", lambda p, *rest: parsed.append(p) or real(p, *rest)
+    )
     assert [m.name for m in store.load_all().memories] == ["a"]
     assert parsed == []
 

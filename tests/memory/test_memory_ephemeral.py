@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.memory.compare import conflict, label
-from orchestrator.memory.ephemeral import LABELS, ephemeral
+from orchestrator.memory.ephemeral import (
+    _FACT_RULES,
+    _PRESENT_PASSIVE,
+    LABELS,
+    Ephemeral,
+    ephemeral,
+    needed_words,
+)
 from orchestrator.memory.exclusions import excluded
 from orchestrator.store.memfile import Memory
 
@@ -91,3 +98,42 @@ def test_tools_for_different_jobs_do_not_conflict_but_one_slot_two_values_does()
     rabbit = memory("rabbit", "The message broker is RabbitMQ.", "broker")
     kafka = memory("kafka", "The message broker is Kafka, run by the platform team.", "broker")
     assert conflict(rabbit, kafka) is not None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "words"),
+    [
+        (r"\bab(?:cde|fgh)\b", {"cde", "fgh"}),
+        (r"^\W{0,4}(?:x|yz)\s+done", {"done"}),
+        (r"\bwas (?:not )?(?:lost|gone)", {"was "}),
+        (r"(?:a|b*)", None),
+        (r"\d+%", {"%"}),
+        (r"\d+\s", None),
+        (r"\u212aey", {"ey"}),  # the Kelvin sign matches "k" under re.I: never needed as is
+    ],
+)
+def test_needed_words_are_what_every_match_holds(pattern: str, words: set[str] | None) -> None:
+    found = needed_words(pattern)
+    assert (set(found) if found is not None else None) == words
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        "Fıxed the loader",  # a dotless i matches "i" under re.I: not ASCII, so scanned
+        "Tests PASSED: 40 passed in 2 s",
+        "Status: done",
+    ],
+)
+def test_the_word_screen_never_hides_a_match(fact: str) -> None:
+    text = " ".join(fact.split())
+    assert ephemeral.__wrapped__(text, "") == _unscreened(text)
+
+
+def _unscreened(text: str) -> Ephemeral | None:
+    for cls, rx in _FACT_RULES:
+        for match in rx.finditer(text):
+            if cls == "change_account" and _PRESENT_PASSIVE.search(text, 0, match.start()):
+                continue
+            return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
+    return None

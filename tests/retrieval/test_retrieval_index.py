@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -259,3 +261,35 @@ def test_a_memory_outranks_turns_that_only_repeat_its_words(layout: Layout, add_
         assert hits[0].kind == "memory" and hits[0].ref == "attachments"
         turns = index.search("base64", k=5, kinds={"transcript"})
         assert turns and {h.kind for h in turns} == {"transcript"}
+
+
+def test_a_file_rewritten_in_place_is_read_again_when_a_search_returns_it(
+    layout: Layout, add_memory
+) -> None:
+    add_memory("broker", "The broker is a heron queue.")
+    path = layout.repo_memories / "broker.md"
+    past = path.stat().st_mtime - 60
+    os.utime(layout.repo_memories, (past, past))  # an old folder: its signature is kept
+    with SearchIndex(layout) as index:
+        index.rebuild()
+    folder = layout.repo_memories.stat()
+    with open(path, "r+", encoding="utf-8") as fh:  # in place: the folder does not change
+        text = fh.read().replace("heron", "egret")
+        fh.seek(0)
+        fh.write(text)
+        fh.truncate()
+    assert layout.repo_memories.stat().st_mtime_ns == folder.st_mtime_ns
+    with SearchIndex(layout) as index:
+        assert refs(index, "heron") == []
+        assert refs(index, "egret") == ["memory:broker"]
+
+
+def test_a_task_folder_removed_takes_its_documents_with_it(
+    layout: Layout, task: TaskFolder
+) -> None:
+    write_json(layout, task.episodes / "e1.json", {"summary": "a lonely walrus"})
+    with SearchIndex(layout) as index:
+        assert refs(index, "walrus") == [f"episode:{task.slug}/e1"]
+    shutil.rmtree(task.path)
+    with SearchIndex(layout) as index:
+        assert refs(index, "walrus") == []

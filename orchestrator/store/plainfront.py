@@ -1,0 +1,150 @@
+"""The frontmatter orch writes, read without PyYAML's constructor: a fast path, exact or silent.
+
+Reading 10,000 memory files is mostly PyYAML building Python objects node by node (its C
+parser only scans). The files orch writes have one plain shape: `key: value` lines, a
+block list of strings or of small mappings (`citations`), and one-line flow mappings
+(`verified: {commit: ..., at: '...'}`). `plain_mapping` reads that shape and nothing
+else: every scalar is either single-quoted or plain and then typed by PyYAML's own
+implicit resolvers (a plain scalar that would not be text, other than a decimal integer,
+is left to PyYAML). On anything outside the shape (double quotes, comments, anchors,
+tags, blank lines, tabs, multi-line scalars, repeated keys, characters YAML refuses) it
+returns None and the caller loads the text with PyYAML, so what a file means never
+depends on which path read it (a test holds the two equal).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from yaml.nodes import ScalarNode
+from yaml.reader import Reader
+from yaml.resolver import Resolver
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?")
+_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")
+# what may open a plain scalar (PyYAML's indicators, a space and a dash excluded)
+_PLAIN_START = re.compile(r"[^-?:,\[\]{}#&*!|>'\"%@` ]")
+# a flow mapping item: `key: value`, the value single-quoted or plain without flow
+# indicators or colons
+_FLOW_ITEM = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_]*): ('(?:[^']|'')*'|[^,\[\]{}:#'\"\s][^,\[\]{}:#]*)"
+)
+_REFUSED = re.compile(Reader.NON_PRINTABLE.pattern + "|[\t\r\x85\u2028\u2029\ufeff]")
+
+
+class _Outside(Exception):
+    """The text leaves the plain shape: PyYAML reads it."""
+
+
+def plain_mapping(text: str, resolver: Resolver) -> dict[str, Any] | None:
+    """The mapping `text` holds, when it has the plain shape; None when it has not (or is
+    empty). `resolver` types plain scalars as the loader that would read it otherwise."""
+    if not text or not text.endswith("\n") or _REFUSED.search(text):
+        return None
+    lines = text[:-1].split("\n")
+    try:
+        return _mapping(lines, resolver)
+    except _Outside:
+        return None
+
+
+def _mapping(lines: list[str], resolver: Resolver) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(lines):
+        key, rest = _key(lines[i], resolver)
+        i += 1
+        if rest is None:  # `key:` then a block list, or nothing (null)
+            items = []
+            while i < len(lines) and lines[i].startswith("- "):
+                item = [lines[i][2:]]
+                i += 1
+                while i < len(lines) and lines[i].startswith("  "):
+                    item.append(lines[i][2:])
+                    i += 1
+                items.append(_item(item, resolver))
+            value: Any = items or None
+        else:
+            value = _value(rest, resolver)
+        if key in out:
+            raise _Outside
+        out[key] = value
+    return out
+
+
+def _key(line: str, resolver: Resolver) -> tuple[str, str | None]:
+    match = _KEY.fullmatch(line)
+    if match is None or _tag(match.group(1), resolver) != _STR:
+        raise _Outside
+    return match.group(1), match.group(2)
+
+
+def _item(lines: list[str], resolver: Resolver) -> Any:
+    """One block list item: a scalar on one line, or a mapping of `key: scalar` lines."""
+    if len(lines) == 1 and _KEY.fullmatch(lines[0]) is None:
+        return _scalar(lines[0], resolver)
+    out: dict[str, Any] = {}
+    for line in lines:
+        key, rest = _key(line, resolver)
+        if rest is None or key in out:
+            raise _Outside
+        out[key] = _scalar(rest, resolver)
+    return out
+
+
+def _value(text: str, resolver: Resolver) -> Any:
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    if text.startswith("{") and text.endswith("}"):
+        return _flow_mapping(text[1:-1], resolver)
+    return _scalar(text, resolver)
+
+
+def _flow_mapping(text: str, resolver: Resolver) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    at = 0
+    while True:
+        match = _FLOW_ITEM.match(text, at)
+        if match is None or match.group(1) in out or _tag(match.group(1), resolver) != _STR:
+            raise _Outside
+        out[match.group(1)] = _scalar(match.group(2), resolver)
+        at = match.end()
+        if at == len(text):
+            return out
+        if not text.startswith(", ", at):
+            raise _Outside
+        at += 2
+
+
+def _scalar(text: str, resolver: Resolver) -> Any:
+    """A single-quoted or plain scalar on one line, as PyYAML would load it."""
+    quoted = _QUOTED.fullmatch(text)
+    if quoted is not None:
+        return quoted.group(1).replace("''", "'")
+    if (
+        not _PLAIN_START.match(text)
+        or text != text.rstrip(" ")
+        or ": " in text
+        or " #" in text
+        or text.endswith(":")
+    ):
+        raise _Outside
+    tag = _tag(text, resolver)
+    if tag == _STR:
+        return text
+    if tag == _INT and _DECIMAL.fullmatch(text):
+        return int(text)
+    raise _Outside
+
+
+def _tag(text: str, resolver: Resolver) -> str:
+    if text[:1] not in resolver.yaml_implicit_resolvers:
+        return _STR  # no implicit type starts with this character
+    tag: str = resolver.resolve(ScalarNode, text, (True, False))
+    return tag
