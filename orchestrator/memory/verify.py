@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import PathEscape
-from orchestrator.memory.claims import Claim, claim_paths, memory_claims
+from orchestrator.memory import kinds
+from orchestrator.memory.claims import Claim, body_claims, citation_claims, claim_paths
 from orchestrator.memory.codeindex import (
     BUILTINS,
     SKIP_PREFIXES,
@@ -43,7 +44,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 1
+RESULTS_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class ClaimFailure:
             raw.get("path"),
             raw.get("line"),
             raw.get("symbol"),
+            raw.get("value"),
         )
         return cls(claim, raw["reason"])
 
@@ -135,6 +137,8 @@ class Verifier:
         self._path_cache: dict[str, bool] = {}
         self._file_cache: dict[str, bool] = {}
         self._lower_words: frozenset[str] | None = None
+        self._project: kinds.Project | None = None
+        self._moves: dict[str, str | None] = {}
 
     def close(self) -> None:
         if self.cache is not None:
@@ -152,7 +156,38 @@ class Verifier:
         key = (memory.name, memory.body, memory.citations)
         found = self._claims.get(key)
         if found is None:
-            found = self._claims[key] = memory_claims(memory, self.shape)
+            found = self._claims[key] = citation_claims(memory) + self.body_claims(memory.body)
+        return found
+
+    def body_claims(self, body: str) -> list[Claim]:
+        """The claims a memory body makes: the names in its code spans (`claims`), then
+        commands, scripts, tasks, folders, patterns, variables and stated values (`kinds`)."""
+        found = list(body_claims(body, self.shape))
+        seen = {(c.kind, c.text, c.symbol) for c in found}
+        more = kinds.text_claims(body)
+        return found + [c for c in more if (c.kind, c.text, c.symbol) not in seen]
+
+    def project(self) -> kinds.Project:
+        if self._project is None:
+            self._project = kinds.Project(self.layout.root, sorted(self.state.blobs))
+        return self._project
+
+    def moved_to(self, path: str) -> str | None:
+        """Where a gone path lives now: git's rename detection on the commit that removed
+        it, else the one tracked file of the same name; None when it is not gone or
+        nowhere."""
+        path = path.strip("/").removeprefix("./")
+        if path in self._moves:
+            return self._moves[path]
+        found = None
+        if path and not self._exists(path):
+            found = _renamed(self.layout.root, path, self._exists)
+            if found is None and "/" in path:
+                name = path.rsplit("/", 1)[1]
+                same = [p for p in self.state.blobs if p.rsplit("/", 1)[-1] == name]
+                if len(same) == 1 and "." in name:
+                    found = same[0]
+        self._moves[path] = found
         return found
 
     def _exists(self, path: str) -> bool:
@@ -205,16 +240,37 @@ class Verifier:
             "type": self._check_type,
             "member": lambda claim: self._check_member(claim.symbol or ""),
             "module": lambda claim: self._check_module(claim.symbol or ""),
+            "env": self._check_env,
+            **{k: self._check_kind for k in kinds.KINDS if k != "env"},
         }
+
+    def _check_kind(self, claim: Claim) -> str | None:
+        return kinds.check(claim, self.project())
+
+    def _check_env(self, claim: Claim) -> str | None:
+        symbol, index = claim.symbol or "", self._index()
+        if symbol in index.py_words or symbol in index.other_words:
+            return None
+        return f"environment variable {symbol} appears nowhere in the code"
 
     def _check_path(self, claim: Claim) -> str | None:
         assert claim.path is not None
         if claim.origin == "body" and "/" not in claim.path:
             if self._basename_exists(claim.path) or self._ignored(claim.path):
                 return None
+            if claim.path.startswith(("_", ".", "-")) and any(
+                p.endswith(claim.path) for p in self.state.blobs
+            ):
+                return None  # a name's ending (`_test.go`, `.spec.ts`), not a file
             return f"no file named {claim.path} in the repository"
         if self._exists(claim.path):
             return None
+        if (
+            claim.origin != "citation"
+            and claim.path.startswith("/")
+            and (self._exists(claim.path.strip("/")) or self._nested(claim.path))
+        ):
+            return None  # `/src/`, `/internal/config/`: written from the repository's root
         if claim.origin == "body" and (
             self._ignored(claim.path) or _TEMPLATE.search(claim.path) or self._nested(claim.path)
         ):
@@ -343,9 +399,19 @@ class Verifier:
                 continue
             if all(part in facts.words for part in symbol.split(".")):
                 return None
+            if not symbol.replace(".", "").isidentifier() and self._spelled(path, symbol):
+                return None  # `build-client`, `test:unit`, `requires-python`, `@scope/pkg`
         if symbol.startswith("-"):
             return f"flag {symbol} does not appear in {claim.path}"
         return f"{symbol} is not defined in {claim.path}"
+
+    def _spelled(self, path: str, symbol: str) -> bool:
+        """The file spells `symbol` as a whole name (not inside a longer one)."""
+        text = self.project().text(path)
+        if text is None:
+            return False
+        edge = r"[\w:@/.-]"
+        return re.search(rf"(?<!{edge}){re.escape(symbol)}(?!{edge}|\.\w)", text) is not None
 
     # memories --------------------------------------------------------------------------
 
@@ -422,6 +488,36 @@ _STATES_CHANGE = re.compile(
     r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
     re.I,
 )
+
+
+def _renamed(root: Path, path: str, exists: Callable[[str], bool]) -> str | None:
+    """Where git's rename detection says `path` (a file or a folder) went, in the commit
+    that removed it; None when no commit did or the new place is gone too."""
+    from orchestrator.memory.codeindex import git as run_git
+
+    commit = run_git(root, "log", "-1", "--format=%H", "--diff-filter=D", "--", path)
+    sha = commit.decode().strip()
+    if not sha:
+        return None
+    diff = run_git(root, "diff", "-M", "--name-status", "-z", f"{sha}^", sha).decode()
+    fields = diff.split("\0")
+    i = 0
+    while i < len(fields) - 2:
+        status = fields[i]
+        if status.startswith(("R", "C")):
+            old, new = fields[i + 1], fields[i + 2]
+            i += 3
+            if old == path and exists(new):
+                return new
+            if old.startswith(path + "/"):
+                rest = old[len(path) + 1 :]
+                if new.endswith("/" + rest):
+                    folder = new[: -len(rest) - 1]
+                    if exists(folder):
+                        return folder
+        else:
+            i += 2
+    return None
 
 
 def _check_ignore(root: Path, path: str) -> bool:
