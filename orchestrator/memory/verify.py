@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import PathEscape
-from orchestrator.memory import kinds
+from orchestrator.memory import kinds, symbols
 from orchestrator.memory.claims import Claim, body_claims, citation_claims, claim_paths
 from orchestrator.memory.codeindex import (
     BUILTINS,
@@ -428,7 +428,36 @@ class Verifier:
         then = self._trees[sha]
         if then is None:
             return files  # the recorded commit is gone (rebased away): cannot tell
-        return [p for p in files if then.get(p) != self.state.blob_of(p)]
+        edited = [p for p in files if then.get(p) != self.state.blob_of(p)]
+        if not edited:
+            return []
+        cited: dict[str, list[Citation]] = {}
+        for c in memory.citations:
+            cited.setdefault(c.path, []).append(c)
+        return [p for p in edited if self._cited_code_changed(p, then.get(p), cited.get(p, []))]
+
+    def _cited_code_changed(self, path: str, old_blob: str | None, cites: list[Citation]) -> bool:
+        """Whether what the memory cites in `path` changed: the cited symbols' own source,
+        the cited lines' text; the whole file when it cites the file itself (or the body
+        names it) or nothing can be found (see `symbols`)."""
+        points = [c for c in cites if c.symbol or c.line]
+        if old_blob is None or not points or len(points) < len(cites):
+            return True
+        before = git(self.layout.root, "cat-file", "blob", old_blob).decode("utf-8", "replace")
+        now = self.project().text(path)
+        if now is None:
+            return True
+        for c in points:
+            if c.symbol:
+                then_src = symbols.symbol_source(before, c.symbol, path)
+                now_src = symbols.symbol_source(now, c.symbol, path)
+                if then_src is None or now_src is None or then_src != now_src:
+                    return True
+            elif c.line:
+                then_line = symbols.line_text(before, c.line)
+                if then_line is None or then_line not in {s.strip() for s in now.splitlines()}:
+                    return True
+        return False
 
     def cacheable(self, memory: Memory) -> bool:
         """Whether the result depends only on tracked files (so the tree signature covers
