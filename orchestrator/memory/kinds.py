@@ -39,9 +39,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from orchestrator.memory.claims import CODE_SPAN, Claim
+from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
 
-KINDS = ("script", "task", "extra", "directory", "pattern", "env", "value")
+KINDS = ("script", "task", "extra", "directory", "pattern", "env", "value", "import")
 _SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _NAME = r"[A-Za-z0-9_][\w.:@/-]*"
 _ENV_REF = re.compile(r"\$\{?([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\}?")
@@ -56,6 +56,9 @@ _STATED = re.compile(
     re.I,
 )
 _DEP_STATED = re.compile(rf"\b([A-Za-z][\w.-]*[A-Za-z0-9])\s+{_VERSION}(?![\w%]|\.\d)")
+_LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
+_MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
+_ALIAS_IMPORT = re.compile(r"\bfrom\s+[\"'](?:@|~)/([\w./-]+)[\"']")
 _MINIMUM = re.compile(r"\+|>=|≥|\.x\b")
 _REQUIRES = re.compile(
     r"\b(?:requires?|required|minimum|at least|or (?:later|newer|higher|above)|"
@@ -237,7 +240,10 @@ class Project:
         def add(name: str, version: object) -> None:
             if not isinstance(version, str):
                 version = version.get("version", "") if isinstance(version, dict) else ""
-            for key in {name.lower(), name.lower().rsplit("/", 1)[-1]}:
+            keys = {name.lower()}
+            if name.startswith("@"):
+                keys.add(name.lower().rsplit("/", 1)[-1])  # "@prisma/client" -> "client"
+            for key in keys:
                 out.setdefault(key, []).append(str(version))
 
         for data in self.packages.values():
@@ -263,7 +269,7 @@ class Project:
             workspace = data.get("workspace", {}).get("dependencies", {}) or {}
             for name, version in workspace.items():
                 add(name, version)
-        for path in self.named("go.mod"):
+        for path in self.named("go.mod"):  # full module paths only: never "React 18"
             for name, version in re.findall(
                 r"^\s*(?:require\s+)?([\w.-]+/[\w./-]+)\s+v(\S+)", self.text(path) or "", re.M
             ):
@@ -490,6 +496,8 @@ def text_claims(text: str) -> list[Claim]:
         pattern = suffix if "*" in suffix else "*" + suffix
         claims.append(Claim("pattern", pattern, "body", symbol=pattern))
     claims += _value_claims(CODE_SPAN.sub(" ", text))
+    for alias in _ALIAS_IMPORT.findall(text):
+        claims.append(Claim("import", alias, "body", symbol=alias))
     claims += [
         Claim("env", n, "body", symbol=n) for n in _ENV_REF.findall(text) if n not in KNOWN_ENV
     ]
@@ -578,6 +586,29 @@ def _options(args: list[str], takes_value: Iterable[str]) -> tuple[list[str], di
 
 
 def _program_claims(program: str, args: list[str], where: str | None, text: str) -> list[Claim]:
+    if program in ("uvx", "pipx", "npx", "bunx") and args:  # `uvx hatch run ...`
+        program, args = args[0], args[1:]
+    out = [Claim("path", a, "body", path=a.removeprefix("./")) for a in args if _path_arg(a)]
+    return out + _tool_claims(program, args, where, text)
+
+
+def _path_arg(arg: str) -> bool:
+    """A command's argument naming a file of the repository (`src/__tests__/lru.test.ts`)."""
+    if arg.startswith(("-", "/", "~", "$")) or any(c in arg for c in "=*<>{}:") or "/" not in arg:
+        return False
+    name = arg.rstrip("/").rsplit("/", 1)[-1]
+    return "." in name and name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS
+
+
+def _tool_claims(program: str, args: list[str], where: str | None, text: str) -> list[Claim]:
+    if program == "go" and args[:1] == ["test"]:
+        _, values = _options(args[1:], ("-run", "-tags", "-timeout", "-count", "-p"))
+        name = values.get("-run", "")
+        return (
+            [Claim("identifier", name, "body", symbol=name)]
+            if re.fullmatch(r"Test\w+", name)
+            else []
+        )
     if program in ("npm", "pnpm", "yarn", "bun"):
         return _script_claims(program, args, where, text)
     if program in ("make", "gmake", "just", "mise", "tox", "nox", "hatch"):
@@ -645,6 +676,7 @@ def _task_claims(program: str, args: list[str], where: str | None, text: str) ->
         return [Claim("task", text, "body", symbol=f"nox:{session}")] if session else []
     if program == "hatch":
         positional, values = _options(args, ("-e", "--env"))
+        positional = [a for a in positional if not a.startswith("+")]  # `+py=3.12`
         env = values.get("-e") or values.get("--env")
         if positional[:1] == ["run"] and len(positional) > 1 and ":" in positional[1]:
             env = positional[1].split(":", 1)[0]
@@ -699,6 +731,16 @@ def _value_claims(prose: str) -> list[Claim]:
     return out
 
 
+def link_claims(words: str) -> list[Claim]:
+    """Paths a markdown link names (`[x](src/app.ts)`, Cursor's `mdc:src/app.ts`)."""
+    out = []
+    for path in _LINK.findall(words) + _MDC.findall(words):
+        if "://" in path or path.startswith(("#", "mailto:")) or ".." in path.split("/"):
+            continue
+        out.append(Claim("path", path, "body", path=path.removeprefix("./")))
+    return out
+
+
 # checking ------------------------------------------------------------------------------
 
 
@@ -712,6 +754,18 @@ def _same_version(stated: str, declared: str) -> bool:
     want = stated.split(".")
     n = min(len(have), len(want))
     return have[:n] == want[:n]
+
+
+def _at_least(stated: str, declared: str) -> bool:
+    """A stated minimum ("Go 1.25+", "requires Python 3.10") still holds when the config's
+    own minimum is no higher: a module declaring go 1.24 builds with 1.25."""
+    found = re.search(r"\d+(?:\.\d+)*", declared)
+    if not found:
+        return True
+    have = [int(x) for x in found.group(0).split(".")]
+    want = [int(x) for x in stated.split(".")]
+    n = min(len(have), len(want))
+    return have[:n] <= want[:n]
 
 
 def check(claim: Claim, project: Project) -> str | None:
@@ -732,6 +786,8 @@ def check(claim: Claim, project: Project) -> str | None:
         return _check_pattern(claim.symbol or "", project)
     if kind == "value":
         return _check_value(claim, project)
+    if kind == "import":
+        return _check_import(claim.symbol or "", project)
     return None
 
 
@@ -813,6 +869,16 @@ def _check_directory(folder: str, project: Project) -> str | None:
     return f"no folder {folder} in the repository"
 
 
+def _check_import(module: str, project: Project) -> str | None:
+    """`from "@/utils/logNever"`: a file of that path, any extension, or its index file."""
+    module = module.strip("/")
+    for path in project.paths:
+        stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+        if stem.endswith("/" + module) or stem.endswith("/" + module + "/index"):
+            return None
+    return f"no module file for @/{module}"
+
+
 def _check_pattern(pattern: str, project: Project) -> str | None:
     name = pattern.lstrip("*/") if "*" in pattern else pattern
     glob = name if "*" in name else "*" + name
@@ -832,10 +898,11 @@ def _check_value(claim: Claim, project: Project) -> str | None:
         return f"states {key[4:]} {stated}; the project now declares {', '.join(sorted(set(versions)))}"
     else:
         declared = project.versions(key)
-    if not declared or any(_same_version(stated, v) for _, v in declared):
+    same = _same_version if key == "pytest-timeout" else _at_least
+    if not declared or any(same(stated, v) for _, v in declared):
         return None
     where, value = declared[0]
     return f"states {claim.text.strip()}; {where} now says {value}"
 
 
-__all__ = ["KINDS", "KNOWN_ENV", "Project", "check", "text_claims"]
+__all__ = ["KINDS", "KNOWN_ENV", "Project", "check", "link_claims", "text_claims"]

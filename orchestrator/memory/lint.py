@@ -24,8 +24,6 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\[*(\"])")
-_LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
-_MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
 
 
 @dataclass(frozen=True)
@@ -93,16 +91,6 @@ def as_body(words: str, code: bool) -> str:
     return f"`{command.strip().replace('`', '')}`" + (f" ({comment})" if comment else "")
 
 
-def link_claims(words: str) -> list[Claim]:
-    """Paths a markdown link names (`[x](src/app.ts)`, Cursor's `mdc:src/app.ts`)."""
-    out = []
-    for path in _LINK.findall(words) + _MDC.findall(words):
-        if "://" in path or path.startswith(("#", "mailto:")):
-            continue
-        out.append(Claim("path", path, "link", path=path.removeprefix("./")))
-    return out
-
-
 def lint(root: Path, path: str, source: str) -> list[Finding]:
     """The findings of every claim of `source` (the file at `path`) that names code."""
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
@@ -110,7 +98,7 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     with Verifier(Layout(root), use_cache=False) as verifier:
         for number, words, code in split_claims(source):
             body = as_body(words, code)
-            claims = verifier.body_claims(body) + link_claims(words)
+            claims = verifier.body_claims(body)
             if not claims:
                 continue
             status, reasons = "ok", []

@@ -164,7 +164,7 @@ class Verifier:
         commands, scripts, tasks, folders, patterns, variables and stated values (`kinds`)."""
         found = list(body_claims(body, self.shape))
         seen = {(c.kind, c.text, c.symbol) for c in found}
-        more = kinds.text_claims(body)
+        more = kinds.text_claims(body) + kinds.link_claims(body)
         return found + [c for c in more if (c.kind, c.text, c.symbol) not in seen]
 
     def project(self) -> kinds.Project:
@@ -181,8 +181,8 @@ class Verifier:
             return self._moves[path]
         found = None
         if path and not self._exists(path):
-            found = _renamed(self.layout.root, path, self._exists)
-            if found is None and "/" in path:
+            found, deleted = _renamed(self.layout.root, path, self._exists)
+            if found is None and not deleted and "/" in path:
                 name = path.rsplit("/", 1)[1]
                 same = [p for p in self.state.blobs if p.rsplit("/", 1)[-1] == name]
                 if len(same) == 1 and "." in name:
@@ -394,8 +394,8 @@ class Verifier:
                     return None
                 continue
             if facts.python and facts.parsed:
-                if symbol in facts.defs:
-                    return None
+                if symbol in facts.defs or any(d.endswith("." + symbol) for d in facts.defs):
+                    return None  # a module name, or a class member (`_name` in a class)
                 continue
             if all(part in facts.words for part in symbol.split(".")):
                 return None
@@ -410,8 +410,8 @@ class Verifier:
         text = self.project().text(path)
         if text is None:
             return False
-        edge = r"[\w:@/.-]"
-        return re.search(rf"(?<!{edge}){re.escape(symbol)}(?!{edge}|\.\w)", text) is not None
+        name = re.escape(symbol)
+        return re.search(rf"(?<![\w:@/.]){name}(?![\w:@/-]|\.\w)", text) is not None
 
     # memories --------------------------------------------------------------------------
 
@@ -508,7 +508,7 @@ class Verifier:
 # A path written as a pattern or an example, not a name: placeholders in capitals, braces
 # or angles, names such as `./script.sh` or `my_module.py`.
 _TEMPLATE = re.compile(
-    r"\b(?:YYYY|MM|DD|NNN|XXX)\b|[{<*]|\[[a-z_]+\]|_YYYY|YYYY_"
+    r"\b(?:YYYY|MM|DD|NNN|XXX)\b|[{<*]|\[[a-z_]+\]|_YYYY|YYYY_|\bpath/to/"
     r"|(?:^|/)(?:foo|bar|baz|example|script|file|my[_-]?\w*|your[_-]?\w*)\.\w+$"
 )
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
@@ -519,15 +519,16 @@ _STATES_CHANGE = re.compile(
 )
 
 
-def _renamed(root: Path, path: str, exists: Callable[[str], bool]) -> str | None:
+def _renamed(root: Path, path: str, exists: Callable[[str], bool]) -> tuple[str | None, bool]:
     """Where git's rename detection says `path` (a file or a folder) went, in the commit
-    that removed it; None when no commit did or the new place is gone too."""
+    that removed it (None when it says none, or the new place is gone too), and whether
+    some commit removed it at all."""
     from orchestrator.memory.codeindex import git as run_git
 
     commit = run_git(root, "log", "-1", "--format=%H", "--diff-filter=D", "--", path)
     sha = commit.decode().strip()
     if not sha:
-        return None
+        return None, False
     diff = run_git(root, "diff", "-M", "--name-status", "-z", f"{sha}^", sha).decode()
     fields = diff.split("\0")
     i = 0
@@ -537,16 +538,16 @@ def _renamed(root: Path, path: str, exists: Callable[[str], bool]) -> str | None
             old, new = fields[i + 1], fields[i + 2]
             i += 3
             if old == path and exists(new):
-                return new
+                return new, True
             if old.startswith(path + "/"):
                 rest = old[len(path) + 1 :]
                 if new.endswith("/" + rest):
                     folder = new[: -len(rest) - 1]
                     if exists(folder):
-                        return folder
+                        return folder, True
         else:
             i += 2
-    return None
+    return None, True
 
 
 def _check_ignore(root: Path, path: str) -> bool:
