@@ -181,6 +181,7 @@ class Project:
     root: Path
     paths: Sequence[str]  # tracked files
     _texts: dict[str, str | None] = field(default_factory=dict)
+    _removed: dict[tuple[str, ...], bool] = field(default_factory=dict)
 
     def text(self, path: str) -> str | None:
         if path not in self._texts:
@@ -202,9 +203,11 @@ class Project:
         Makefile now may never have had one: `make X` then says nothing checkable)."""
         from orchestrator.memory.codeindex import git
 
-        specs = [f":(glob)**/{n}" for n in names]
-        found = git(self.root, "log", "-1", "--format=%H", "--diff-filter=D", "--", *specs)
-        return bool(found.strip())
+        if names not in self._removed:
+            specs = [f":(glob)**/{n}" for n in names]
+            found = git(self.root, "log", "-1", "--format=%H", "--diff-filter=D", "--", *specs)
+            self._removed[names] = bool(found.strip())
+        return self._removed[names]
 
     def _json(self, path: str) -> dict[str, Any]:
         try:
