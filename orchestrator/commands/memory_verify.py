@@ -30,9 +30,23 @@ from orchestrator.store.repo import RepoMemoryStore
     is_flag=True,
     help="Write `verified: {commit, at, result}` into memories whose record changes.",
 )
+@click.option(
+    "--file",
+    "lint_path",
+    metavar="PATH",
+    help="Lint an instruction file (AGENTS.md, CLAUDE.md, .cursorrules, any markdown): "
+    "each claim that names code is ok, moved or stale. Needs no `orch init`.",
+)
+@click.option("--check", is_flag=True, help="With --file: exit 1 when any claim is stale.")
 @json_option
 def verify(
-    names: tuple[str, ...], include_all: bool, changed: bool, record: bool, as_json: bool
+    names: tuple[str, ...],
+    include_all: bool,
+    changed: bool,
+    record: bool,
+    lint_path: str | None,
+    check: bool,
+    as_json: bool,
 ) -> None:
     """Check memories' claims against the working tree: ok, changed or stale.
 
@@ -48,7 +62,15 @@ def verify(
       orch memory verify test-command --json
       orch memory verify --record
       orch memory verify --changed app/store.py app/main.py
+      orch memory verify --file AGENTS.md --check
     """
+    if lint_path is not None:
+        if names or changed or record or include_all:
+            raise UsageError("--file lints one file: drop the other arguments and options")
+        _lint(lint_path, check, as_json)
+        return
+    if check:
+        raise UsageError("--check goes with --file (orch memory verify exits 1 on stale anyway)")
     layout = repo()
     if changed:
         _verify_changed(layout, names, include_all, record, as_json)
@@ -129,3 +151,29 @@ def _repo_path(layout: Layout, name: str) -> str:
         return Path(folder, os.path.basename(full)).relative_to(layout.root.resolve()).as_posix()
     except ValueError:
         raise UsageError(f"{name} is outside the repository ({layout.root})") from None
+
+
+def _lint(name: str, check: bool, as_json: bool) -> None:
+    from orchestrator.memory.lint import lint, report
+
+    layout = repo(initialised=False)
+    path = _repo_path(layout, name)
+    try:
+        source = (layout.root / path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
+    findings = lint(layout.root, path, source)
+    out = report(path, findings)
+    if as_json:
+        emit_json(out)
+    else:
+        for f in findings:
+            if f.status != "ok":
+                click.echo(f"{path}:{f.line}: {f.status.upper()} {f.text[:100]}: {f.reason}")
+        c = out["counts"]
+        click.echo(
+            f"{path}: {len(findings)} claims name code: {c['ok']} ok, {c['moved']} moved, "
+            f"{c['stale']} stale."
+        )
+    if check and out["counts"]["stale"]:
+        sys.exit(1)

@@ -152,6 +152,7 @@ class Claim:
     path: str | None = None
     line: int | None = None
     symbol: str | None = None
+    value: str | None = None  # a stated value (a version, a timeout), for `value` claims
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"kind": self.kind, "text": self.text, "origin": self.origin}
@@ -161,6 +162,8 @@ class Claim:
             out["line"] = self.line
         if self.symbol is not None:
             out["symbol"] = self.symbol
+        if self.value is not None:
+            out["value"] = self.value
         return out
 
 
@@ -256,7 +259,7 @@ def citation_claims(memory: Memory) -> list[Claim]:
 
 
 @lru_cache(maxsize=32768)
-def _body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
+def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
     found: dict[tuple[str, str], Claim] = {}
     for match in CODE_SPAN.finditer(body):
         for claim in span_claims(match.group(1), shape):
@@ -266,7 +269,7 @@ def _body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
 
 def memory_claims(memory: Memory, shape: RepoShape) -> list[Claim]:
     """Every claim of `memory`: its citations first, then its body's, without repeats."""
-    return citation_claims(memory) + list(_body_claims(memory.body, shape))
+    return citation_claims(memory) + list(body_claims(memory.body, shape))
 
 
 def claim_paths(claims: list[Claim]) -> list[str]:

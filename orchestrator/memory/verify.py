@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import PathEscape
-from orchestrator.memory.claims import Claim, claim_paths, memory_claims
+from orchestrator.memory import kinds, symbols
+from orchestrator.memory.claims import Claim, body_claims, citation_claims, claim_paths
 from orchestrator.memory.codeindex import (
     BUILTINS,
     SKIP_PREFIXES,
@@ -43,7 +44,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 1
+RESULTS_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class ClaimFailure:
             raw.get("path"),
             raw.get("line"),
             raw.get("symbol"),
+            raw.get("value"),
         )
         return cls(claim, raw["reason"])
 
@@ -135,6 +137,8 @@ class Verifier:
         self._path_cache: dict[str, bool] = {}
         self._file_cache: dict[str, bool] = {}
         self._lower_words: frozenset[str] | None = None
+        self._project: kinds.Project | None = None
+        self._moves: dict[str, str | None] = {}
 
     def close(self) -> None:
         if self.cache is not None:
@@ -152,7 +156,38 @@ class Verifier:
         key = (memory.name, memory.body, memory.citations)
         found = self._claims.get(key)
         if found is None:
-            found = self._claims[key] = memory_claims(memory, self.shape)
+            found = self._claims[key] = citation_claims(memory) + self.body_claims(memory.body)
+        return found
+
+    def body_claims(self, body: str) -> list[Claim]:
+        """The claims a memory body makes: the names in its code spans (`claims`), then
+        commands, scripts, tasks, folders, patterns, variables and stated values (`kinds`)."""
+        found = list(body_claims(body, self.shape))
+        seen = {(c.kind, c.text, c.symbol) for c in found}
+        more = kinds.text_claims(body) + kinds.link_claims(body)
+        return found + [c for c in more if (c.kind, c.text, c.symbol) not in seen]
+
+    def project(self) -> kinds.Project:
+        if self._project is None:
+            self._project = kinds.Project(self.layout.root, sorted(self.state.blobs))
+        return self._project
+
+    def moved_to(self, path: str) -> str | None:
+        """Where a gone path lives now: git's rename detection on the commit that removed
+        it, else the one tracked file of the same name; None when it is not gone or
+        nowhere."""
+        path = path.strip("/").removeprefix("./")
+        if path in self._moves:
+            return self._moves[path]
+        found = None
+        if path and not self._exists(path):
+            found, deleted = _renamed(self.layout.root, path, self._exists)
+            if found is None and not deleted and "/" in path:
+                name = path.rsplit("/", 1)[1]
+                same = [p for p in self.state.blobs if p.rsplit("/", 1)[-1] == name]
+                if len(same) == 1 and "." in name:
+                    found = same[0]
+        self._moves[path] = found
         return found
 
     def _exists(self, path: str) -> bool:
@@ -205,16 +240,37 @@ class Verifier:
             "type": self._check_type,
             "member": lambda claim: self._check_member(claim.symbol or ""),
             "module": lambda claim: self._check_module(claim.symbol or ""),
+            "env": self._check_env,
+            **{k: self._check_kind for k in kinds.KINDS if k != "env"},
         }
+
+    def _check_kind(self, claim: Claim) -> str | None:
+        return kinds.check(claim, self.project())
+
+    def _check_env(self, claim: Claim) -> str | None:
+        symbol, index = claim.symbol or "", self._index()
+        if symbol in index.py_words or symbol in index.other_words:
+            return None
+        return f"environment variable {symbol} appears nowhere in the code"
 
     def _check_path(self, claim: Claim) -> str | None:
         assert claim.path is not None
         if claim.origin == "body" and "/" not in claim.path:
             if self._basename_exists(claim.path) or self._ignored(claim.path):
                 return None
+            if claim.path.startswith(("_", ".", "-")) and any(
+                p.endswith(claim.path) for p in self.state.blobs
+            ):
+                return None  # a name's ending (`_test.go`, `.spec.ts`), not a file
             return f"no file named {claim.path} in the repository"
         if self._exists(claim.path):
             return None
+        if (
+            claim.origin != "citation"
+            and claim.path.startswith("/")
+            and (self._exists(claim.path.strip("/")) or self._nested(claim.path))
+        ):
+            return None  # `/src/`, `/internal/config/`: written from the repository's root
         if claim.origin == "body" and (
             self._ignored(claim.path) or _TEMPLATE.search(claim.path) or self._nested(claim.path)
         ):
@@ -338,14 +394,24 @@ class Verifier:
                     return None
                 continue
             if facts.python and facts.parsed:
-                if symbol in facts.defs:
-                    return None
+                if symbol in facts.defs or any(d.endswith("." + symbol) for d in facts.defs):
+                    return None  # a module name, or a class member (`_name` in a class)
                 continue
             if all(part in facts.words for part in symbol.split(".")):
                 return None
+            if not symbol.replace(".", "").isidentifier() and self._spelled(path, symbol):
+                return None  # `build-client`, `test:unit`, `requires-python`, `@scope/pkg`
         if symbol.startswith("-"):
             return f"flag {symbol} does not appear in {claim.path}"
         return f"{symbol} is not defined in {claim.path}"
+
+    def _spelled(self, path: str, symbol: str) -> bool:
+        """The file spells `symbol` as a whole name (not inside a longer one)."""
+        text = self.project().text(path)
+        if text is None:
+            return False
+        name = re.escape(symbol)
+        return re.search(rf"(?<![\w:@/.]){name}(?![\w:@/-]|\.\w)", text) is not None
 
     # memories --------------------------------------------------------------------------
 
@@ -362,7 +428,36 @@ class Verifier:
         then = self._trees[sha]
         if then is None:
             return files  # the recorded commit is gone (rebased away): cannot tell
-        return [p for p in files if then.get(p) != self.state.blob_of(p)]
+        edited = [p for p in files if then.get(p) != self.state.blob_of(p)]
+        if not edited:
+            return []
+        cited: dict[str, list[Citation]] = {}
+        for c in memory.citations:
+            cited.setdefault(c.path, []).append(c)
+        return [p for p in edited if self._cited_code_changed(p, then.get(p), cited.get(p, []))]
+
+    def _cited_code_changed(self, path: str, old_blob: str | None, cites: list[Citation]) -> bool:
+        """Whether what the memory cites in `path` changed: the cited symbols' own source,
+        the cited lines' text; the whole file when it cites the file itself (or the body
+        names it) or nothing can be found (see `symbols`)."""
+        points = [c for c in cites if c.symbol or c.line]
+        if old_blob is None or not points or len(points) < len(cites):
+            return True
+        before = git(self.layout.root, "cat-file", "blob", old_blob).decode("utf-8", "replace")
+        now = self.project().text(path)
+        if now is None:
+            return True
+        for c in points:
+            if c.symbol:
+                then_src = symbols.symbol_source(before, c.symbol, path)
+                now_src = symbols.symbol_source(now, c.symbol, path)
+                if then_src is None or now_src is None or then_src != now_src:
+                    return True
+            elif c.line:
+                then_line = symbols.line_text(before, c.line)
+                if then_line is None or then_line not in {s.strip() for s in now.splitlines()}:
+                    return True
+        return False
 
     def cacheable(self, memory: Memory) -> bool:
         """Whether the result depends only on tracked files (so the tree signature covers
@@ -413,7 +508,7 @@ class Verifier:
 # A path written as a pattern or an example, not a name: placeholders in capitals, braces
 # or angles, names such as `./script.sh` or `my_module.py`.
 _TEMPLATE = re.compile(
-    r"\b(?:YYYY|MM|DD|NNN|XXX)\b|[{<*]|\[[a-z_]+\]|_YYYY|YYYY_"
+    r"\b(?:YYYY|MM|DD|NNN|XXX)\b|[{<*]|\[[a-z_]+\]|_YYYY|YYYY_|\bpath/to/"
     r"|(?:^|/)(?:foo|bar|baz|example|script|file|my[_-]?\w*|your[_-]?\w*)\.\w+$"
 )
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
@@ -422,6 +517,37 @@ _STATES_CHANGE = re.compile(
     r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
     re.I,
 )
+
+
+def _renamed(root: Path, path: str, exists: Callable[[str], bool]) -> tuple[str | None, bool]:
+    """Where git's rename detection says `path` (a file or a folder) went, in the commit
+    that removed it (None when it says none, or the new place is gone too), and whether
+    some commit removed it at all."""
+    from orchestrator.memory.codeindex import git as run_git
+
+    commit = run_git(root, "log", "-1", "--format=%H", "--diff-filter=D", "--", path)
+    sha = commit.decode().strip()
+    if not sha:
+        return None, False
+    diff = run_git(root, "diff", "-M", "--name-status", "-z", f"{sha}^", sha).decode()
+    fields = diff.split("\0")
+    i = 0
+    while i < len(fields) - 2:
+        status = fields[i]
+        if status.startswith(("R", "C")):
+            old, new = fields[i + 1], fields[i + 2]
+            i += 3
+            if old == path and exists(new):
+                return new, True
+            if old.startswith(path + "/"):
+                rest = old[len(path) + 1 :]
+                if new.endswith("/" + rest):
+                    folder = new[: -len(rest) - 1]
+                    if exists(folder):
+                        return folder, True
+        else:
+            i += 2
+    return None, True
 
 
 def _check_ignore(root: Path, path: str) -> bool:

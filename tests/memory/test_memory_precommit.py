@@ -67,3 +67,28 @@ def test_hook_ignores_commits_that_touch_no_memory(layout: Layout, tmp_path: Pat
     )  # fmt: skip
     assert staged.returncode == 0, staged.stdout + staged.stderr
     assert "Skipped" in staged.stdout
+
+
+def test_lint_hook_checks_staged_instruction_files_without_orch_init(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "package.json").write_text('{"scripts": {"build": "tsc"}}')
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
+
+    def hook(agents: str) -> subprocess.CompletedProcess[str]:
+        (root / "AGENTS.md").write_text(agents)
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", "try-repo", str(SOURCE), "orch-lint-agent-files",
+             "--color", "never"],
+            cwd=root, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    clean = hook("- Build with `npm run build`.\n")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    stale = hook("- Build with `npm run build-client`.\n")
+    assert stale.returncode == 1, stale.stdout + stale.stderr
+    assert "AGENTS.md:1: STALE" in stale.stdout and "build-client" in stale.stdout

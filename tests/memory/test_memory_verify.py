@@ -164,7 +164,7 @@ def test_a_word_boundary_search_checks_other_languages(
     assert results == {"cart": "ok", "cart-prefix": "stale"}
 
 
-def test_changed_means_the_cited_file_moved_on_but_the_claims_hold(
+def test_changed_means_the_cited_code_moved_on_but_the_claims_hold(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
     put(
@@ -185,6 +185,11 @@ def test_changed_means_the_cited_file_moved_on_but_the_claims_hold(
     main.write_text(main.read_text() + "\n# a comment\n")
     commit_all(layout.root, "touch")
     memories = RepoMemoryStore(layout).load_all().memories
+    results = {v.name: v for v in verify_memories(layout, memories)}
+    assert results["timeout"].result == "ok"  # the file changed, not DEFAULT_TIMEOUT
+
+    main.write_text(main.read_text().replace("DEFAULT_TIMEOUT = 30", "DEFAULT_TIMEOUT = 45"))
+    commit_all(layout.root, "touch the cited symbol")
     results = {v.name: v for v in verify_memories(layout, memories)}
     assert results["timeout"].result == "changed"
     assert results["timeout"].changed == ("app/main.py",)

@@ -1,0 +1,911 @@
+"""Claims beyond code names: what a command, a sentence or a config line says of the project.
+
+Each kind has its own check against what the project declares now (`Project`):
+
+- `script`: a package-manager script, `npm run X`, `pnpm X`, `yarn X`, `bun run X`: some
+  package.json defines `scripts.X` (the one of the folder a `cd DIR &&` names, when it
+  has one). `pnpm X` and `yarn X` without `run` may run an installed program as well, so
+  there X must be a script or a dependency.
+- `task`: a Make target (`make X`: a Makefile, GNUmakefile or `*.mk` defines it), a just
+  recipe (`just X`), a mise task (`mise run X`: `[tasks.X]` of a mise.toml, or a task
+  file), a tox environment (`tox -e X`), a nox session (`nox -s X`), a hatch environment
+  (`hatch run X:cmd`, `hatch -e X`).
+- `extra`: an optional-dependency group or dependency group (`pip install -e ".[dev]"`,
+  `uv sync --extra X`, `--group X`, `poetry install --with X`).
+- `directory`: a folder a command enters (`cd client`): it exists, from the root or below
+  some folder.
+- `pattern`: a file pattern (`*_test.go`, "files ending in `.spec.ts`"): some tracked
+  file's name matches it. A pattern is never read as a file name.
+- `env`: an environment variable (`$API_URL`, `API_URL=... cmd`, a backticked
+  `UPPER_CASE_NAME`): the code names it somewhere. Variables every tool knows (`PATH`,
+  `NODE_ENV`, `RUST_LOG`...) are no claim.
+- `value`: a stated value beside a thing the config defines: a language or tool version
+  ("Python 3.10+", "Go 1.25", "Node 20", "pnpm 9", "Rust 1.80"), a dependency's version
+  ("React 18"), the pytest timeout, compared with pyproject.toml, setup.cfg, package.json,
+  go.mod, Cargo.toml and the version files now; a different value is stale, with both.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import json
+import re
+import shlex
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
+
+KINDS = ("script", "task", "extra", "directory", "pattern", "env", "value", "import")
+_SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_NAME = r"[A-Za-z0-9_][\w.:@/-]*"
+_ENV_REF = re.compile(r"\$\{?([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\}?")
+_ENV_ASSIGN = re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)=")
+_SUFFIX_WORDS = re.compile(
+    r"(?:end(?:s|ing)?\s+(?:in|with)|suffix(?:ed)?(?:\s+with)?|named\s+like)\s+`([^`\s]+)`", re.I
+)
+_VERSION = r"v?(\d+(?:\.\d+){0,2})(?:\.x|\+)?"
+_STATED = re.compile(
+    rf"\b(Python|Go|Golang|Node(?:\.js|JS)?|pnpm|npm|yarn|Rust|Ruby|PHP|Java|Bun|Deno)"
+    rf"\s*(?:>=|≥|version)?\s*{_VERSION}(?![\w%]|\.\d)",
+    re.I,
+)
+_DEP_STATED = re.compile(rf"\b([A-Za-z][\w.-]*[A-Za-z0-9])\s+{_VERSION}(?![\w%]|\.\d)")
+_LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
+_MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
+_ALIAS_IMPORT = re.compile(r"\bfrom\s+[\"'](?:@|~)/([\w./-]+)[\"']")
+_MINIMUM = re.compile(r"\+|>=|≥|\.x\b")
+_REQUIRES = re.compile(
+    r"\b(?:requires?|required|minimum|at least|or (?:later|newer|higher|above)|"
+    r"requires-python|go\.mod|engines|MSRV|toolchain|supports?)\b",
+    re.I,
+)
+_TIMEOUT = re.compile(r"\btimeout\b[^.;]*?\b(\d+)\s*(?:s|sec|seconds)\b", re.I)
+_INSTALL_EXTRAS = re.compile(r"\[([\w,\s-]+)\]")
+# Variables that tools, shells and CI define: the project need not name them.
+KNOWN_ENV = frozenset(
+    [
+        "PATH",
+        "HOME",
+        "USER",
+        "SHELL",
+        "PWD",
+        "TMPDIR",
+        "LANG",
+        "CI",
+        "DEBUG",
+        "NODE_ENV",
+        "NODE_OPTIONS",
+        "RUST_LOG",
+        "RUST_BACKTRACE",
+        "RUSTFLAGS",
+        "CARGO_HOME",
+        "GOPATH",
+        "GOOS",
+        "GOARCH",
+        "GOFLAGS",
+        "CGO_ENABLED",
+        "PYTHONPATH",
+        "VIRTUAL_ENV",
+        "PYTHONDONTWRITEBYTECODE",
+        "UV_PYTHON",
+        "GITHUB_TOKEN",
+        "GITHUB_ACTIONS",
+        "EDITOR",
+        "XDG_CONFIG_HOME",
+        "TERM",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "LOG_LEVEL",
+        "PORT",
+        "HOST",
+    ]
+)
+_PNPM_BUILTINS = frozenset(
+    [
+        "add",
+        "audit",
+        "bin",
+        "config",
+        "create",
+        "dedupe",
+        "deploy",
+        "dlx",
+        "env",
+        "exec",
+        "fetch",
+        "i",
+        "import",
+        "init",
+        "install",
+        "install-test",
+        "it",
+        "licenses",
+        "link",
+        "list",
+        "ln",
+        "ls",
+        "outdated",
+        "pack",
+        "patch",
+        "patch-commit",
+        "prune",
+        "publish",
+        "rb",
+        "rebuild",
+        "remove",
+        "rm",
+        "root",
+        "run",
+        "server",
+        "setup",
+        "store",
+        "un",
+        "uninstall",
+        "unlink",
+        "up",
+        "update",
+        "upgrade",
+        "why",
+        "approve-builds",
+        "cache",
+        "self-update",
+        "help",
+        "info",
+        "view",
+        "set-script",
+        "workspace",
+        "workspaces",
+        "global",
+        "node",
+        "dedupe",
+        "version",
+        "login",
+        "logout",
+        "whoami",
+    ]
+)
+_MAKE_TARGET = re.compile(r"^([^\s:=#.%$][^:=#]*?|\.[\w-]+)\s*::?(?!=)", re.M)
+_JUST_RECIPE = re.compile(r"^@?([A-Za-z_][\w-]*)\b[^:=\n]*:(?!=)", re.M)
+
+
+@dataclass
+class Project:
+    """What the tree declares (read from the working tree, each file once)."""
+
+    root: Path
+    paths: Sequence[str]  # tracked files
+    _texts: dict[str, str | None] = field(default_factory=dict)
+    _removed: dict[tuple[str, ...], bool] = field(default_factory=dict)
+
+    def text(self, path: str) -> str | None:
+        if path not in self._texts:
+            try:
+                self._texts[path] = (self.root / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                self._texts[path] = None
+        return self._texts[path]
+
+    def named(self, *names: str) -> list[str]:
+        """Tracked files whose base name is one of `names`, outside vendored folders."""
+        wanted = set(names)
+        return [
+            p for p in self.paths if p.rsplit("/", 1)[-1] in wanted and "node_modules/" not in p
+        ]
+
+    def once_had(self, *names: str) -> bool:
+        """Whether git's history removed a file of one of these names (a project with no
+        Makefile now may never have had one: `make X` then says nothing checkable)."""
+        from orchestrator.memory.codeindex import git
+
+        if names not in self._removed:
+            specs = [f":(glob)**/{n}" for n in names]
+            found = git(self.root, "log", "-1", "--format=%H", "--diff-filter=D", "--", *specs)
+            self._removed[names] = bool(found.strip())
+        return self._removed[names]
+
+    def _json(self, path: str) -> dict[str, Any]:
+        try:
+            data = json.loads(self.text(path) or "")
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _toml(self, path: str) -> dict[str, Any]:
+        try:
+            return tomllib.loads(self.text(path) or "")
+        except ValueError:
+            return {}
+
+    @cached_property
+    def packages(self) -> dict[str, dict[str, Any]]:
+        """Folder ("" for the root) -> its package.json."""
+        return {_folder(p): self._json(p) for p in self.named("package.json")}
+
+    @cached_property
+    def scripts(self) -> dict[str, set[str]]:
+        out = {}
+        for folder, data in self.packages.items():
+            scripts = data.get("scripts")
+            out[folder] = set(scripts) if isinstance(scripts, dict) else set()
+        return out
+
+    @cached_property
+    def dependencies(self) -> dict[str, list[str]]:
+        """Dependency name (lower case, also its last part) -> every version it is given."""
+        out: dict[str, list[str]] = {}
+
+        def add(name: str, version: object) -> None:
+            if not isinstance(version, str):
+                version = version.get("version", "") if isinstance(version, dict) else ""
+            keys = {name.lower()}
+            if name.startswith("@"):
+                keys.add(name.lower().rsplit("/", 1)[-1])  # "@prisma/client" -> "client"
+            for key in keys:
+                out.setdefault(key, []).append(str(version))
+
+        for data in self.packages.values():
+            for group in ("dependencies", "devDependencies", "peerDependencies"):
+                deps = data.get(group)
+                if isinstance(deps, dict):
+                    for name, version in deps.items():
+                        add(name, version)
+        for path in self.named("pyproject.toml"):
+            project = self._toml(path).get("project", {})
+            reqs = list(project.get("dependencies", []) or [])
+            for group in (project.get("optional-dependencies", {}) or {}).values():
+                reqs += list(group or [])
+            for req in reqs:
+                found = re.match(r"\s*([A-Za-z0-9][\w.-]*)\s*(?:\[[^\]]*\])?\s*([^;]*)", str(req))
+                if found:
+                    add(found.group(1), found.group(2))
+        for path in self.named("Cargo.toml"):
+            data = self._toml(path)
+            for group in ("dependencies", "dev-dependencies"):
+                for name, version in (data.get(group, {}) or {}).items():
+                    add(name, version)
+            workspace = data.get("workspace", {}).get("dependencies", {}) or {}
+            for name, version in workspace.items():
+                add(name, version)
+        for path in self.named("go.mod"):  # full module paths only: never "React 18"
+            for name, version in re.findall(
+                r"^\s*(?:require\s+)?([\w.-]+/[\w./-]+)\s+v(\S+)", self.text(path) or "", re.M
+            ):
+                add(name, version)
+        return out
+
+    @cached_property
+    def makefiles(self) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for path in self.paths:
+            name = path.rsplit("/", 1)[-1]
+            if name in ("Makefile", "GNUmakefile", "makefile") or name.endswith(".mk"):
+                text = self.text(path) or ""
+                targets = out.setdefault(_folder(path), set())
+                for found in _MAKE_TARGET.findall(text):
+                    targets.update(found.split())
+                for phony in re.findall(r"^\.PHONY\s*:(.*)$", text, re.M):
+                    targets.update(phony.split())
+        return out
+
+    @cached_property
+    def just_recipes(self) -> set[str]:
+        out: set[str] = set()
+        for path in self.named("justfile", "Justfile", ".justfile"):
+            out.update(_JUST_RECIPE.findall(self.text(path) or ""))
+        return out
+
+    @cached_property
+    def mise_tasks(self) -> set[str]:
+        out: set[str] = set()
+        for path in self.paths:
+            name = path.rsplit("/", 1)[-1]
+            if name in ("mise.toml", ".mise.toml", "mise.local.toml") or (
+                path.endswith(".toml") and ("mise/" in path or "/tasks" in path)
+            ):
+                tasks = self._toml(path).get("tasks", {})
+                if isinstance(tasks, dict):
+                    out.update(tasks)
+            for folder in (".mise/tasks/", "mise-tasks/", ".config/mise/tasks/", "mise/tasks/"):
+                if folder in path:
+                    task = path.split(folder, 1)[1]
+                    out.add(
+                        task.replace("/", ":").rsplit(".", 1)[0]
+                        if "." in task
+                        else task.replace("/", ":")
+                    )
+                    out.add(task.replace("/", ":"))
+        return out
+
+    @cached_property
+    def tox_envs(self) -> set[str]:
+        out: set[str] = set()
+        for path in self.named("tox.ini", "setup.cfg"):
+            parser = configparser.ConfigParser(interpolation=None, strict=False)
+            try:
+                parser.read_string(self.text(path) or "")
+            except configparser.Error:
+                continue
+            for section in parser.sections():
+                if section.startswith("testenv:"):
+                    out.update(section[8:].split(","))
+            envlist = parser.get("tox", "envlist", fallback="") or parser.get(
+                "tox:tox", "envlist", fallback=""
+            )
+            out.update(e.strip() for e in re.split(r"[,\s]+", envlist) if e.strip())
+        for path in self.named("pyproject.toml", "tox.toml"):
+            data = self._toml(path)
+            tox = data.get("tool", {}).get("tox", data)
+            out.update((tox.get("env", {}) or {}) if isinstance(tox, dict) else {})
+            legacy = tox.get("legacy_tox_ini", "") if isinstance(tox, dict) else ""
+            out.update(re.findall(r"^\[testenv:([^\]]+)\]", str(legacy), re.M))
+        return out
+
+    @cached_property
+    def nox_sessions(self) -> set[str]:
+        out: set[str] = set()
+        for path in self.named("noxfile.py"):
+            out.update(re.findall(r"def\s+(\w+)\s*\(", self.text(path) or ""))
+            out.update(re.findall(r"name\s*=\s*[\"']([\w-]+)[\"']", self.text(path) or ""))
+        return out
+
+    @cached_property
+    def hatch_envs(self) -> set[str]:
+        out = {"default"}
+        for path in self.named("pyproject.toml", "hatch.toml"):
+            data = self._toml(path)
+            envs = data.get("tool", {}).get("hatch", {}).get("envs", {}) or data.get("envs", {})
+            out.update(envs if isinstance(envs, dict) else {})
+        return out
+
+    @cached_property
+    def extras(self) -> set[str]:
+        out: set[str] = set()
+        for path in self.named("pyproject.toml"):
+            data = self._toml(path)
+            out.update(data.get("project", {}).get("optional-dependencies", {}) or {})
+            out.update(data.get("dependency-groups", {}) or {})
+            poetry = data.get("tool", {}).get("poetry", {})
+            out.update(poetry.get("extras", {}) or {})
+            out.update(poetry.get("group", {}) or {})
+        for path in self.named("setup.cfg"):
+            section = re.search(
+                r"^\[options\.extras_require\]\n((?:[^\[].*\n?)*)", self.text(path) or "", re.M
+            )
+            if section:
+                out.update(re.findall(r"^(\w[\w-]*)\s*=", section.group(1), re.M))
+        return {_norm(e) for e in out}
+
+    @cached_property
+    def folders(self) -> set[str]:
+        return {p.rsplit("/", k)[0] for p in self.paths for k in range(1, p.count("/") + 1)}
+
+    @cached_property
+    def folder_suffixes(self) -> set[str]:
+        out: set[str] = set()
+        for folder in self.folders:
+            parts = folder.split("/")
+            out.update("/".join(parts[k:]) for k in range(len(parts)))
+        return out
+
+    @cached_property
+    def names(self) -> list[str]:
+        return sorted({p.rsplit("/", 1)[-1] for p in self.paths})
+
+    # versions ------------------------------------------------------------------------
+
+    def versions(self, tool: str) -> list[tuple[str, str]]:
+        """(where, version) pairs the project declares for a language or tool."""
+        tool = tool.lower().replace(".js", "").replace("js", "") if tool.lower() != "js" else tool
+        out: list[tuple[str, str]] = []
+        if tool == "python":
+            for path in self.named("pyproject.toml"):
+                req = self._toml(path).get("project", {}).get("requires-python")
+                if isinstance(req, str):
+                    out.append((f"{path} requires-python", req))
+            out += self._version_files(".python-version")
+        elif tool in ("go", "golang"):
+            for path in self.named("go.mod"):
+                found = re.search(r"^go\s+(\S+)", self.text(path) or "", re.M)
+                if found:
+                    out.append((f"{path} go", found.group(1)))
+        elif tool == "node":
+            out += self._version_files(".nvmrc", ".node-version")
+            for folder, data in self.packages.items():
+                engines = data.get("engines")
+                if isinstance(engines, dict) and isinstance(engines.get("node"), str):
+                    out.append((_join(folder, "package.json") + " engines.node", engines["node"]))
+        elif tool in ("pnpm", "npm", "yarn", "bun"):
+            for folder, data in self.packages.items():
+                manager = data.get("packageManager")
+                if isinstance(manager, str) and manager.startswith(tool + "@"):
+                    out.append(
+                        (
+                            _join(folder, "package.json") + " packageManager",
+                            manager[len(tool) + 1 :],
+                        )
+                    )
+                engines = data.get("engines")
+                if isinstance(engines, dict) and isinstance(engines.get(tool), str):
+                    out.append((_join(folder, "package.json") + f" engines.{tool}", engines[tool]))
+        elif tool == "rust":
+            for path in self.named("Cargo.toml"):
+                data = self._toml(path)
+                version = data.get("package", {}).get("rust-version") or data.get(
+                    "workspace", {}
+                ).get("package", {}).get("rust-version")
+                if isinstance(version, str):
+                    out.append((f"{path} rust-version", version))
+            for path in self.named("rust-toolchain.toml"):
+                channel = self._toml(path).get("toolchain", {}).get("channel")
+                if isinstance(channel, str) and channel[:1].isdigit():
+                    out.append((f"{path} channel", channel))
+        elif tool == "ruby":
+            out += self._version_files(".ruby-version")
+        return out
+
+    def _version_files(self, *names: str) -> list[tuple[str, str]]:
+        out = []
+        for path in self.named(*names):
+            text = (self.text(path) or "").strip().removeprefix("v")
+            if text:
+                out.append((path, text.split()[0]))
+        return out
+
+    @cached_property
+    def pytest_timeout(self) -> list[tuple[str, str]]:
+        out = []
+        for path in self.named("pyproject.toml"):
+            options = self._toml(path).get("tool", {}).get("pytest", {}).get("ini_options", {})
+            if "timeout" in options:
+                out.append((f"{path} [tool.pytest.ini_options] timeout", str(options["timeout"])))
+        for path in self.named("pytest.ini", "setup.cfg", "tox.ini"):
+            found = re.search(
+                r"^\[(?:tool:)?pytest\][^\[]*?^timeout\s*=\s*(\S+)",
+                self.text(path) or "",
+                re.M | re.S,
+            )
+            if found:
+                out.append((f"{path} pytest timeout", found.group(1)))
+        return out
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# extraction ------------------------------------------------------------------------------
+
+
+def text_claims(text: str) -> list[Claim]:
+    """The claims of these kinds that a memory body or a claim's words make."""
+    claims: list[Claim] = []
+    for span in (m.group(1) for m in CODE_SPAN.finditer(text)):
+        claims += _command_claims(span) + _span_claims(span)
+    for suffix in _SUFFIX_WORDS.findall(text):
+        pattern = suffix if "*" in suffix else "*" + suffix
+        claims.append(Claim("pattern", pattern, "body", symbol=pattern))
+    claims += _value_claims(CODE_SPAN.sub(" ", text))
+    for alias in _ALIAS_IMPORT.findall(text):
+        claims.append(Claim("import", alias, "body", symbol=alias))
+    claims += [
+        Claim("env", n, "body", symbol=n) for n in _ENV_REF.findall(text) if n not in KNOWN_ENV
+    ]
+    found: dict[tuple[str, str, str | None], Claim] = {}
+    for claim in claims:
+        found.setdefault((claim.kind, claim.text, claim.symbol), claim)
+    return list(found.values())
+
+
+def _span_claims(span: str) -> list[Claim]:
+    """A file pattern in a code span (`*_test.go`, `**/*.spec.ts`)."""
+    span = span.strip()
+    if "*" in span and " " not in span and "/" not in span.strip("*/"):
+        name = span.lstrip("*/")
+        if name and re.fullmatch(r"[\w.*-]+", name):
+            return [Claim("pattern", span, "body", symbol=name)]
+    return []
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command, comments=True)
+    except ValueError:
+        return command.split()
+
+
+def _command_claims(span: str) -> list[Claim]:
+    if " " not in span.strip():
+        return []
+    out: list[Claim] = []
+    where: str | None = None
+    for part in _SEPARATORS.split(span.strip()):
+        words = _words(part)
+        while words and _ENV_ASSIGN.match(words[0]):
+            name = _ENV_ASSIGN.match(words[0]).group(1)  # type: ignore[union-attr]
+            if name not in KNOWN_ENV and "_" in name:
+                out.append(Claim("env", name, "body", symbol=name))
+            words = words[1:]
+        if not words:
+            continue
+        program, args = words[0], words[1:]
+        if program == "cd" and args:
+            folder = args[0].removeprefix("./").rstrip("/")
+            if _plain_folder(folder):
+                out.append(Claim("directory", f"cd {args[0]}", "body", path=folder))
+                where = folder if where is None else f"{where}/{folder}"
+            else:
+                where = None
+            continue
+        out += _program_claims(program, args, where, part)
+    return out
+
+
+def _plain_folder(folder: str) -> bool:
+    return (
+        bool(folder)
+        and bool(re.fullmatch(r"[\w.@+-]+(?:/[\w.@+-]+)*", folder))
+        and ".." not in folder.split("/")
+    )
+
+
+def _options(args: list[str], takes_value: Iterable[str]) -> tuple[list[str], dict[str, str]]:
+    """Positional arguments and the values of the options that take one."""
+    valued = set(takes_value)
+    positional: list[str] = []
+    values: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            positional += args[i + 1 :]
+            break
+        if arg.startswith("-"):
+            key, eq, value = arg.partition("=")
+            if eq:
+                values[key] = value
+            elif key in valued and i + 1 < len(args):
+                values[key] = args[i + 1]
+                i += 1
+            elif not positional and key not in valued:
+                values.setdefault(key, "")
+        else:
+            positional.append(arg)
+        i += 1
+    return positional, values
+
+
+def _program_claims(program: str, args: list[str], where: str | None, text: str) -> list[Claim]:
+    if program in ("uvx", "pipx", "npx", "bunx") and args:  # `uvx hatch run ...`
+        program, args = args[0], args[1:]
+    out = [Claim("path", a, "body", path=a.removeprefix("./")) for a in args if _path_arg(a)]
+    return out + _tool_claims(program, args, where, text)
+
+
+def _path_arg(arg: str) -> bool:
+    """A command's argument naming a file of the repository (`src/__tests__/lru.test.ts`)."""
+    if arg.startswith(("-", "/", "~", "$")) or any(c in arg for c in "=*<>{}:") or "/" not in arg:
+        return False
+    name = arg.rstrip("/").rsplit("/", 1)[-1]
+    return "." in name and name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS
+
+
+def _tool_claims(program: str, args: list[str], where: str | None, text: str) -> list[Claim]:
+    if program == "go" and args[:1] == ["test"]:
+        _, values = _options(args[1:], ("-run", "-tags", "-timeout", "-count", "-p"))
+        name = values.get("-run", "")
+        return (
+            [Claim("identifier", name, "body", symbol=name)]
+            if re.fullmatch(r"Test\w+", name)
+            else []
+        )
+    if program in ("npm", "pnpm", "yarn", "bun"):
+        return _script_claims(program, args, where, text)
+    if program in ("make", "gmake", "just", "mise", "tox", "nox", "hatch"):
+        return _task_claims(program, args, where, text)
+    if program in ("pip", "pip3", "uv", "poetry") or (
+        program in ("python", "python3") and args[:2] == ["-m", "pip"]
+    ):
+        return _extra_claims(args, text)
+    return []
+
+
+def _script_claims(program: str, args: list[str], where: str | None, text: str) -> list[Claim]:
+    positional, values = _options(
+        args, ("--filter", "-F", "-C", "--dir", "--prefix", "-w", "--workspace", "--cwd")
+    )
+    if not positional:
+        return []
+    folder = (
+        values.get("-C") or values.get("--dir") or values.get("--prefix") or values.get("--cwd")
+    )
+    folder = folder.removeprefix("./").rstrip("/") if folder else where
+    scoped = any(k in values for k in ("--filter", "-F", "-w", "--workspace", "-r", "--recursive"))
+    first = positional[0]
+    if first in ("run", "run-script") and len(positional) > 1:
+        name, direct = positional[1], False
+    elif program == "npm":
+        if first not in ("test", "t", "tst"):
+            return []
+        name, direct = "test", False
+    elif (
+        program == "bun"
+        or first in _PNPM_BUILTINS
+        or first in ("workspace", "dlx", "exec", "why", "node")
+    ):
+        return []
+    else:
+        name, direct = first, True
+    if not re.fullmatch(r"[\w:.@/-]+", name) or name.startswith("-"):
+        return []
+    symbol = name + ("?" if direct else "")
+    return [Claim("script", text, "body", path=None if scoped else folder, symbol=symbol)]
+
+
+def _task_claims(program: str, args: list[str], where: str | None, text: str) -> list[Claim]:
+    if program in ("make", "gmake"):
+        positional, values = _options(args, ("-C", "-f", "--directory", "-j"))
+        folder = values.get("-C") or values.get("--directory") or where
+        names = [a for a in positional if "=" not in a]
+        return [Claim("task", text, "body", path=folder, symbol=f"make:{n}") for n in names]
+    if program == "just":
+        positional, _ = _options(args, ("-f", "--justfile", "-d"))
+        return [Claim("task", text, "body", symbol=f"just:{positional[0]}")] if positional else []
+    if program == "mise":
+        positional, _ = _options(args, ("-C", "--cd", "-E", "--env", "-j"))
+        if positional[:1] in (["run"], ["r"]) and len(positional) > 1:
+            return [Claim("task", text, "body", symbol=f"mise:{positional[1]}")]
+        return []
+    if program == "tox":
+        _, values = _options(args, ("-e", "-f", "-c", "--conf"))
+        envs = [e for e in (values.get("-e") or "").split(",") if e]
+        return [Claim("task", text, "body", symbol=f"tox:{e}") for e in envs if "{" not in e]
+    if program == "nox":
+        _, values = _options(args, ("-s", "--session", "--sessions", "-e", "-f", "-k"))
+        session = values.get("-s") or values.get("--session") or values.get("--sessions")
+        return [Claim("task", text, "body", symbol=f"nox:{session}")] if session else []
+    if program == "hatch":
+        positional, values = _options(args, ("-e", "--env"))
+        positional = [a for a in positional if not a.startswith("+")]  # `+py=3.12`
+        env = values.get("-e") or values.get("--env")
+        if positional[:1] == ["run"] and len(positional) > 1 and ":" in positional[1]:
+            env = positional[1].split(":", 1)[0]
+        return [Claim("task", text, "body", symbol=f"hatch:{env}")] if env else []
+    return []
+
+
+def _extra_claims(args: list[str], text: str) -> list[Claim]:
+    names: list[str] = []
+    positional, values = _options(args, ("--extra", "--group", "--with", "--only", "-E", "-G"))
+    if "install" in positional or "-e" in values:
+        for arg in [*positional, values.get("-e", "")]:
+            if arg.startswith((".", "-e")) or arg.startswith(("'.", '".')):
+                found = _INSTALL_EXTRAS.search(arg)
+                if found:
+                    names += [n.strip() for n in found.group(1).split(",") if n.strip()]
+    for key in ("--extra", "--group", "--with", "-E", "-G"):
+        if values.get(key):
+            names += [n for n in values[key].split(",") if n]
+    return [Claim("extra", text, "body", symbol=n) for n in dict.fromkeys(names)]
+
+
+def _value_claims(prose: str) -> list[Claim]:
+    out: list[Claim] = []
+    for found in _STATED.finditer(prose):
+        tool, version = found.group(1), found.group(2)
+        if not _MINIMUM.search(found.group(0)) and not _REQUIRES.search(prose):
+            continue  # "runs Python 3.12": not what a minimum in the config says
+        out.append(
+            Claim("value", found.group(0).strip(), "body", symbol=tool.lower(), value=version)
+        )
+    if re.search(r"\bpytest\b", prose, re.I):
+        timeout = _TIMEOUT.search(prose)
+        if timeout:
+            out.append(
+                Claim(
+                    "value",
+                    timeout.group(0),
+                    "body",
+                    symbol="pytest-timeout",
+                    value=timeout.group(1),
+                )
+            )
+    tools = {c.text for c in out}
+    for found in _DEP_STATED.finditer(prose):
+        # "React 18", "Prisma 5.x": checked only where the project depends on the name
+        if found.group(0) not in tools and not _STATED.match(found.group(0)):
+            name = found.group(1).lower().removesuffix(".js")
+            out.append(
+                Claim("value", found.group(0), "body", symbol="dep:" + name, value=found.group(2))
+            )
+    return out
+
+
+def link_claims(words: str) -> list[Claim]:
+    """Paths a markdown link names (`[x](src/app.ts)`, Cursor's `mdc:src/app.ts`)."""
+    out = []
+    for path in _LINK.findall(words) + _MDC.findall(words):
+        if "://" in path or path.startswith(("#", "mailto:")) or ".." in path.split("/"):
+            continue
+        out.append(Claim("path", path, "body", path=path.removeprefix("./")))
+    return out
+
+
+# checking ------------------------------------------------------------------------------
+
+
+def _same_version(stated: str, declared: str) -> bool:
+    """ "3.10" against ">=3.10,<4" or "^3.10.2": the stated components match the first
+    version the declaration names, as far as both go."""
+    found = re.search(r"\d+(?:\.\d+)*", declared)
+    if not found:
+        return True  # "latest", "workspace:*": nothing to compare
+    have = found.group(0).split(".")
+    want = stated.split(".")
+    n = min(len(have), len(want))
+    return have[:n] == want[:n]
+
+
+def _at_least(stated: str, declared: str) -> bool:
+    """A stated minimum ("Go 1.25+", "requires Python 3.10") still holds when the config's
+    own minimum is no higher: a module declaring go 1.24 builds with 1.25."""
+    found = re.search(r"\d+(?:\.\d+)*", declared)
+    if not found:
+        return True
+    have = [int(x) for x in found.group(0).split(".")]
+    want = [int(x) for x in stated.split(".")]
+    n = min(len(have), len(want))
+    return have[:n] <= want[:n]
+
+
+def check(claim: Claim, project: Project) -> str | None:
+    """None when the claim holds (or cannot be judged), else why it does not."""
+    kind = claim.kind
+    if kind == "script":
+        return _check_script(claim, project)
+    if kind == "task":
+        return _check_task(claim, project)
+    if kind == "extra":
+        name = claim.symbol or ""
+        if not project.named("pyproject.toml", "setup.cfg") or _norm(name) in project.extras:
+            return None
+        return f"no optional-dependency or dependency group named {name}"
+    if kind == "directory":
+        return _check_directory(claim.path or "", project)
+    if kind == "pattern":
+        return _check_pattern(claim.symbol or "", project)
+    if kind == "value":
+        return _check_value(claim, project)
+    if kind == "import":
+        return _check_import(claim.symbol or "", project)
+    return None
+
+
+def _check_script(claim: Claim, project: Project) -> str | None:
+    symbol = claim.symbol or ""
+    name, direct = symbol.rstrip("?"), symbol.endswith("?")
+    if not project.packages:
+        gone = project.once_had("package.json")
+        return f"package.json was removed (script {name})" if gone else None
+    folder = claim.path
+    if folder is not None and folder in project.scripts:
+        if name in project.scripts[folder]:
+            return None
+    elif any(name in scripts for scripts in project.scripts.values()):
+        return None
+    if direct and name.lower() in project.dependencies:
+        return None  # `pnpm vitest`: an installed program
+    if (
+        direct
+        and not re.search(r"[:-]", name)
+        and name not in ("build", "lint", "test", "dev", "format", "typecheck", "check", "start")
+    ):
+        return None  # `pnpm tsc`: perhaps a program; nothing here says otherwise
+    where = (
+        f"{folder}/package.json"
+        if folder is not None and folder in project.scripts
+        else "any package.json"
+    )
+    return f"no script {name} in {where}"
+
+
+def _check_task(claim: Claim, project: Project) -> str | None:
+    tool, _, name = (claim.symbol or "").partition(":")
+    if tool == "make":
+        if not project.makefiles:
+            gone = project.once_had("Makefile", "GNUmakefile", "makefile")
+            return f"the Makefile was removed (target {name})" if gone else None
+        folder = claim.path
+        pools = (
+            [project.makefiles[folder]]
+            if folder in project.makefiles
+            else list(project.makefiles.values())
+        )
+        for targets in pools:
+            if name in targets or any(
+                "%" in t and fnmatch.fnmatch(name, t.replace("%", "*")) for t in targets
+            ):
+                return None
+        return f"no Make target {name}"
+    if tool == "just":
+        if not project.named("justfile", "Justfile", ".justfile"):
+            gone = project.once_had("justfile", "Justfile", ".justfile")
+            return f"the justfile was removed (recipe {name})" if gone else None
+        return None if name in project.just_recipes else f"no just recipe {name}"
+    if tool == "mise":
+        if not project.mise_tasks:
+            return None
+        return None if name in project.mise_tasks or "*" in name else f"no mise task {name}"
+    if tool == "tox":
+        if not project.named("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml"):
+            return None
+        base = re.sub(r"^py\d+$", "", name)
+        return None if not base or name in project.tox_envs else f"no tox environment {name}"
+    if tool == "nox":
+        if not project.named("noxfile.py"):
+            return None
+        return None if name in project.nox_sessions else f"no nox session {name}"
+    if tool == "hatch":
+        return None if name in project.hatch_envs else f"no hatch environment {name}"
+    return None
+
+
+def _check_directory(folder: str, project: Project) -> str | None:
+    folder = folder.strip("/")
+    if folder in project.folders or folder in project.folder_suffixes:
+        return None
+    if (project.root / folder).is_dir():
+        return None
+    return f"no folder {folder} in the repository"
+
+
+def _check_import(module: str, project: Project) -> str | None:
+    """`from "@/utils/logNever"`: a file of that path, any extension, or its index file."""
+    module = module.strip("/")
+    for path in project.paths:
+        stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+        if stem.endswith("/" + module) or stem.endswith("/" + module + "/index"):
+            return None
+    return f"no module file for @/{module}"
+
+
+def _check_pattern(pattern: str, project: Project) -> str | None:
+    name = pattern.lstrip("*/") if "*" in pattern else pattern
+    glob = name if "*" in name else "*" + name
+    if any(fnmatch.fnmatchcase(n, glob) for n in project.names):
+        return None
+    return f"no file matches {glob}"
+
+
+def _check_value(claim: Claim, project: Project) -> str | None:
+    key, stated = claim.symbol or "", claim.value or ""
+    if key == "pytest-timeout":
+        declared = project.pytest_timeout
+    elif key.startswith("dep:"):
+        versions = project.dependencies.get(key[4:], [])
+        if not versions or any(_same_version(stated, v) for v in versions):
+            return None
+        return f"states {key[4:]} {stated}; the project now declares {', '.join(sorted(set(versions)))}"
+    else:
+        declared = project.versions(key)
+    same = _same_version if key == "pytest-timeout" else _at_least
+    if not declared or any(same(stated, v) for _, v in declared):
+        return None
+    where, value = declared[0]
+    return f"states {claim.text.strip()}; {where} now says {value}"
+
+
+__all__ = ["KINDS", "KNOWN_ENV", "Project", "check", "link_claims", "text_claims"]

@@ -1,0 +1,101 @@
+"""Claims beyond names (`orchestrator.memory.kinds`): how each kind is read and checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from orchestrator.memory.kinds import Project, check, text_claims
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> Project:
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    return Project(tmp_path, sorted(files))
+
+
+def verdicts(text: str, proj: Project) -> dict[str, str | None]:
+    return {f"{c.kind}:{c.symbol or c.path}": check(c, proj) for c in text_claims(text)}
+
+
+def test_scripts_are_read_from_the_package_of_the_folder_a_command_enters(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "package.json": json.dumps({"scripts": {"build": "x"}}),
+            "web/package.json": json.dumps(
+                {"scripts": {"lint": "x"}, "devDependencies": {"vitest": "1"}}
+            ),
+        },
+    )
+    found = verdicts("`cd web && npm run lint`, then `cd web && npm run build`", proj)
+    assert found["directory:web"] is None
+    assert found["script:lint"] is None
+    assert found["script:build"] == "no script build in web/package.json"
+    assert verdicts("`pnpm vitest` and `pnpm tsc`", proj) == {
+        "script:vitest?": None,  # an installed program
+        "script:tsc?": None,  # perhaps a program: nothing says otherwise
+    }
+    assert verdicts("`pnpm lint:fix`", proj) == {
+        "script:lint:fix?": "no script lint:fix in any package.json"
+    }
+
+
+def test_tasks_extras_and_patterns(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "Makefile": "test:\n\tpytest\n\n.PHONY: test-ci\nbuild-%:\n\tgo build\n",
+            "tox.ini": "[tox]\nenvlist = py312, lint\n\n[testenv:docs]\n",
+            "pyproject.toml": '[project]\nname = "x"\n[project.optional-dependencies]\ndev = []\n'
+            "[dependency-groups]\nlint = []\n",
+            "pkg/server_test.go": "package pkg\n",
+        },
+    )
+    found = verdicts(
+        "`make test test-ci build-linux gone`; `tox -e lint,docs,py311,nope`; "
+        '`pip install -e ".[dev,docs]"`; `uv sync --group lint`; files ending in `_test.go`, '
+        "not `*.spec.ts`",
+        proj,
+    )
+    assert found == {
+        "task:make:test": None,
+        "task:make:test-ci": None,
+        "task:make:build-linux": None,  # a pattern rule
+        "task:make:gone": "no Make target gone",
+        "task:tox:lint": None,
+        "task:tox:docs": None,
+        "task:tox:py311": None,
+        "task:tox:nope": "no tox environment nope",
+        "extra:dev": None,
+        "extra:docs": "no optional-dependency or dependency group named docs",
+        "extra:lint": None,
+        "pattern:.spec.ts": "no file matches *.spec.ts",
+        "pattern:*_test.go": None,
+    }
+
+
+def test_stated_values_against_the_config(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "x"\nrequires-python = ">=3.10"\n'
+            "[tool.pytest.ini_options]\ntimeout = 5\n",
+            "go.mod": "module example.com/x\n\ngo 1.24.0\n",
+            "package.json": json.dumps({"dependencies": {"react": "^19.1.0"}}),
+        },
+    )
+    found = verdicts(
+        "Python 3.9+ is required. Go 1.25+ builds it. We use React 18. "
+        "The pytest timeout is 3 seconds.",
+        proj,
+    )
+    assert found["value:python"] == (
+        "states Python 3.9+; pyproject.toml requires-python now says >=3.10"
+    )
+    assert found["value:go"] is None  # a 1.24 module builds with 1.25
+    assert found["value:dep:react"] == "states react 18; the project now declares ^19.1.0"
+    assert found["value:pytest-timeout"] is not None and "5" in found["value:pytest-timeout"]
+    # a version without a sign of a minimum is not what requires-python says
+    assert verdicts("Production runs Python 3.12.", proj) == {}

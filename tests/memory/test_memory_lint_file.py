@@ -1,0 +1,135 @@
+"""`orch memory verify --file`: an agent instruction file linted claim by claim, in a plain
+git repository that never ran `orch init`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ORCH = Path(sys.executable).parent / "orch"
+
+AGENTS = """\
+# Working here
+
+- Build with `npm run build`; the client bundle with `npm run build-client`.
+- `cd client && npm run lint` lints the client.
+- `make test` runs the tests; `make test-ci` is what CI runs.
+- Python 3.9+ is required.
+- Go tests live in files ending in `_test.go`; specs match `*.spec.ts`.
+- Install the extras with `pip install -e ".[dev,docs]"`.
+- The entry point is `src/app/main.py`.
+- Helpers are in [the helpers](src/util/helpers.py).
+
+```bash
+pnpm vitest
+pnpm lint:fix
+```
+"""
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def plain_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "plain"
+    (root / "src" / "app").mkdir(parents=True)
+    (root / "src" / "helpers.py").write_text("def helper():\n    return 1\n")
+    (root / "src" / "app" / "main.py").write_text("print('hi')\n")
+    (root / "server_test.go").write_text("package main\n")
+    (root / "package.json").write_text(
+        json.dumps(
+            {
+                "scripts": {"build": "tsc", "lint": "eslint .", "lint:fix": "eslint --fix ."},
+                "devDependencies": {"vitest": "^1.0.0"},
+            }
+        )
+    )
+    (root / "Makefile").write_text("test:\n\tpytest\n\n.PHONY: test-ci\ntest-ci: test\n")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nrequires-python = ">=3.10"\n\n'
+        '[project.optional-dependencies]\ndev = ["pytest"]\n'
+    )
+    (root / "src" / "util").mkdir()
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    (root / "src" / "util" / "helpers.py").write_text("def helper():\n    return 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "code")
+    git(root, "mv", "src/util/helpers.py", "src/util/tools.py")
+    git(root, "commit", "-qm", "rename the helpers")
+    (root / "AGENTS.md").write_text(AGENTS)
+    return root
+
+
+def lint(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_")}
+    return subprocess.run(
+        [str(ORCH), "memory", "verify", "--file", "AGENTS.md", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+
+
+def test_each_claim_that_names_code_is_ok_moved_or_stale(plain_repo: Path) -> None:
+    done = lint(plain_repo, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["file"] == "AGENTS.md"
+    by_line = {c["line"]: c for c in report["claims"]}
+    status = {line: c["status"] for line, c in by_line.items()}
+    assert status == {
+        3: "stale",  # build-client is no script
+        4: "stale",  # client/ does not exist
+        5: "ok",  # test and test-ci are Make targets
+        6: "stale",  # requires-python says 3.10
+        7: "stale",  # no file matches *.spec.ts; _test.go is an ending, not a file
+        8: "stale",  # no group docs
+        9: "ok",
+        10: "moved",  # git renamed it to tools.py
+        13: "ok",  # vitest: an installed program
+        14: "ok",  # lint:fix: a script
+    }
+    assert "build-client" in by_line[3]["reason"]
+    assert "3.9" in by_line[6]["reason"] and ">=3.10" in by_line[6]["reason"]
+    assert "*.spec.ts" in by_line[7]["reason"] and "_test.go" not in by_line[7]["reason"]
+    assert "docs" in by_line[8]["reason"]
+    assert "src/util/tools.py" in by_line[10]["reason"]
+    assert report["counts"] == {"ok": 4, "moved": 1, "stale": 5}
+    assert not (plain_repo / ".orch").exists()
+
+
+def test_check_fails_on_stale_and_passes_once_fixed(plain_repo: Path) -> None:
+    done = lint(plain_repo, "--check")
+    assert done.returncode == 1
+    assert "AGENTS.md:3: STALE" in done.stdout and "build-client" in done.stdout
+    (plain_repo / "AGENTS.md").write_text("- Build with `npm run build`, test with `make test`.\n")
+    done = lint(plain_repo, "--check")
+    assert done.returncode == 0, done.stdout
+    assert "1 claims name code: 1 ok, 0 moved, 0 stale." in done.stdout
+
+
+def test_a_missing_file_is_one_line(plain_repo: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_")}
+    done = subprocess.run(
+        [str(ORCH), "memory", "verify", "--file", "NOPE.md"],
+        cwd=plain_repo,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode != 0
+    assert len(done.stderr.strip().splitlines()) == 1 and "NOPE.md" in done.stderr
