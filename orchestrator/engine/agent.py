@@ -106,6 +106,7 @@ class AgentLoop:
         prepare: Prepare | None = None,
         checkpoint: Checkpoint | None = None,
         observe: Observe | None = None,
+        volatile: Callable[[list[Message]], str] | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -117,6 +118,7 @@ class AgentLoop:
         self.prepare = prepare or (lambda messages: messages)
         self.checkpoint = checkpoint
         self.observe = observe
+        self.volatile = volatile
         self.messages: list[Message] = []
 
     @property
@@ -153,6 +155,7 @@ class AgentLoop:
             max_tokens=self.max_tokens,
             purpose=self.purpose,
             phase=self.phase,
+            volatile=self.volatile(self.messages) if self.volatile else "",
         )
         reply = self.model.complete(request)
         if not reply.content or not (reply.text.strip() or reply.tool_calls):
