@@ -257,7 +257,7 @@ class AnthropicModel:
         """The count_tokens endpoint; the local estimate when it cannot be reached."""
         if time.monotonic() < self._offline_until:
             return estimate_request(request)
-        params = self.request_params(request)
+        params = self.request_params(request, sending=False)
         for key in ("max_tokens", "extra_body"):
             params.pop(key, None)
         try:
@@ -274,15 +274,16 @@ class AnthropicModel:
 
     # requests ---------------------------------------------------------------------------
 
-    def request_params(self, request: Request) -> dict[str, Any]:
-        """The keyword arguments of `client.beta.messages.create/stream` for `request`."""
+    def request_params(self, request: Request, *, sending: bool = True) -> dict[str, Any]:
+        """The keyword arguments of `client.beta.messages.create/stream` for `request`
+        (`sending=False`: for counting, so the breakpoints it marks are not remembered)."""
         return build_params(
             request,
             self.model_id,
             self.config,
             has=self._has,
             with_compaction=self._with_compaction,
-            written=self._written,
+            written=self._written if sending else set(self._written),
         )
 
     def _has(self, feature: str, prefixes: tuple[str, ...]) -> bool:
