@@ -26,10 +26,23 @@ from typing import Any
 import click
 
 from evals.suite import emit_json, json_option, suite
-from orchestrator.config import ContextConfig
+from orchestrator.config import Config, ContextConfig
 from orchestrator.context import ContextManager, assemble
 from orchestrator.context.transcripts import iter_lines
-from orchestrator.messages import Message, Request, TextBlock, ToolCall, ToolResult, ToolSpec
+from orchestrator.engine import tasklist
+from orchestrator.engine.enums import Role
+from orchestrator.engine.executor import rounds_since_tasks_update
+from orchestrator.engine.prompts import load_prompt
+from orchestrator.messages import (
+    Message,
+    Request,
+    SystemPart,
+    TextBlock,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
+from orchestrator.models.recording import Recorder
 from orchestrator.models.scripted import ScriptedModel
 from orchestrator.retrieval import SearchIndex
 from orchestrator.store.layout import Layout
@@ -240,6 +253,30 @@ def _script() -> dict[str, Any]:
     }
 
 
+def _volatile(turn: int, messages: list[Message]) -> str:
+    """What the executor adds each turn: its task list and the reminder's counter."""
+    prompt = load_prompt(Role.EXECUTOR)
+    done = min(3, turn // 150)
+    items = [
+        f"{'[x]' if i < done else '[>]' if i == done else '[ ]'} {i + 1}. {title}"
+        for i, title in enumerate(
+            ("Read the API modules", "Write the limiter", "Wire the middleware", "Test it")
+        )
+    ]
+    parts = [prompt.render("tasklist", tasks="\n".join(items))]
+    rounds = rounds_since_tasks_update(messages)
+    if rounds >= tasklist.REMIND_AFTER_ROUNDS:
+        parts.append(prompt.render("reminder", rounds=rounds))
+    return "\n\n".join(parts)
+
+
+def executor_request(
+    system: list[SystemPart], messages: list[Message], tools: list[ToolSpec], volatile: str
+) -> Request:
+    """The request the executor sends for this turn (as `ExecutorSetup.loop` lays it out)."""
+    return Request(system, messages, tools, phase=2, volatile=volatile)
+
+
 def run_benchmark(
     *,
     turns: int = TURNS,
@@ -247,19 +284,31 @@ def run_benchmark(
     threshold: int = 16_000,
     budget: int = 24_000,
     workdir: Path | None = None,
+    record: Path | None = None,
 ) -> dict[str, Any]:
-    """Drive the session and return the figures (see the module docstring)."""
+    """Drive the session and return the figures (see the module docstring).
+
+    With `record`, every request (the executor's turns and the compactor's calls) is
+    recorded there as the Anthropic adapter would send it (`orchestrator.models.recording`).
+    """
     config = ContextConfig(
         compact_threshold_tokens=threshold,
         prompt_budget_tokens=budget,
         folding=folding,
     )
+    recorder = Recorder(record) if record else None
+    whole = Config(context=config)
     with tempfile.TemporaryDirectory(prefix="orch-eval-context-") as tmp:
         root = workdir or Path(tmp)
         layout = Layout(root)
         scaffold(layout)
         task = TaskFolder.create(layout, "context budget benchmark")
-        model = ScriptedModel(_script(), name="scripted:context-benchmark")
+        model = ScriptedModel(
+            _script(), name="scripted:context-benchmark", config=whole, recorder=recorder
+        )
+        executor = ScriptedModel(
+            {"replies": []}, name="scripted:context-benchmark", config=whole, recorder=recorder
+        )
         log = task.events()
         manager = ContextManager(
             task, model, config, log, rules=_base_prompt(), phase_card=PHASE_CARD
@@ -286,6 +335,9 @@ def run_benchmark(
                 messages, phase=2, last_instruction=instruction, system_tokens=assembly.tokens
             )
             prompt = estimate_request(Request(assembly.parts, messages, tools))
+            executor.send(
+                executor_request(assembly.parts, messages, tools, _volatile(turn, messages))
+            )
             baseline = assembly.tokens + raw_tokens
             prompt_at[turn], raw_at[turn] = prompt, baseline
             if prompt > peak:

@@ -208,9 +208,11 @@ A reply is a mapping with some of {keys}:
   [the tools](#tools) the request offers.
 - `stop_reason`: default `tool_use` when there are tool calls, else `end_turn`.
   `max_tokens` with a tool call last raises `fixable`; `refusal` raises `escalate`.
-- `usage`: some of {usage}, as integers (default 0).
+- `usage`: some of {usage}, as integers (default: estimated from the request the
+  Anthropic adapter would send, with prompt caching, as docs/models.md says).
 - `model`: a model id (e.g. `claude-sonnet-4-6`) whose list price prices this reply's
-  `usage`, so that a script can reach a spending cap; without it a reply costs nothing.
+  `usage`, so that a script can reach a spending cap; without it a reply costs nothing
+  against the cap (its `estimated_cost_usd` prices the usage as `claude-sonnet-4-6`).
 - `note`: free text, ignored (say why the reply is there).
 - `error`: `{{class, message?, status?, retry_after?, times?}}` with `class` one of
   {classes}: instead of a reply, the request fails `times` times (default 1) with that

@@ -3,7 +3,7 @@
 Keys are flat at the top level (model, test_command...) with tables for the larger parts:
 `[tool.orch.context]` (compaction and prompt budget), `[tool.orch.memory]`,
 `[tool.orch.policy]` (shell commands and the sandbox), `[tool.orch.models.openai]`
-(where `openai:` models are served) and `[tool.orch.budget]` (a task's spending cap). The dataclasses below declare every key and its
+(where `openai:` models are served) and `[tool.orch.budget]` (a task's spending cap) and `[tool.orch.debug]` (recorded requests). The dataclasses below declare every key and its
 type; reading a value converts it by that declaration (`orchestrator.checks.schema`
 reads it), so no key has code of its own. Unknown keys and values outside a key's
 choices are errors naming the key, so a typo never silently falls back to a default.
@@ -27,6 +27,9 @@ FALSE = ("0", "false", "no", "off")
 @dataclass(frozen=True)
 class ContextConfig:
     mask_keep_rounds: int = 3  # tool rounds whose results stay verbatim
+    # older results are masked when this many rounds wait for it, all at once, so the
+    # conversation's prefix stays byte-stable (cacheable) between batches
+    mask_batch_rounds: int = 4
     compact_threshold_tokens: int = 60_000  # estimated prompt tokens that trigger compaction
     keep_recent_turns: int = 8  # raw turns kept after a compaction (L1)
     prompt_budget_tokens: int = 100_000  # the whole prompt stays under this
@@ -114,6 +117,14 @@ class BudgetConfig:
 
 
 @dataclass(frozen=True)
+class DebugConfig:
+    """`[debug]`: what orch writes to help debug prompts (docs/models.md)."""
+
+    # a folder: every model call's request as one JSON file (ORCH_RECORD_REQUESTS overrides)
+    record_requests: str | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     model: str = "anthropic:claude-sonnet-4-6"
     fallback_model: str | None = "anthropic:claude-haiku-4-5"
@@ -139,6 +150,7 @@ class Config:
     models: ModelsConfig = field(default_factory=ModelsConfig)
     records: RecordsConfig = field(default_factory=RecordsConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    debug: DebugConfig = field(default_factory=DebugConfig)
 
     def model_for(self, role: str) -> str:
         chosen = getattr(self, f"{role}_model", None)
@@ -199,6 +211,15 @@ def _typed(value: Any, kind: Kind) -> Any:
     return value
 
 
+def _anchored(config: Config, root: Path) -> Config:
+    """A relative `[debug] record_requests` folder is relative to the repository."""
+    where = config.debug.record_requests
+    if where and not Path(where).is_absolute():
+        debug = replace(config.debug, record_requests=str(root / where))
+        return replace(config, debug=debug)
+    return config
+
+
 def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> Config:
     """The configuration for the repository at `root` (None: defaults, env and flags only)."""
     config = Config()
@@ -219,6 +240,7 @@ def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> C
             except tomllib.TOMLDecodeError as exc:
                 raise UsageError(f"orch.toml: not valid TOML ({exc})") from None
             config = _coerce(config, data, "orch.toml")
+        config = _anchored(config, root)
     env = {
         name: os.environ[f"ORCH_{name.upper()}"]
         for name, shape in declared(Config).items()

@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["user", "assistant"]
+# How a masked tool result begins (orchestrator.context.masking): the conversation up to
+# the last one stays byte-stable until the next compaction, so a cache breakpoint there
+# is read again after the next batch of masking.
+MASK_PREFIX = "[masked tool result]"
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,10 @@ class Request:
     phase: int | None = None
     temperature: float | None = None
     memory_tool: bool = False  # offer the API memory tool (memory_20250818)
+    # What changes every turn (the task list, notes, reminders, counters): sent as the last
+    # text of the newest user turn, after every cache breakpoint, so the prefix before it
+    # stays byte-stable from turn to turn. It is not part of `messages` (nor of a checkpoint).
+    volatile: str = ""
 
     @property
     def turn(self) -> int:

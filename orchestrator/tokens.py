@@ -34,4 +34,5 @@ def estimate_request(request: Request) -> int:
         estimate_text(request.system_text())
         + sum(estimate_message(m) for m in request.messages)
         + estimate_tools(request.tools)
+        + estimate_text(request.volatile)
     )

@@ -17,7 +17,7 @@ from evals.hygiene.suite import hygiene
 from orchestrator.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITES = ("locomo", "hygiene", "resume", "context", "prompts")
+SUITES = ("locomo", "hygiene", "resume", "context", "prompts", "cost")
 
 
 def module(*args: str) -> subprocess.CompletedProcess[str]:
@@ -125,3 +125,19 @@ def test_the_hygiene_figures_hold() -> None:
         "contradiction": 0.778,
     }
     assert sum(r["expected"] for r in blind.values()) == 175
+
+
+def test_the_cost_suite_bills_the_recorded_requests_of_the_replay(tmp_path: Path) -> None:
+    from evals.cost import bill, run_replay
+
+    requests = run_replay(tmp_path, 60)
+    assert requests[0]["file"] == "0001-executor.json"
+    assert {r["role"] for r in requests} == {"executor", "compactor"}
+    figures = bill(requests)
+    for key in ("calls", "input_tokens", "billed", "ideal", "ratio", "cache_read_share"):
+        assert key in figures and key in figures["by_role"]["executor"]
+    assert figures["calls"] == len(requests)
+    # perfect caching is the floor; the layout gets close to it and reads most input
+    assert 1.0 <= figures["ratio"] <= 1.15
+    assert figures["by_role"]["executor"]["cache_read_share"] > 0.5
+    assert figures["billed"] < figures["input_tokens"]

@@ -65,10 +65,13 @@ def status(slug: str | None, as_json: bool) -> None:
             + (f", executor {info['executor']}" if info.get("executor") == "claude-code" else "")
             + f", spent {usd(info['cost_usd'])}{unpriced}"
         )
+        click.echo(f"  model calls: {_tokens(info['tokens'])}")
         for ph in info["phases"]:
             commit = f" {ph['commit'][:12]}" if ph["commit"] else ""
             retries = f" retries: {', '.join(ph['retries'])}" if ph["retries"] else ""
             click.echo(f"  phase {ph['phase']}: {ph['status']:<9} {ph['title']}{commit}{retries}")
+            if ph["tokens"]["calls"]:
+                click.echo(f"    {_tokens(ph['tokens'])}")
         click.echo(f"  task folder: {info['folder']}")
         click.echo(f"  event log:   {info['log']} ({info['events']} events)")
         click.echo(f"  log check:   {info['log_check']['summary']}")
@@ -100,3 +103,14 @@ def _wrapped(text: str, limit: int = 400) -> str:
     """A reason under its task: cut at a word (never mid-word) and wrapped, indented."""
     short = textwrap.shorten(" ".join(text.split()), limit, placeholder=" …")
     return textwrap.fill(short, 100, initial_indent="  ", subsequent_indent="  ")
+
+
+def _tokens(t: dict[str, Any]) -> str:
+    """`12 calls, 80,000 input tokens (60,000 read from cache, 9,000 written), 2,000
+    output, est. $0.05`: scripted models' usage is estimated, priced as claude-sonnet-4-6."""
+    total = t["input_tokens"] + t["cache_read_tokens"] + t["cache_write_tokens"]
+    return (
+        f"{t['calls']} calls, {total:,} input tokens ({t['cache_read_tokens']:,} read from "
+        f"cache, {t['cache_write_tokens']:,} written), {t['output_tokens']:,} output, "
+        f"est. {usd(t['estimated_cost_usd'])}"
+    )

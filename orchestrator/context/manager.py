@@ -1,6 +1,6 @@
 """`ContextManager`: keeps one phase's working context small without losing a turn.
 
-Every turn (`prepare`): old tool results are masked (tier 1); when the estimated prompt
+Every turn (`prepare`): old tool results are masked, in batches (tier 1); when the estimated prompt
 passes `compact_threshold_tokens`, the older turns are summarised (tier 2). `compact` does
 the same on request (tier 3: the model's `compact` tool, `orch compact SLUG`).
 
@@ -304,14 +304,15 @@ class ContextManager:
             self.config.mask_keep_rounds,
             lambda pos: pos + base - start,
             lambda pos: self._saved.get(pos + base - start, where),
+            self.config.mask_batch_rounds,
         )
 
     def _mask(self, messages: Sequence[Message], phase: int | None) -> list[Message]:
         """Mask old tool results, after saving the raw turns they are in."""
         if not self.local_masking:
             return list(messages)
-        keep = self.config.mask_keep_rounds
-        targets = rounds_to_mask(messages, keep)
+        keep, batch = self.config.mask_keep_rounds, self.config.mask_batch_rounds
+        targets = rounds_to_mask(messages, keep, batch)
         if not targets:
             return list(messages)
         self._save_through(messages, phase, max(targets))
@@ -322,6 +323,7 @@ class ContextManager:
             keep,
             turn_of=lambda pos: pos + shift,
             where=lambda pos: self._saved.get(pos + shift),
+            batch=batch,
         )
 
     # transcripts -----------------------------------------------------------------------------

@@ -7,6 +7,10 @@ the raw turn is saved. The blocks themselves stay where they are (same tool_use_
 order, same is_error flag), so every tool_use keeps its tool_result next to it as the API
 requires.
 
+Masking goes in batches (`batch`): nothing is masked until `batch` rounds wait for it,
+then all of them at once. Between two batches the conversation's older turns stay
+byte-identical, so a request can read them from the prompt cache (docs/models.md).
+
 A placeholder is recognisable (`MASK_PREFIX`) and carries the turn it replaced; masking is
 idempotent, and the caller can read back how far the raw turns were saved.
 """
@@ -18,9 +22,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from orchestrator.messages import Block, Message, ToolCall, ToolResult
+from orchestrator.messages import MASK_PREFIX, Block, Message, ToolCall, ToolResult
 
-MASK_PREFIX = "[masked tool result]"
 _MASKED = re.compile(
     re.escape(MASK_PREFIX)
     + r" .*; raw turn (?P<turn>\d+)(?: in (?P<file>transcripts/\d+\.jsonl))?$",
@@ -70,12 +73,12 @@ def tool_round_of(messages: Sequence[Message]) -> list[int]:
     return rounds
 
 
-def rounds_to_mask(messages: Sequence[Message], keep_rounds: int) -> list[int]:
+def rounds_to_mask(messages: Sequence[Message], keep_rounds: int, batch: int = 1) -> list[int]:
     """Positions of user messages whose results belong to rounds older than the last K.
 
-    Only messages that still hold a result worth masking (not yet a placeholder) are listed.
-    `keep_rounds` below 1 counts as 1: the newest results are the ones the model has not
-    read yet.
+    Only messages that still hold a result worth masking (not yet a placeholder) are listed,
+    and only once there are at least `batch` of them (none before). `keep_rounds` below 1
+    counts as 1: the newest results are the ones the model has not read yet.
     """
     keep = max(1, keep_rounds)
     before = tool_round_of(messages)
@@ -88,7 +91,7 @@ def rounds_to_mask(messages: Sequence[Message], keep_rounds: int) -> list[int]:
         answered = before[pos] - 1  # the round this message answers
         if answered < cutoff and any(_worth_masking(r) for r in message.tool_results):
             found.append(pos)
-    return found
+    return found if len(found) >= max(1, batch) else []
 
 
 def _worth_masking(result: ToolResult) -> bool:
@@ -101,13 +104,14 @@ def mask_messages(
     keep_rounds: int,
     turn_of: Callable[[int], int],
     where: Callable[[int], str | None] = lambda pos: None,
+    batch: int = 1,
 ) -> list[Message]:
     """A copy of `messages` with results older than the last `keep_rounds` rounds masked.
 
     `turn_of(pos)` is the absolute turn number of the message at `pos`; `where(pos)` the
     transcript file that holds its raw form (None: not known).
     """
-    targets = set(rounds_to_mask(messages, keep_rounds))
+    targets = set(rounds_to_mask(messages, keep_rounds, batch))
     if not targets:
         return list(messages)
     calls: dict[str, ToolCall] = {

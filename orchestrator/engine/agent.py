@@ -107,6 +107,7 @@ class AgentLoop:
         checkpoint: Checkpoint | None = None,
         observe: Observe | None = None,
         announce: Callable[[ToolCall], None] | None = None,
+        volatile: Callable[[list[Message]], str] | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -119,6 +120,7 @@ class AgentLoop:
         self.checkpoint = checkpoint
         self.observe = observe
         self.announce = announce
+        self.volatile = volatile
         self.messages: list[Message] = []
 
     @property
@@ -155,6 +157,7 @@ class AgentLoop:
             max_tokens=self.max_tokens,
             purpose=self.purpose,
             phase=self.phase,
+            volatile=self.volatile(self.messages) if self.volatile else "",
         )
         reply = self.model.complete(request)
         if not reply.content or not (reply.text.strip() or reply.tool_calls):

@@ -2,8 +2,10 @@
 
 `executor_loop()` builds the phase's `AgentLoop`: the executor tools (files, shell behind
 the high-risk policy, task list, the memory tool), the system prompt (the executor rules,
-the phase card, verified memory and related past work, then the task list and its
-reminder, which change every turn and so come last), and the context policy at the
+the phase card, verified memory and related past work: the stable, cached prefix), what
+changes every turn (the task list, its reminder, the session notes: `Request.volatile`,
+sent after the last cache breakpoint in the newest user turn; docs/models.md, "Request
+layout"), and the context policy at the
 context seam (`ContextManager.prepare` every turn, `compact` when the model asks). Without
 a context manager, the conversation is sent as it is.
 """
@@ -154,14 +156,16 @@ class ExecutorSetup:
                         else ""
                     )
                     stable.append(SystemPart(extra.strip(), cache=True, label="memory"))
-            return [*stable, SystemPart(self._volatile(messages), label="task-list")]
+            if not any(part.cache for part in stable):
+                stable[-1] = SystemPart(stable[-1].text, cache=True, label=stable[-1].label)
+            return stable
 
         prepare = None
         if context is not None:
 
             def prepare(messages: list[Message]) -> list[Message]:
                 sys_tokens = estimate_text("\n\n".join(p.text for p in system(messages)))
-                sys_tokens += estimate_tools(specs)
+                sys_tokens += estimate_tools(specs) + estimate_text(self._volatile(messages))
                 instruction = self.checkpoint.last_instruction
                 if compact is not None and compact.requested:
                     reason, compact.requested = compact.requested, None
@@ -189,6 +193,7 @@ class ExecutorSetup:
             checkpoint=self.checkpoint,
             observe=self._observe,
             announce=self._announce,
+            volatile=self._volatile,
         )
 
     def _tools(self) -> ExecutorTools:

@@ -41,9 +41,40 @@ def load(task: TaskFolder) -> Loaded:
     return Loaded(replay(task.slug, result.events), result.events, result.problems)
 
 
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def _spent(events: list[Event]) -> dict[int | None, dict[str, Any]]:
+    """Tokens and estimated cost of the model calls, by phase (None: outside a phase)."""
+    out: dict[int | None, dict[str, Any]] = {}
+    for event in events:
+        if event.event_type != "model_call" or "usage" not in event.payload:
+            continue
+        row = out.setdefault(
+            event.phase, {"calls": 0, **dict.fromkeys(USAGE_KEYS, 0), "estimated_cost_usd": 0.0}
+        )
+        row["calls"] += 1
+        usage = event.payload["usage"]
+        for key in USAGE_KEYS:
+            row[key] += int(usage.get(key) or 0)
+        cost = event.payload.get("estimated_cost_usd", event.payload.get("cost_usd"))
+        row["estimated_cost_usd"] = round(row["estimated_cost_usd"] + float(cost or 0.0), 6)
+    return out
+
+
+def _total(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {"calls": 0, **dict.fromkeys(USAGE_KEYS, 0), "estimated_cost_usd": 0.0}
+    for row in rows:
+        for key in total:
+            total[key] += row[key]
+    total["estimated_cost_usd"] = round(total["estimated_cost_usd"], 6)
+    return total
+
+
 def summary(task: TaskFolder) -> dict[str, Any]:
     """Where one task stands, for `orch status` (reads; takes no lock)."""
     loaded = load(task)
+    spent = _spent(loaded.events)
     s: TaskState = loaded.state
     plan: dict[str, Any] | None = None
     with contextlib.suppress(Exception):
@@ -59,6 +90,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
                 "attempt": ph.attempt if ph else 0,
                 "retries": list(ph.failures) if ph else [],
                 "commit": ph.commit if ph else None,
+                "tokens": spent.get(p["phase_id"]) or _total([]),
             }
         )
     state = s.state or "EMPTY"
@@ -91,6 +123,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "blocking_gate": blocking_gate(s, loaded.events),
         "cost_usd": round(s.cost_usd, 6),
         "unpriced_calls": s.unpriced_calls,
+        "tokens": _total(list(spent.values())),
         "budget": _budget(s, loaded.events),
     }
 

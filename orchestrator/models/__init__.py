@@ -22,6 +22,7 @@ from pathlib import Path
 
 from orchestrator.config import Config
 from orchestrator.errors import UsageError
+from orchestrator.models.recording import recorder_for
 from orchestrator.models.resilient import ResilientModel
 from orchestrator.models.scripted import ScriptedModel
 from orchestrator.protocols import Model
@@ -47,7 +48,10 @@ def build_model(name: str, config: Config | None = None) -> Model:
     kind = _kind(name)
     rest = name.partition(":")[2]
     if kind == "scripted":
-        return ScriptedModel.from_file(Path(rest))
+        scripted = ScriptedModel.from_file(Path(rest))
+        scripted.config = config or Config()
+        scripted.recorder = recorder_for(config)
+        return scripted
     if kind == "openai":
         return _openai_model(rest, config)
     if kind == "claude-code":

@@ -6,9 +6,13 @@ imported only when an `anthropic:<model id>` model is built, so `orch --help` an
 
 What a call sends:
 - the system prompt as text blocks, the tool definitions (plus the `memory_20250818` tool
-  when `Request.memory_tool` is set), the conversation as it stands;
-- with `prompt_caching`: a cache breakpoint on the last tool definition and on every
-  system part marked `cache` (the stable prefix, the memory index), at most four in all;
+  when `Request.memory_tool` is set), the conversation as it stands, and what changes
+  every turn (`Request.volatile`) last in the newest user turn;
+- with `prompt_caching`: at most four cache breakpoints, on the conversation (a moving
+  one on the newest user turn, one where an earlier request's was) and on the stable
+  prefix (`anthropic_request.build_params`, docs/models.md "Request layout");
+- with `ORCH_RECORD_REQUESTS` or `[debug] record_requests`: each request as it is sent,
+  in a JSON file (`orchestrator.models.recording`);
 - with `context.server_context_editing` and a model that supports it: the
   `clear_tool_uses_20250919` edit (keeping `context.mask_keep_rounds` tool uses, never
   clearing the memory tool's) and its beta header;
@@ -55,30 +59,44 @@ from anthropic.types.beta import (
 from orchestrator.config import Config
 from orchestrator.errors import ModelError, UsageError
 from orchestrator.messages import Reply, Request, TextBlock, ToolCall, Usage
+from orchestrator.models.anthropic_request import (
+    COMPACTION_BETA,
+    COMPACTION_MODELS,
+    CONTEXT_EDITING_BETA,
+    CONTEXT_EDITING_MODELS,
+    EPHEMERAL,
+    MAX_CACHE_BREAKPOINTS,
+    MEMORY_TOOL_BETA,
+    MIN_COMPACTION_TRIGGER,
+    build_params,
+    supports,
+)
 from orchestrator.models.failures import check_reply, one_line, retry_after_seconds
 from orchestrator.models.memory_tool import INPUT_SCHEMA, MemoryToolHandler, ToolInputError
+from orchestrator.models.recording import recorder_for
 from orchestrator.tokens import estimate_request
 
 log = logging.getLogger(__name__)
 
+__all__ = [  # the request constants live in anthropic_request; named here as before
+    "COMPACTION_BETA",
+    "COMPACTION_MODELS",
+    "CONTEXT_EDITING_BETA",
+    "CONTEXT_EDITING_MODELS",
+    "EPHEMERAL",
+    "MAX_CACHE_BREAKPOINTS",
+    "MEMORY_TOOL_BETA",
+    "MIN_COMPACTION_TRIGGER",
+    "AnthropicModel",
+    "OrchMemoryTool",
+    "supports",
+]
+
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
-MEMORY_TOOL_BETA = "context-management-2025-06-27"
-CONTEXT_EDITING_BETA = "context-management-2025-06-27"
-COMPACTION_BETA = "compact-2026-01-12"
-# Model id prefixes that accept each server-side feature; other models go without it.
-CONTEXT_EDITING_MODELS = ("claude-opus-4", "claude-sonnet-4", "claude-haiku-4", "claude-mythos")
-COMPACTION_MODELS = ("claude-opus-4-6", "claude-opus-4-7", "claude-sonnet-4-6", "claude-mythos")
-MIN_COMPACTION_TRIGGER = 50_000
-MAX_CACHE_BREAKPOINTS = 4
-EPHEMERAL = {"type": "ephemeral"}
 TRANSIENT_ERROR_TYPES = ("overloaded_error", "api_error", "rate_limit_error", "timeout_error")
 COUNT_TIMEOUT = 10.0
 OFFLINE_PAUSE = 60.0  # after a failed count_tokens, estimate locally for this long
-
-
-def supports(model_id: str, prefixes: tuple[str, ...]) -> bool:
-    return model_id.startswith(prefixes)
 
 
 def _digest(messages: list[dict[str, Any]]) -> str:
@@ -178,6 +196,8 @@ class AnthropicModel:
         self.skipped: set[str] = set()  # configured server features this model lacks
         self._compaction: _Compaction | None = None
         self._offline_until = 0.0
+        self._written: set[str] = set()  # prefixes this model's requests marked for caching
+        self.recorder = recorder_for(self.config)
 
     def memory_tool(self, handler: MemoryToolHandler) -> OrchMemoryTool:
         """The SDK memory tool object for `handler` (for the SDK's tool runners)."""
@@ -187,6 +207,14 @@ class AnthropicModel:
 
     def complete(self, request: Request) -> Reply:
         params = self.request_params(request)
+        if self.recorder is not None:
+            self.recorder.record(
+                params,
+                provider="anthropic",
+                role=request.purpose,
+                phase=request.phase,
+                model=self.name,
+            )
         try:
             message = self._stream(params) if self.streaming else self._create(params)
             reply = self._reply(message, request)
@@ -229,7 +257,7 @@ class AnthropicModel:
         """The count_tokens endpoint; the local estimate when it cannot be reached."""
         if time.monotonic() < self._offline_until:
             return estimate_request(request)
-        params = self.request_params(request)
+        params = self.request_params(request, sending=False)
         for key in ("max_tokens", "extra_body"):
             params.pop(key, None)
         try:
@@ -246,56 +274,17 @@ class AnthropicModel:
 
     # requests ---------------------------------------------------------------------------
 
-    def request_params(self, request: Request) -> dict[str, Any]:
-        """The keyword arguments of `client.beta.messages.create/stream` for `request`."""
-        caching = self.config.prompt_caching
-        system: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in request.system]
-        tools: list[dict[str, Any]] = [
-            t.to_dict() for t in request.tools if not (request.memory_tool and t.name == "memory")
-        ]
-        if request.memory_tool:
-            tools.append(dict(OrchMemoryTool().to_dict()))
-        if caching:
-            if tools:
-                tools[-1] = {**tools[-1], "cache_control": dict(EPHEMERAL)}
-            room = MAX_CACHE_BREAKPOINTS - (1 if tools else 0)
-            marked = [i for i, part in enumerate(request.system) if part.cache]
-            for i in marked[-room:] if room > 0 else []:
-                system[i]["cache_control"] = dict(EPHEMERAL)
-        params: dict[str, Any] = {
-            "model": self.model_id,
-            "max_tokens": request.max_tokens,
-            "messages": self._with_compaction([m.to_dict() for m in request.messages]),
-        }
-        if system:
-            params["system"] = system
-        if tools:
-            params["tools"] = tools
-        if request.temperature is not None:
-            params["extra_body"] = {"temperature": request.temperature}
-        betas: list[str] = [MEMORY_TOOL_BETA] if request.memory_tool else []
-        edits: list[dict[str, Any]] = []
-        context = self.config.context
-        if context.server_context_editing and self._has("context editing", CONTEXT_EDITING_MODELS):
-            betas.append(CONTEXT_EDITING_BETA)
-            edits.append(
-                {
-                    "type": "clear_tool_uses_20250919",
-                    "keep": {"type": "tool_uses", "value": context.mask_keep_rounds},
-                    "exclude_tools": ["memory"],
-                }
-            )
-        if context.server_compaction and self._has("compaction", COMPACTION_MODELS):
-            betas.append(COMPACTION_BETA)
-            trigger = max(MIN_COMPACTION_TRIGGER, context.compact_threshold_tokens)
-            edits.append(
-                {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": trigger}}
-            )
-        if edits:
-            params["context_management"] = {"edits": edits}
-        if betas:
-            params["betas"] = list(dict.fromkeys(betas))
-        return params
+    def request_params(self, request: Request, *, sending: bool = True) -> dict[str, Any]:
+        """The keyword arguments of `client.beta.messages.create/stream` for `request`
+        (`sending=False`: for counting, so the breakpoints it marks are not remembered)."""
+        return build_params(
+            request,
+            self.model_id,
+            self.config,
+            has=self._has,
+            with_compaction=self._with_compaction,
+            written=self._written if sending else set(self._written),
+        )
 
     def _has(self, feature: str, prefixes: tuple[str, ...]) -> bool:
         if supports(self.model_id, prefixes):

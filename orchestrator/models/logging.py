@@ -7,7 +7,10 @@ stop reason; or, when the call failed, its failure class and message. It re-rais
 failure unchanged.
 
 Costs come from `PRICES`, list prices in USD per million tokens by model family; a model
-it does not know gets `cost_usd: null`, and scripted models cost 0.
+it does not know gets `cost_usd: null`, and scripted models cost 0. `estimated_cost_usd`
+is what the call would cost: the same as `cost_usd` for a priced model, and for a scripted
+model its estimated usage priced as `ESTIMATE_AS` (so a scripted run shows what a real one
+would spend; the spending cap counts `cost_usd` only).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ PRICES: tuple[tuple[str, float, float], ...] = (
     ("claude-3-5-haiku", 0.8, 4.0),
     ("claude-3-haiku", 0.25, 1.25),
 )
+ESTIMATE_AS = "claude-sonnet-4-6"  # how a scripted model's calls are priced and cached
 CACHE_WRITE_FACTOR = 1.25  # a 5-minute cache write costs 1.25x the input price
 CACHE_READ_FACTOR = 0.10  # a cache hit costs a tenth of it
 
@@ -67,6 +71,11 @@ def cost_usd(model: str, usage: Usage) -> float | None:
         + usage.output_tokens * out
     )
     return round(total / 1_000_000, 6)
+
+
+def estimated_cost_usd(model: str, usage: Usage) -> float | None:
+    """What the call would cost: a scripted model's usage priced as `ESTIMATE_AS`."""
+    return cost_usd(ESTIMATE_AS if model.startswith("scripted") else model, usage)
 
 
 class LoggedModel:
@@ -128,6 +137,7 @@ class LoggedModel:
             stop_reason=reply.stop_reason,
             usage=reply.usage.to_dict(),
             cost_usd=reply.cost_usd if reply.cost_usd is not None else cost_usd(model, reply.usage),
+            estimated_cost_usd=estimated_cost_usd(model, reply.usage),
             tool_calls=[call.name for call in reply.tool_calls],
         )
         return payload

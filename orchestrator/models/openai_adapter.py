@@ -62,6 +62,7 @@ from orchestrator.errors import ModelError, UsageError
 from orchestrator.messages import Message, Reply, Request, TextBlock, ToolCall, ToolSpec, Usage
 from orchestrator.models.failures import check_reply, one_line, retry_after_seconds
 from orchestrator.models.memory_tool import INPUT_SCHEMA, MemoryToolHandler
+from orchestrator.models.recording import recorder_for
 from orchestrator.tokens import estimate_request
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,11 @@ def chat_messages(request: Request) -> list[dict[str, Any]]:
         out.append({"role": "system", "content": system})
     for message in request.messages:
         out.extend(_chat_message(message))
+    if request.volatile:  # what changes every turn goes last (docs/models.md)
+        if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], str):
+            out[-1] = {**out[-1], "content": f"{out[-1]['content']}\n\n{request.volatile}"}
+        else:
+            out.append({"role": "user", "content": request.volatile})
     return out
 
 
@@ -306,11 +312,20 @@ class OpenAIModel:
         )
         self.base_url = str(self.client.base_url).rstrip("/")
         self.streaming = self.config.streaming
+        self.recorder = recorder_for(self.config)
 
     # the Model protocol -----------------------------------------------------------------
 
     def complete(self, request: Request) -> Reply:
         params = self.request_params(request)
+        if self.recorder is not None:
+            self.recorder.record(
+                params,
+                provider="openai",
+                role=request.purpose,
+                phase=request.phase,
+                model=self.name,
+            )
         try:
             reply = self._stream(params) if self.streaming else self._create(params)
         except ModelError:

@@ -25,7 +25,10 @@ conversations:
 ```
 
 A reply may hold `text`, `tool_calls` (each `{name, input, id?}`), `stop_reason`
-(default: tool_use when there are tool calls, else end_turn), `usage`, `model` (the model
+(default: tool_use when there are tool calls, else end_turn), `usage` (default: estimated
+from the request the Anthropic adapter would send for it, `anthropic_request.build_params`,
+billed with prompt caching by `cachesim.CacheSim`: the uncached input, cache reads and
+writes, and the reply's own tokens), `model` (the model
 id the reply says answered it, as a real API's reply does; a priced id such as
 `claude-sonnet-4-6` makes the call cost what `usage` would cost there, to rehearse a
 spending cap; default: the script's own name, which costs 0), or `error`
@@ -47,10 +50,15 @@ from typing import Any
 
 import yaml
 
+from orchestrator.config import Config
 from orchestrator.errors import FAILURE_CLASSES, ModelError, UsageError
 from orchestrator.messages import Reply, Request, TextBlock, ToolCall, Usage
+from orchestrator.models.anthropic_request import build_params
+from orchestrator.models.cachesim import CacheSim, min_cacheable
 from orchestrator.models.failures import check_reply
-from orchestrator.tokens import estimate_request
+from orchestrator.models.logging import ESTIMATE_AS
+from orchestrator.models.recording import Recorder
+from orchestrator.tokens import estimate_request, estimate_text
 
 REPLY_KEYS = ("text", "tool_calls", "stop_reason", "usage", "model", "error", "note")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -72,9 +80,32 @@ class ScriptedModel:
     _spent: dict[tuple[int, int], int] = field(
         default_factory=dict
     )  # (list, entry) -> errors raised
+    config: Config = field(default_factory=Config)  # caching settings the estimate follows
+    recorder: Recorder | None = None  # set: every request is recorded (recording.py)
+    _cache: CacheSim = field(default_factory=lambda: CacheSim(min_cacheable(ESTIMATE_AS)))
+    _written: set[str] = field(default_factory=set)  # prefixes its requests marked
 
     def __post_init__(self) -> None:
         check_script(self.script, self.name)
+
+    def params(self, request: Request) -> dict[str, Any]:
+        """What the Anthropic adapter would send for `request` (the model id: this name)."""
+        return build_params(request, self.name, self.config, written=self._written)
+
+    def send(self, request: Request) -> Usage:
+        """Record the request when asked to, and estimate its input usage with caching
+        (what `complete` does before it answers)."""
+        params = self.params(request)
+        if self.recorder is not None:
+            self.recorder.record(
+                params,
+                provider="scripted",
+                role=request.purpose,
+                phase=request.phase,
+                model=self.name,
+            )
+        bill = self._cache.bill(params)
+        return Usage(bill.full, 0, bill.read, bill.write)
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
@@ -91,6 +122,7 @@ class ScriptedModel:
     # the Model protocol ----------------------------------------------------------------
     def complete(self, request: Request) -> Reply:
         self.requests.append(request)
+        sent = self.send(request)
         if "replies" in self.script:
             which, entries, turn, label = -1, self.script["replies"], self._delivered, "the script"
         else:
@@ -102,7 +134,11 @@ class ScriptedModel:
             if error is None:
                 if which == -1:
                     self._delivered += 1
-                return check_reply(build_reply(raw, self.name, len(self.requests)), request)
+                reply = build_reply(raw, self.name, len(self.requests))
+                if not raw.get("usage"):
+                    out = estimate_text(json.dumps([b.to_dict() for b in reply.content]))
+                    reply.usage = sent + Usage(0, out)
+                return check_reply(reply, request)
             if self._spent.get((which, index), 0) < int(error.get("times", 1)):
                 self._spent[(which, index)] = self._spent.get((which, index), 0) + 1
                 raise ModelError(

@@ -64,7 +64,7 @@ class Tokens:
     def add(self, payload: Mapping[str, Any]) -> Tokens:
         usage = payload.get("usage")
         usage = usage if isinstance(usage, Mapping) else {}
-        cost = payload.get("cost_usd")
+        cost = payload.get("estimated_cost_usd", payload.get("cost_usd"))
         amount = (
             float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
         )

@@ -375,8 +375,8 @@ def tokens_section(report: Report) -> str:
     )
     head = ["part", "model calls", "input", "output", "cache read", "cache write", "est. cost"]
     note = (
-        "Costs are estimates from list prices (a scripted model costs nothing; a model "
-        "without a known price is counted as unpriced)."
+        "Costs are estimates from list prices (a scripted model's estimated usage is priced "
+        "as claude-sonnet-4-6; a model without a known price is counted as unpriced)."
     )
     return f'<section><h2>Tokens and cost</h2>{table(head, rows, "num")}<p class="meta">{note}</p></section>'
 

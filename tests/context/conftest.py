@@ -142,7 +142,12 @@ def make_manager(task: TaskFolder, model: ScriptedModel) -> Callable[..., Contex
         phase_card: str = PHASE_CARD,
         **config: Any,
     ) -> ContextManager:
-        defaults: dict[str, Any] = {"compact_threshold_tokens": 3000, "keep_recent_turns": 6}
+        # masking every round (batches of 1): the tests follow single rounds
+        defaults: dict[str, Any] = {
+            "compact_threshold_tokens": 3000,
+            "keep_recent_turns": 6,
+            "mask_batch_rounds": 1,
+        }
         cfg = ContextConfig(**{**defaults, **config})
         return ContextManager(
             task, model_ or model, cfg, task.events(), rules=rules, phase_card=phase_card

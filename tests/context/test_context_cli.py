@@ -54,6 +54,7 @@ def test_orch_compact_rewrites_the_current_phase_after_saving_its_turns(
     repo_task: TaskFolder, kit: SimpleNamespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_script(tmp_path, monkeypatch, kit.script())
+    (repo_task.layout.root / "orch.toml").write_text("[context]\nmask_batch_rounds = 1\n")
     older = save_conversation(repo_task, 1, kit.conversation(2))
     older_bytes = older.read_bytes()
     messages = kit.conversation(12, size=1500)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from orchestrator.context.masking import (
     is_masked,
     mask_messages,
     masked_turn,
+    rounds_to_mask,
 )
 from orchestrator.messages import Block, Message, TextBlock, ToolCall, ToolResult
 
@@ -251,3 +253,29 @@ def test_prepare_and_compact_keep_pairs_on_random_conversations(
         head = read_head(compacted)
         if head is not None:  # every turn the summary stands for is on disk
             assert set(range(head.last_turn + 1)) <= set(saved)
+
+
+def _rounds(n: int) -> list[Message]:
+    messages = [Message.user("go")]
+    for i in range(n):
+        messages.append(Message("assistant", [ToolCall(f"t{i}", "read_file", {"path": f"{i}.py"})]))
+        messages.append(Message("user", [ToolResult(f"t{i}", f"line {i}\n" * 40)]))
+    return messages
+
+
+def test_masking_in_batches_keeps_the_prefix_byte_stable_between_batches() -> None:
+    sent: list[list[Message]] = []
+    messages: list[Message] = _rounds(0)
+    for n in range(1, 12):
+        messages = [*messages, *_rounds(n)[-2:]]  # the conversation as kept, one round more
+        messages = mask_messages(messages, 2, turn_of=lambda pos: pos, batch=3)
+        sent.append(messages)
+    # nothing is masked until 3 rounds wait past the 2 kept, then 3 at once
+    counts = [sum(is_masked(r) for m in s for r in m.tool_results) for s in sent]
+    assert counts == [0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9]
+    # between two batches, each request starts with the whole previous one
+    for before, after in itertools.pairwise(sent):
+        if counts[sent.index(before)] == counts[sent.index(after)]:
+            assert after[: len(before)] == before
+    assert rounds_to_mask(_rounds(4), 2, batch=3) == []
+    assert len(rounds_to_mask(_rounds(5), 2, batch=3)) == 3

@@ -230,7 +230,10 @@ def test_the_prompt_reminds_the_executor_of_a_stale_task_list(mini: Path, tmp_pa
     )
     assert env.state.done
     executor = [r for r in seen if r.purpose == "executor"]
-    volatile = [r.system[-1].text for r in executor]
+    # the task list and its reminder change every turn: they travel after the cached
+    # prefix, as the newest user turn's last part (Request.volatile), not in the system
+    volatile = [r.volatile for r in executor]
     assert ["Reminder" in v for v in volatile] == [False, False, False, False, True, True]
     assert "[ ] 1. subtract" in volatile[1]
+    assert not any("Your task list (tasks.json)" in p.text for r in executor for p in r.system)
     assert executor[0].system[1].label == "phase-card" and executor[0].system[1].cache

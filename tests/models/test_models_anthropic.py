@@ -5,6 +5,7 @@ token counting, the memory tool, usage in the event log."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from orchestrator.messages import (
     Request,
     SystemPart,
     TextBlock,
+    ToolCall,
     ToolResult,
     ToolSpec,
 )
@@ -40,6 +42,14 @@ from orchestrator.store.repo import RepoMemoryStore
 from orchestrator.tokens import estimate_request
 
 MakeModel = Callable[..., AnthropicModel]
+TOOL_ROUND = [
+    Message("assistant", [ToolCall("toolu_1", "read_file", {"path": "app.py"})]),
+    Message("user", [ToolResult("toolu_1", "def handler():\n    return 1\n")]),
+]
+TOOL_ROUND_2 = [
+    Message("assistant", [ToolCall("toolu_2", "read_file", {"path": "b.py"})]),
+    Message("user", [ToolResult("toolu_2", "x = 1\n")]),
+]
 
 READ_FILE = ToolSpec(
     "read_file",
@@ -167,18 +177,40 @@ def test_the_memory_tool_refuses_through_the_sdk_tool_error(
     assert tool.to_dict() == {"type": "memory_20250818", "name": "memory"}
 
 
-def test_prompt_caching_marks_the_tools_and_the_stable_prefix(
+BIG = "Work in small verified steps; read before you write.\n" * 120  # ~1,800 tokens
+
+
+def _marked(body: dict[str, Any]) -> list[str]:
+    """Where the breakpoints are: tools[i], system[i], messages[i][j]."""
+    out = [f"tools[{i}]" for i, t in enumerate(body.get("tools", [])) if "cache_control" in t]
+    out += [f"system[{i}]" for i, p in enumerate(body.get("system", [])) if "cache_control" in p]
+    for i, m in enumerate(body["messages"]):
+        out += [f"messages[{i}][{j}]" for j, b in enumerate(m["content"]) if "cache_control" in b]
+    return out
+
+
+def test_prompt_caching_marks_the_conversation_the_system_prompt_and_the_tools(
     make_model: MakeModel, server: MessagesServer
 ) -> None:
     server.on_messages(Reply(message(text("ok"), cache_read=900, cache_write=300)))
-    reply = make_model("claude-sonnet-4-6").complete(base_request())
+    request = base_request(
+        system=[
+            SystemPart(BIG, label="base"),
+            SystemPart("# Memory index\n- test-command", cache=True, label="memory-index"),
+            SystemPart("Phase 1: add a flag.", label="phase-card"),
+        ],
+        volatile="Your task list (tasks.json):\n[ ] 1. Add the flag",
+    )
+    reply = make_model("claude-sonnet-4-6").complete(request)
     body = server.message_requests[0].body
-    assert [p.get("cache_control") for p in body["system"]] == [
-        None,
-        {"type": "ephemeral"},
-        None,
-    ]
-    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    # the newest user turn (the executor's conversation goes on), the end of the system
+    # prompt, its stable part, then the base prompt (the tools alone are under the minimum
+    # cacheable length); the task list after them all
+    assert _marked(body) == ["system[0]", "system[1]", "system[2]", "messages[0][0]"]
+    assert body["messages"][0]["content"][-1] == {
+        "type": "text",
+        "text": "Your task list (tasks.json):\n[ ] 1. Add the flag",
+    }
     assert reply.usage.to_dict() == {
         "input_tokens": 12,
         "output_tokens": 7,
@@ -188,24 +220,38 @@ def test_prompt_caching_marks_the_tools_and_the_stable_prefix(
     assert server.message_requests[0].betas == []  # caching needs no beta header
 
 
-def test_caching_off_sends_no_breakpoints(make_model: MakeModel, server: MessagesServer) -> None:
-    server.on_messages(Reply(message(text("ok"))))
-    make_model("claude-sonnet-4-6", prompt_caching=False).complete(base_request(memory_tool=True))
-    body = server.message_requests[0].body
-    assert all("cache_control" not in part for part in body["system"])
-    assert all("cache_control" not in tool for tool in body["tools"])
-
-
-def test_at_most_four_breakpoints_keeping_the_last_marked_parts(
+def test_no_breakpoint_below_the_minimum_cacheable_length(
     make_model: MakeModel, server: MessagesServer
 ) -> None:
     server.on_messages(Reply(message(text("ok"))))
-    system = [SystemPart(f"part {n}", cache=True) for n in range(5)]
-    make_model("claude-sonnet-4-6").complete(base_request(system=system))
+    make_model("claude-sonnet-4-6").complete(base_request())  # a few dozen tokens in all
+    assert _marked(server.message_requests[0].body) == []
+
+
+def test_caching_off_sends_no_breakpoints(make_model: MakeModel, server: MessagesServer) -> None:
+    server.on_messages(Reply(message(text("ok"))))
+    request = base_request(memory_tool=True, system=[SystemPart(BIG, cache=True)])
+    make_model("claude-sonnet-4-6", prompt_caching=False).complete(request)
+    assert _marked(server.message_requests[0].body) == []
+
+
+def test_at_most_four_breakpoints_and_the_moving_one_is_read_next_turn(
+    make_model: MakeModel, server: MessagesServer
+) -> None:
+    server.on_messages(Reply(message(text("ok"))), Reply(message(text("done"))))
+    system = [SystemPart(f"part {n}\n{BIG}", cache=True) for n in range(5)]
+    model = make_model("claude-sonnet-4-6")
+    first = base_request(system=system, messages=[Message.user("Read app.py."), *TOOL_ROUND])
+    model.complete(first)
     body = server.message_requests[0].body
-    marks = [bool(p.get("cache_control")) for p in body["system"]]
-    assert marks == [False, False, True, True, True]
-    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    # the newest user turn, the one before it, the end of the system prompt, the part
+    # before that
+    assert _marked(body) == ["system[3]", "system[4]", "messages[0][0]", "messages[2][0]"]
+    # the next turn: the previous moving breakpoint is marked again (read), a new one added
+    second = replace(first, messages=[*first.messages, *TOOL_ROUND_2])
+    model.complete(second)
+    marks = _marked(server.message_requests[1].body)
+    assert len(marks) == 4 and "messages[2][0]" in marks and "messages[4][0]" in marks
 
 
 def test_server_context_editing_and_compaction_when_enabled(

@@ -68,6 +68,7 @@ def test_a_successful_call_logs_usage_cost_latency_and_stop_reason(log: EventLog
         "usage": USAGE,
         # 1000*3 + 400*3*1.25 + 2000*3*0.1 + 500*15, per million
         "cost_usd": 0.0126,
+        "estimated_cost_usd": 0.0126,  # a priced model: the same
         "tool_calls": [],
     }
 

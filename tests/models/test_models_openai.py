@@ -542,3 +542,20 @@ def test_every_server_example_in_the_docs_builds_its_model(
         "http://localhost:1234/v1",
         "http://localhost:8080/v1",
     ]
+
+
+def test_requests_are_recorded_as_sent_with_the_volatile_part_last(
+    make_openai: Callable[..., OpenAIModel],
+    openai_env: ChatServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ORCH_RECORD_REQUESTS", str(tmp_path / "requests"))
+    openai_env.on_chat(Reply(completion("ok")))
+    make_openai(streaming=False).complete(request(volatile="Your task list: [ ] 1. Add it"))
+    (sent,) = openai_env.chat_requests
+    (path,) = (tmp_path / "requests").iterdir()
+    data = json.loads(path.read_text())
+    assert path.name == "0001-executor.json" and data["provider"] == "openai"
+    assert data["params"]["messages"] == sent.body["messages"]
+    assert sent.body["messages"][-1]["content"].endswith("Your task list: [ ] 1. Add it")
