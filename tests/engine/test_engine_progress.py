@@ -4,6 +4,7 @@ on a terminal a live board with the running step, its duration and the gate's ou
 from __future__ import annotations
 
 import io
+import json
 import re
 import subprocess
 import sys
@@ -20,6 +21,28 @@ from orchestrator.store.layout import Layout
 ORCH = str(Path(sys.executable).with_name("orch"))
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 USAGE = {"input_tokens": 1200, "output_tokens": 80}
+
+
+def logged_usage(root: Path) -> tuple[int, int, int]:
+    """(calls, tokens in, tokens out) of the model calls the task's event log holds: the
+    scripted replies above say their usage, the others' usage is estimated."""
+    calls = tokens_in = tokens_out = 0
+    listed = subprocess.run(
+        [ORCH, "status", "--json"], cwd=root, capture_output=True, text=True, check=True
+    )
+    for task in json.loads(listed.stdout):
+        for line in Path(task["log"]).read_text(encoding="utf-8").splitlines():
+            event = json.loads(line)
+            if event["event_type"] != "model_call":
+                continue
+            usage = event["payload"].get("usage") or {}
+            calls += 1
+            tokens_in += sum(
+                usage.get(k) or 0
+                for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+            )
+            tokens_out += usage.get("output_tokens") or 0
+    return calls, tokens_in, tokens_out
 
 
 def script_with_usage(tmp_path: Path) -> str:
@@ -44,6 +67,8 @@ def test_off_a_terminal_each_event_is_one_plain_line_then_the_summary(
     assert "\x1b" not in out  # a pipe gets no colour, no cursor movement
     lines = out.splitlines()
     commit = git(mini, "rev-parse", "HEAD").strip()[:12]
+    calls, tokens_in, tokens_out = logged_usage(mini)
+    assert calls == 7 and tokens_in > 2 * USAGE["input_tokens"]
     expected_in_order = [
         "Task add-a-subtract-function: Add a subtract function",
         "Phase 1: Add subtract",
@@ -53,7 +78,7 @@ def test_off_a_terminal_each_event_is_one_plain_line_then_the_summary(
         "COMPLETE: all 1 phase(s) committed and reviewed",
         "Task add-a-subtract-function is COMPLETE: 1 phase commit(s).",
         f"  phase 1: closed {commit}  Add subtract",
-        "  spent:       $0.0000 on 7 model calls, 2,400 tokens in, 160 out",
+        f"  spent:       $0.0000 on 7 model calls, {tokens_in:,} tokens in, {tokens_out:,} out",
         "  on branch:   main",
     ]
     positions = [lines.index(line) for line in expected_in_order]
@@ -107,7 +132,9 @@ def test_on_a_terminal_a_live_board_shows_the_running_gate_its_time_and_output(
     assert re.search(r"running Executor: model call \(turn 2\)  \d+\.\d s", shown), shown
     assert re.search(r"running write_file path=calc\.py  \d+\.\d s", shown), shown
     assert "Phase 1 of 1: Add subtract" in shown
-    assert re.search(r"\d model calls, 2,400 tokens in, 160 out, \d:\d\d so far", shown), shown
+    calls, tokens_in, tokens_out = logged_usage(mini)
+    board = f"{calls} model calls, {tokens_in:,} tokens in, {tokens_out:,} out, "
+    assert re.search(re.escape(board) + r"\d:\d\d so far", shown), shown
     assert "COMPLETE: all 1 phase(s) committed and reviewed" in shown  # the event lines too
 
 

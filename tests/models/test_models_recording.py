@@ -8,12 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from messages_server import MessagesServer, Reply, message, text
 
 from orchestrator.config import load_config
 from orchestrator.messages import Message, Request, SystemPart
 from orchestrator.models import build_model
 from orchestrator.models.anthropic_adapter import AnthropicModel
+from orchestrator.models.messages_server import MessagesServer, Reply, message, text
 from orchestrator.models.recording import ENV, Recorder, recorded
 
 SECRET = "AKIAIOSFODNN7EXAMPLF"  # an AWS access key id shape
