@@ -102,6 +102,9 @@ def build_params(
     return params
 
 
+Block = tuple[str, int, int]  # (where: tools | system | messages, index, block in content)
+
+
 # Roles whose request is never continued: their conversation is not worth writing.
 ONE_SHOT = ("compactor", "extractor")
 # Roles whose first request is continued: a tool round always follows (the JSON roles
@@ -136,7 +139,7 @@ def _mark(
     in a role that is never continued (`ONE_SHOT`), nor before the first reply of a role
     that usually answers at once (not `CONTINUED`).
     """
-    blocks: list[tuple[str, int, int]] = []  # (where, index, block) in prefix order
+    blocks: list[Block] = []  # (where, index, block) in prefix order
     blocks += [("tools", i, 0) for i in range(len(tools))]
     blocks += [("system", i, 0) for i in range(len(system))]
     for i, message in enumerate(messages):
@@ -145,37 +148,12 @@ def _mark(
     position = {key: n for n, key in enumerate(blocks)}
     min_tokens = min_cacheable(model_id)
 
-    wanted: list[tuple[str, int, int]] = []
-    users = [i for i, m in enumerate(messages) if m["role"] == "user" and m["content"]]
-    conversation = request.purpose not in ONE_SHOT and (
-        request.turn >= 1 or request.purpose in CONTINUED
-    )
-    if conversation and users:
-        wanted.append(("messages", users[-1], len(messages[users[-1]]["content"]) - 1))
     read = -1
     if written:
-        for n in range(len(blocks) - 1, -1, -1):
-            if c.digests[n] in written:
-                read = n
-                break
-    if read >= 0:
-        wanted.append(blocks[read])
-    elif conversation and len(users) > 1:
-        wanted.append(("messages", users[-2], len(messages[users[-2]]["content"]) - 1))
-    if conversation:
-        masked = [i for i in users if any(_masked(b) for b in messages[i]["content"])]
-        if masked:
-            wanted.append(("messages", masked[-1], len(messages[masked[-1]]["content"]) - 1))
-    if system:
-        wanted.append(("system", len(system) - 1, 0))
-    stable = [i for i, part in enumerate(request.system) if part.cache]
-    if system and stable:
-        wanted.append(("system", stable[-1], 0))
-    if tools:
-        wanted.append(("tools", len(tools) - 1, 0))
-    if system and stable:
-        wanted += [("system", i, 0) for i in range(stable[-1] - 1, -1, -1)]
-    chosen: list[tuple[str, int, int]] = []
+        read = next((n for n in range(len(blocks) - 1, -1, -1) if c.digests[n] in written), -1)
+    wanted = _conversation_marks(request, messages, blocks[read] if read >= 0 else None)
+    wanted += _prompt_marks(request, tools, system)
+    chosen: list[Block] = []
     for key in wanted:
         if key in chosen or len(chosen) >= MAX_CACHE_BREAKPOINTS:
             continue
@@ -192,6 +170,51 @@ def _mark(
             content = list(messages[i]["content"])
             content[j] = {**content[j], "cache_control": dict(EPHEMERAL)}
             messages[i] = {**messages[i], "content": content}
+
+
+def _conversation_marks(
+    request: Request, messages: list[dict[str, Any]], read: Block | None
+) -> list[Block]:
+    """Breakpoints 1 to 3 of `_mark`, in order of worth; `read` is the block ending the
+    longest prefix an earlier request wrote."""
+
+    def last_block(i: int) -> Block:
+        return ("messages", i, len(messages[i]["content"]) - 1)
+
+    users = [i for i, m in enumerate(messages) if m["role"] == "user" and m["content"]]
+    conversation = request.purpose not in ONE_SHOT and (
+        request.turn >= 1 or request.purpose in CONTINUED
+    )
+    wanted: list[Block] = []
+    if conversation and users:
+        wanted.append(last_block(users[-1]))
+    if read is not None:
+        wanted.append(read)
+    elif conversation and len(users) > 1:
+        wanted.append(last_block(users[-2]))
+    if conversation:
+        masked = [i for i in users if any(_masked(b) for b in messages[i]["content"])]
+        if masked:
+            wanted.append(last_block(masked[-1]))
+    return wanted
+
+
+def _prompt_marks(
+    request: Request, tools: list[dict[str, Any]], system: list[dict[str, Any]]
+) -> list[Block]:
+    """Breakpoint 4 of `_mark` and its fallbacks: the system prompt's end, its last stable
+    part, the last tool, the stable parts before, from the last."""
+    wanted: list[Block] = []
+    stable = [i for i, part in enumerate(request.system) if part.cache]
+    if system:
+        wanted.append(("system", len(system) - 1, 0))
+    if system and stable:
+        wanted.append(("system", stable[-1], 0))
+    if tools:
+        wanted.append(("tools", len(tools) - 1, 0))
+    if system and stable:
+        wanted += [("system", i, 0) for i in range(stable[-1] - 1, -1, -1)]
+    return wanted
 
 
 def _masked(block: dict[str, Any]) -> bool:
