@@ -45,18 +45,17 @@ the fixture turns into a test failure.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
-import socket
-import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from orchestrator.models.local_server import LocalServer, Recorded, ScriptedHandler
+from orchestrator.models.local_server import Slow as Slow  # a script step like those below
 
 MESSAGES = "/v1/messages"
 COUNT_TOKENS = "/v1/messages/count_tokens"
@@ -193,12 +192,6 @@ class Error:
 
 
 @dataclass
-class Slow:
-    seconds: float
-    then: Any
-
-
-@dataclass
 class CutStream:
     message: dict[str, Any]
     after_events: int
@@ -234,19 +227,6 @@ class Raw:
 @dataclass
 class Count:
     tokens: int
-
-
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-    @property
-    def betas(self) -> list[str]:
-        value = self.headers.get("anthropic-beta", "")
-        return [b.strip() for b in value.split(",") if b.strip()]
 
 
 def error_body(kind: str, text: str) -> dict[str, Any]:
@@ -343,44 +323,56 @@ def _fill(value: Any, root: str) -> Any:
 # the server ---------------------------------------------------------------------------
 
 
-class MessagesServer:
+class _Handler(ScriptedHandler):
+    def answer(self, step: Any, body: Any) -> None:
+        streaming = isinstance(body, dict) and body.get("stream") is True
+        if step is None:
+            self.send_json(500, error_body("api_error", "the local server has no scripted reply"))
+        elif isinstance(step, Reply):
+            if streaming:
+                self._stream(sse_events(step.message), extra=step.headers)
+            else:
+                self.send_json(200, step.message, step.headers)
+        elif isinstance(step, Error):
+            self.send_json(step.status, error_body(step.type, step.message), step.headers)
+        elif isinstance(step, Count):
+            self.send_json(200, {"input_tokens": step.tokens})
+        elif isinstance(step, Raw):
+            self.send_bytes(step.status, step.body, step.content_type)
+        elif isinstance(step, CutStream):
+            events = sse_events(step.message)
+            tail = encode_event(*events[step.after_events])
+            self._stream(events[: step.after_events], cut=tail[: len(tail) // 2])
+        elif isinstance(step, EndEarly):
+            self._stream(sse_events(step.message)[: step.after_events])
+        elif isinstance(step, Events):
+            self._stream(step.events)
+        elif isinstance(step, StreamError):
+            events = sse_events(step.message)[: step.after_events]
+            events.append(("error", error_body(step.type, "stream failed")))
+            self._stream(events)
+        else:
+            raise TypeError(f"unknown step {step!r}")
+
+    def _stream(
+        self,
+        events: list[tuple[str, dict[str, Any]]],
+        *,
+        cut: bytes | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.open_stream(extra)
+        self.send_chunks(encode_event(name, data) for name, data in events)
+        self.close_stream(cut)
+
+
+class MessagesServer(LocalServer):
+    handler = _Handler
+
     def __init__(self, conversations: Conversations | None = None) -> None:
         self.conversations = conversations
-        self.requests: list[Recorded] = []
-        self.unexpected: list[str] = []
         self.scripts: dict[str, deque[Any]] = {MESSAGES: deque(), COUNT_TOKENS: deque()}
-        self.connections: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        handler = type("Handler", (_Handler,), {"owner": self})
-        self.httpd = _QuietServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> MessagesServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop listening and hang up every open connection: the server is gone."""
-        if self._stopping.is_set():
-            return
-        self._stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        with self._lock:
-            open_connections = list(self.connections)
-        for conn in open_connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        self.thread.join(timeout=5)
+        super().__init__()
 
     def on_messages(self, *steps: Any) -> None:
         with self._lock:
@@ -405,129 +397,3 @@ class MessagesServer:
     @property
     def message_requests(self) -> list[Recorded]:
         return [r for r in self.requests if r.path == MESSAGES]
-
-    def wait(self, seconds: float) -> bool:
-        """Sleep up to `seconds`; True if the server is stopping."""
-        return self._stopping.wait(seconds)
-
-
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, *_: Any) -> None:
-        return  # a client that hung up (a killed CLI) is not the server's failure
-
-
-class _Handler(BaseHTTPRequestHandler):
-    owner: MessagesServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *_: Any) -> None:  # keep test output clean
-        return
-
-    def setup(self) -> None:
-        super().setup()
-        with self.owner._lock:
-            self.owner.connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.owner._lock:
-            self.owner.connections.discard(self.connection)
-        with contextlib.suppress(OSError):
-            super().finish()
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        path = self.path.split("?", 1)[0]
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        self.owner.requests.append(Recorded("POST", path, headers, body))
-        step = self.owner.next_step(path, body)
-        streaming = isinstance(body, dict) and body.get("stream") is True
-        try:
-            self._answer(step, streaming)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client gave up (a timeout test)
-
-    do_GET = do_POST
-
-    def _answer(self, step: Any, streaming: bool) -> None:
-        while isinstance(step, Slow):
-            if self.owner.wait(step.seconds):
-                return
-            step = step.then
-        if step is None:
-            self._json(500, error_body("api_error", "the local server has no scripted reply"))
-        elif isinstance(step, Reply):
-            if streaming:
-                self._stream(sse_events(step.message), extra=step.headers)
-            else:
-                self._json(200, step.message, step.headers)
-        elif isinstance(step, Error):
-            self._json(step.status, error_body(step.type, step.message), step.headers)
-        elif isinstance(step, Count):
-            self._json(200, {"input_tokens": step.tokens})
-        elif isinstance(step, Raw):
-            self._bytes(step.status, step.body, step.content_type)
-        elif isinstance(step, CutStream):
-            events = sse_events(step.message)
-            tail = encode_event(*events[step.after_events])
-            self._stream(events[: step.after_events], cut=tail[: len(tail) // 2])
-        elif isinstance(step, EndEarly):
-            self._stream(sse_events(step.message)[: step.after_events])
-        elif isinstance(step, Events):
-            self._stream(step.events)
-        elif isinstance(step, StreamError):
-            events = sse_events(step.message)[: step.after_events]
-            events.append(("error", error_body(step.type, "stream failed")))
-            self._stream(events)
-        else:
-            raise TypeError(f"unknown step {step!r}")
-
-    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        self._bytes(status, json.dumps(data).encode(), "application/json", headers)
-
-    def _bytes(
-        self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
-    ) -> None:
-        self.send_response(status)
-        self.send_header("content-type", content_type)
-        self.send_header("content-length", str(len(body)))
-        self.send_header("request-id", "req_local")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
-
-    def _stream(
-        self,
-        events: list[tuple[str, dict[str, Any]]],
-        *,
-        cut: bytes | None = None,
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("request-id", "req_local")
-        for key, value in (extra or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        for name, data in events:
-            self._chunk(encode_event(name, data))
-        if cut is not None:
-            # announce a whole event, send half of it, and hang up: a stream cut mid-event
-            self.wfile.write(f"{len(cut) * 2:x}\r\n".encode() + cut)
-            self.wfile.flush()
-            self.close_connection = True
-            return
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()

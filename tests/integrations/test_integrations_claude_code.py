@@ -48,6 +48,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-ant-api03-" + "x7" * 45  # the shape of an Anthropic key
 
 
+def run_orch(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`orch ARGS` as a subprocess in `repo`, its output captured (a real CLI session each
+    phase: minutes on a loaded machine, hence the long timeout)."""
+    return subprocess.run(
+        orch_command(*args), cwd=repo, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
 def body(system: str, *messages: dict[str, Any]) -> dict[str, Any]:
     return {"system": [{"type": "text", "text": system}], "messages": list(messages)}
 
@@ -320,13 +328,8 @@ def test_claude_codes_own_bash_is_confined_by_orchs_sandbox(cli: Path, tmp_path:
         "ORCH_FAULT": "executor.done",  # stop right after the session, before the gates
     }
     try:
-        proc = subprocess.run(
-            orch_command("run", TASK, "--model", model, "--executor", "claude-code", "--yes"),
-            cwd=repo,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
+        proc = run_orch(
+            repo, env, "run", TASK, "--model", model, "--executor", "claude-code", "--yes"
         )
     finally:
         server.stop()
@@ -432,24 +435,11 @@ def test_a_kill_after_a_session_ended_resumes_at_the_gates_without_a_new_session
         replies = Conversations.from_file(script.parent / "claude_code.yaml", repo)
     server = MessagesServer(replies).start()
     env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "dummy"}
-    run = orch_command("run", TASK, "--model", model, "--executor", "claude-code", "--yes")
+    run = ("run", TASK, "--model", model, "--executor", "claude-code", "--yes")
     try:
-        killed = subprocess.run(
-            run,
-            cwd=repo,
-            env={**env, "ORCH_FAULT": "executor.done"},  # the session ended, not yet recorded
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        resumed = subprocess.run(
-            orch_command("resume", "--json"),
-            cwd=repo,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        # the session ended, not yet recorded
+        killed = run_orch(repo, {**env, "ORCH_FAULT": "executor.done"}, *run)
+        resumed = run_orch(repo, env, "resume", "--json")
     finally:
         server.stop()
     assert killed.returncode == -9, killed.stdout[-2000:]

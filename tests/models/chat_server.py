@@ -31,15 +31,14 @@ the fixture turns into a test failure.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
-import socket
-import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from orchestrator.models.local_server import LocalServer, Recorded, ScriptedHandler
+from orchestrator.models.local_server import Slow as Slow  # a script step like those below
 
 CHAT = "/v1/chat/completions"
 _ids = itertools.count(1)
@@ -158,12 +157,6 @@ class Error:
 
 
 @dataclass
-class Slow:
-    seconds: float
-    then: Any
-
-
-@dataclass
 class Stall:
     completion: dict[str, Any]
     after_chunks: int
@@ -205,59 +198,83 @@ class Raw:
     content_type: str = "text/html"
 
 
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-
 # the server ---------------------------------------------------------------------------
 
 
-class ChatServer:
+def _system_text(body: Any) -> str:
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return "\n".join(
+        str(m.get("content") or "")
+        for m in messages or []
+        if isinstance(m, dict) and m.get("role") == "system"
+    )
+
+
+class _Handler(ScriptedHandler):
+    request_id_header = "x-request-id"
+
+    def answer(self, step: Any, body: Any) -> None:
+        streaming = isinstance(body, dict) and body.get("stream") is True
+        options = body.get("stream_options") if isinstance(body, dict) else None
+        usage = isinstance(options, dict) and options.get("include_usage") is True
+        if step is None:
+            self.send_json(500, {"error": {"message": "no scripted reply", "type": "server_error"}})
+        elif isinstance(step, Reply):
+            if streaming:
+                self._stream(stream_chunks(step.completion, usage), extra=step.headers)
+            else:
+                self.send_json(200, step.completion, step.headers)
+        elif isinstance(step, Error):
+            error = {"message": step.message, "type": step.type, "param": None, "code": step.code}
+            self.send_json(step.status, {"error": error}, step.headers)
+        elif isinstance(step, Raw):
+            self.send_bytes(step.status, step.body, step.content_type)
+        elif isinstance(step, CutStream):
+            chunks = stream_chunks(step.completion, usage)
+            tail = encode(chunks[step.after_chunks])
+            self._stream(chunks[: step.after_chunks], cut=tail[: len(tail) // 2])
+        elif isinstance(step, Stall):
+            chunks = stream_chunks(step.completion, usage)
+            self._stream(chunks[: step.after_chunks], stall=step.seconds)
+        elif isinstance(step, EndEarly):
+            self._stream(stream_chunks(step.completion, usage)[: step.after_chunks], done=False)
+        elif isinstance(step, StreamError):
+            chunks: list[dict[str, Any]] = stream_chunks(step.completion, usage)
+            self._stream([*chunks[: step.after_chunks], {"error": step.error}])
+        elif isinstance(step, Chunks):
+            self._stream(step.chunks)
+        else:
+            raise TypeError(f"unknown step {step!r}")
+
+    def _stream(
+        self,
+        chunks: list[dict[str, Any]],
+        *,
+        cut: bytes | None = None,
+        stall: float = 0.0,
+        done: bool = True,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.open_stream(extra)
+        self.send_chunks(encode(data) for data in chunks)
+        if stall and self.owner.wait(stall):
+            return
+        if done and cut is None:
+            self.send_chunks([encode("[DONE]")])
+        self.close_stream(cut)
+
+
+class ChatServer(LocalServer):
+    handler = _Handler
+
     def __init__(self) -> None:
-        self.requests: list[Recorded] = []
-        self.unexpected: list[str] = []
         self.script: deque[Any] = deque()
         self.routes: list[tuple[str, deque[Any]]] = []
-        self.connections: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        handler = type("Handler", (_Handler,), {"owner": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__()
 
     @property
     def base_url(self) -> str:
         return f"{self.url}/v1"
-
-    def start(self) -> ChatServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop listening and hang up every open connection: the server is gone."""
-        if self._stopping.is_set():
-            return
-        self._stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        with self._lock:
-            open_connections = list(self.connections)
-        for conn in open_connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        self.thread.join(timeout=5)
 
     def on_chat(self, *steps: Any) -> None:
         with self._lock:
@@ -283,143 +300,3 @@ class ChatServer:
     @property
     def chat_requests(self) -> list[Recorded]:
         return [r for r in self.requests if r.path == CHAT]
-
-    def wait(self, seconds: float) -> bool:
-        """Sleep up to `seconds`; True if the server is stopping."""
-        return self._stopping.wait(seconds)
-
-
-def _system_text(body: Any) -> str:
-    messages = body.get("messages") if isinstance(body, dict) else None
-    return "\n".join(
-        str(m.get("content") or "")
-        for m in messages or []
-        if isinstance(m, dict) and m.get("role") == "system"
-    )
-
-
-class _Handler(BaseHTTPRequestHandler):
-    owner: ChatServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-        return
-
-    def setup(self) -> None:
-        super().setup()
-        with self.owner._lock:
-            self.owner.connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.owner._lock:
-            self.owner.connections.discard(self.connection)
-        with contextlib.suppress(OSError):
-            super().finish()
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        path = self.path.split("?", 1)[0]
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        self.owner.requests.append(Recorded(self.command, path, headers, body))
-        step = self.owner.next_step(path, body)
-        streaming = isinstance(body, dict) and body.get("stream") is True
-        options = body.get("stream_options") if isinstance(body, dict) else None
-        usage = isinstance(options, dict) and options.get("include_usage") is True
-        try:
-            self._answer(step, streaming, usage)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client gave up (a timeout test)
-
-    do_GET = do_POST
-
-    def _answer(self, step: Any, streaming: bool, usage: bool) -> None:
-        while isinstance(step, Slow):
-            if self.owner.wait(step.seconds):
-                return
-            step = step.then
-        if step is None:
-            body = {"error": {"message": "no scripted reply", "type": "server_error"}}
-            self._json(500, body)
-        elif isinstance(step, Reply):
-            if streaming:
-                self._stream(stream_chunks(step.completion, usage), extra=step.headers)
-            else:
-                self._json(200, step.completion, step.headers)
-        elif isinstance(step, Error):
-            error = {"message": step.message, "type": step.type, "param": None, "code": step.code}
-            self._json(step.status, {"error": error}, step.headers)
-        elif isinstance(step, Raw):
-            self._bytes(step.status, step.body, step.content_type)
-        elif isinstance(step, CutStream):
-            chunks = stream_chunks(step.completion, usage)
-            tail = encode(chunks[step.after_chunks])
-            self._stream(chunks[: step.after_chunks], cut=tail[: len(tail) // 2])
-        elif isinstance(step, Stall):
-            chunks = stream_chunks(step.completion, usage)
-            self._stream(chunks[: step.after_chunks], stall=step.seconds)
-        elif isinstance(step, EndEarly):
-            self._stream(stream_chunks(step.completion, usage)[: step.after_chunks], done=False)
-        elif isinstance(step, StreamError):
-            chunks: list[dict[str, Any]] = stream_chunks(step.completion, usage)
-            self._stream([*chunks[: step.after_chunks], {"error": step.error}])
-        elif isinstance(step, Chunks):
-            self._stream(step.chunks)
-        else:
-            raise TypeError(f"unknown step {step!r}")
-
-    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        self._bytes(status, json.dumps(data).encode(), "application/json", headers)
-
-    def _bytes(
-        self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
-    ) -> None:
-        self.send_response(status)
-        self.send_header("content-type", content_type)
-        self.send_header("content-length", str(len(body)))
-        self.send_header("x-request-id", "req_local")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
-
-    def _stream(
-        self,
-        chunks: list[dict[str, Any]],
-        *,
-        cut: bytes | None = None,
-        stall: float = 0.0,
-        done: bool = True,
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("x-request-id", "req_local")
-        for key, value in (extra or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        for data in chunks:
-            self._chunk(encode(data))
-        if stall and self.owner.wait(stall):
-            return
-        if cut is not None:
-            # announce a whole event, send half of it, and hang up: a stream cut mid-event
-            self.wfile.write(f"{len(cut) * 2:x}\r\n".encode() + cut)
-            self.wfile.flush()
-            self.close_connection = True
-            return
-        if done:
-            self._chunk(encode("[DONE]"))
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
