@@ -149,6 +149,8 @@ def is_placeholder(value: str) -> bool:
 
 @dataclass(frozen=True)
 class SecretHit:
+    """A line of a scanned text that holds a secret, and what kind."""
+
     line: int  # 1-based, within the scanned text
     kind: str  # what was found (detect-secrets' type names, or ours)
 

@@ -24,6 +24,8 @@ from orchestrator.store.tasks import TaskFolder, list_tasks
 
 @dataclass
 class Loaded:
+    """A task's log, read and folded."""
+
     state: TaskState
     events: list[Event]
     problems: list[str]
