@@ -211,7 +211,7 @@ def say_cli(c: dict[str, Any], say: Callable[..., None]) -> None:
         if key not in c:
             continue
         f = c[key]
-        how = "pip install -e (development)" if f["install"] == "editable" else "pip install ."
+        how = "development, pip install -e" if f["install"] == "editable" else "pip install ."
         say(f"  {f['install']} ({how}): {f['python']}")
         say(f"    python -c pass          {f['python_ms']:>8} ms  {f['python_cpu_ms']:>8} CPU")
         for name, _ in CLI_COMMANDS:
