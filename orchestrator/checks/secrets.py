@@ -30,49 +30,87 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_PRIVATE_KEY = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"
-)
-_ANTHROPIC = re.compile(r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{20,}")
-_GENERIC_SK = re.compile(r"\bsk-(?:proj-|live_|test_)?[A-Za-z0-9_-]{32,}")
-_NPM = re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")
-_ENV_ASSIGN = re.compile(
-    r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?))[ \t]*[=:][ \t]*"
-    r"['\"]?([^\s'\"`]{8,})"
-)
-_SAID_PASSWORD = re.compile(
-    r"\b(?:[a-z0-9]+_)*(?:password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|"
-    r"auth[ _-]?token)(?:[ \t]+(?:for|of|on)(?:[ \t]+[\w.@-]+){1,4}?)?"
-    r"(?:[ \t]+(?:is|was|equals)[ \t]+|[ \t]*[=:][ \t]*)"
-    r"[`'\"]?([^\s`'\",;]{6,})",
-    re.I,
-)
-# "with password X", "the passphrase X": the value follows the word itself
-_BARE_PASSWORD = re.compile(
-    r"\b(?:password|passphrase|passwd)[ \t]+(?!(?:is|was|are|for|of|and|or|to|from|in|on|at|"
-    r"with|that|the|a|an|policy|policies|manager|hash|hashes|hashing|reset|field|prompt|"
-    r"rotation|protected|length|rules?)\b)[`'\"]?([^\s`'\",;]{6,})",
-    re.I,
-)
-_GOOGLE = re.compile(r"\bAIza[0-9A-Za-z_-]{35}")
-_LOW_ASSIGN = re.compile(
-    r"\b([a-z][a-z0-9_]*(?:key|token|secret|password|passwd|pwd|credentials?))[ \t]*[=:][ \t]*"
-    r"['\"]([^\s'\"`]{12,})['\"]"
+
+class Patterns:
+    """Named regular expressions, each compiled the first time it is used.
+
+    Everything that writes imports this module (the event log, task folders), and so do
+    `orch status` and `orch log`, which scan no text: compiling the patterns below when the
+    module is imported cost each of those commands ~6 ms of start-up. A pattern is compiled
+    on its first use, then kept as a plain attribute: later uses are one attribute look-up.
+    """
+
+    def __init__(self, **sources: str | tuple[str, int]) -> None:
+        self._sources = sources
+
+    def __getattr__(self, name: str) -> re.Pattern[str]:  # only names not compiled yet
+        source = self.__dict__.get("_sources", {}).get(name)
+        if source is None:
+            raise AttributeError(name)
+        pattern, flags = (source, 0) if isinstance(source, str) else source
+        compiled = re.compile(pattern, flags)
+        setattr(self, name, compiled)
+        return compiled
+
+
+_RX = Patterns(
+    private_key=r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d",
+    key_end=r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+    anthropic=r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{20,}",
+    generic_sk=r"\bsk-(?:proj-|live_|test_)?[A-Za-z0-9_-]{32,}",
+    npm=r"\bnpm_[A-Za-z0-9]{36}\b",
+    env_assign=(
+        r"\b([A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIALS?))[ \t]*[=:][ \t]*"
+        r"['\"]?([^\s'\"`]{8,})"
+    ),
+    said_password=(
+        r"\b(?:[a-z0-9]+_)*(?:password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|"
+        r"auth[ _-]?token)(?:[ \t]+(?:for|of|on)(?:[ \t]+[\w.@-]+){1,4}?)?"
+        r"(?:[ \t]+(?:is|was|equals)[ \t]+|[ \t]*[=:][ \t]*)"
+        r"[`'\"]?([^\s`'\",;]{6,})",
+        re.I,
+    ),
+    # "with password X", "the passphrase X": the value follows the word itself
+    bare_password=(
+        r"\b(?:password|passphrase|passwd)[ \t]+(?!(?:is|was|are|for|of|and|or|to|from|in|on|at|"
+        r"with|that|the|a|an|policy|policies|manager|hash|hashes|hashing|reset|field|prompt|"
+        r"rotation|protected|length|rules?)\b)[`'\"]?([^\s`'\",;]{6,})",
+        re.I,
+    ),
+    google=r"\bAIza[0-9A-Za-z_-]{35}",
+    low_assign=(
+        r"\b([a-z][a-z0-9_]*(?:key|token|secret|password|passwd|pwd|credentials?))[ \t]*[=:][ \t]*"
+        r"['\"]([^\s'\"`]{12,})['\"]"
+    ),
+    token=r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9]{24,}(?![A-Za-z0-9+/_=-])",
+    public_block=(
+        r"-----BEGIN ((?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE))-----.*?-----END \1-----",
+        re.S,
+    ),
+    wordish=r"[A-Z]?[a-z]{3,}",
+    # a word one of the whole-text patterns needs (the line filter below covers the rest)
+    needs=(r"private key|putty|sk-|aiza|npm_|pass|pwd|secret|key|token|credential", re.I),
+    long=r"[A-Za-z0-9+/_=.:-]{16,}",
+    keyword=r"\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)",
+    generated=r"^(?:verified|created|updated|status|type|name|supersedes|superseded_by):\s",
+    separators=r"[._:/-]",
+    placeholder=(
+        r"^(?:x+|\*+|\.+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\w+%|your[_-]?\w*|changeme|"
+        r"redacted|example\w*|placeholder|dummy|none|null|true|false|env|secret|password|"
+        r"os\.environ.*|getenv.*)$",
+        re.I,
+    ),
+    # words that mark a whole value as an example, wherever they stand in it
+    placeholder_part=(
+        r"example|placeholder|changeme|change[_-]me|redacted|dummy|your[_-]|<[^>]*>|\$\{|\{\{|"
+        r"xxxx|\*\*\*\*|\.\.\.",
+        re.I,
+    ),
+    vendor_prefix=r"^(?:[A-Za-z]{2,8}[_-]){1,2}",
+    capitals=r"[A-Z][A-Z_]{2,}",
 )
 _LOW_WORDS = ("key", "token", "secret", "passw", "pwd", "credential")  # one is in every match
-_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9]{24,}(?![A-Za-z0-9+/_=-])")
-_PUBLIC_BLOCK = re.compile(
-    r"-----BEGIN ((?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE))-----.*?-----END \1-----", re.S
-)
-_WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
 ENTROPY_BITS = 4.2  # a random 24-character mix of cases and digits has about 4.4
-# a word one of the whole-text patterns needs (the line filter below covers the rest)
-_NEEDS = re.compile(r"private key|putty|sk-|aiza|npm_|pass|pwd|secret|key|token|credential", re.I)
-_LONG = re.compile(r"[A-Za-z0-9+/_=.:-]{16,}")
-_KEYWORD = re.compile(r"\b(?:pass|pwd|secret|token|key|auth|credential|bearer|api)")
-_GENERATED = re.compile(
-    r"^(?:verified|created|updated|status|type|name|supersedes|superseded_by):\s"
-)
 _PREFIXES = (
     "akia",
     "asia",
@@ -94,37 +132,25 @@ _PREFIXES = (
     "sq0",
     "akc",
 )
-_SEPARATORS = re.compile(r"[._:/-]")
-_PLACEHOLDER = re.compile(
-    r"^(?:x+|\*+|\.+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\w+%|your[_-]?\w*|changeme|"
-    r"redacted|example\w*|placeholder|dummy|none|null|true|false|env|secret|password|"
-    r"os\.environ.*|getenv.*)$",
-    re.I,
-)
-# words that mark a whole value as an example, wherever they stand in it
-_PLACEHOLDER_PART = re.compile(
-    r"example|placeholder|changeme|change[_-]me|redacted|dummy|your[_-]|<[^>]*>|\$\{|\{\{|"
-    r"xxxx|\*\*\*\*|\.\.\.",
-    re.I,
-)
-_VENDOR_PREFIX = re.compile(r"^(?:[A-Za-z]{2,8}[_-]){1,2}")
 
 
 def is_placeholder(value: str) -> bool:
     """A value that stands for a secret without being one: `AKIA...EXAMPLE`,
     `sk_live_XXXXXXXX`, `<your-token>`, `${STRIPE_KEY}`, `PASSWORD`, `changeme`."""
     value = value.strip("`'\".,;:()[]")
-    if not value or _PLACEHOLDER.match(value) or _PLACEHOLDER_PART.search(value):
+    if not value or _RX.placeholder.match(value) or _RX.placeholder_part.search(value):
         return True
-    core = _VENDOR_PREFIX.sub("", value)
+    core = _RX.vendor_prefix.sub("", value)
     if len(core) >= 8 and len(set(core.lower())) <= 2:
         return True  # XXXXXXXXXXXX, 000000000000, abababab
     # USER:PASSWORD, ACCOUNT: words in capitals name what goes there
-    return bool(re.fullmatch(r"[A-Z][A-Z_]{2,}", value))
+    return bool(_RX.capitals.fullmatch(value))
 
 
 @dataclass(frozen=True)
 class SecretHit:
+    """A line of a scanned text that holds a secret, and what kind."""
+
     line: int  # 1-based, within the scanned text
     kind: str  # what was found (detect-secrets' type names, or ours)
 
@@ -157,11 +183,11 @@ def _ours(text: str) -> list[Found]:
     only when a word the pattern needs is there at all); the secret's own span each."""
     found: list[Found] = []
     for rx, kind, needs in (
-        (_PRIVATE_KEY, "Private Key", ("PRIVATE KEY", "PuTTY")),
-        (_ANTHROPIC, "Anthropic API Key", ("sk-ant-",)),
-        (_GENERIC_SK, "Secret Key (sk-)", ("sk-",)),
-        (_GOOGLE, "Google API Key", ("AIza",)),
-        (_NPM, "npm Access Token", ("npm_",)),
+        (_RX.private_key, "Private Key", ("PRIVATE KEY", "PuTTY")),
+        (_RX.anthropic, "Anthropic API Key", ("sk-ant-",)),
+        (_RX.generic_sk, "Secret Key (sk-)", ("sk-",)),
+        (_RX.google, "Google API Key", ("AIza",)),
+        (_RX.npm, "npm Access Token", ("npm_",)),
     ):
         if any(n in text for n in needs):
             for match in rx.finditer(text):
@@ -172,25 +198,25 @@ def _ours(text: str) -> list[Found]:
     if any(
         k in text for k in ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "CREDENTIAL")
     ):
-        for match in _ENV_ASSIGN.finditer(text):
+        for match in _RX.env_assign.finditer(text):
             if _looks_real(match.group(2)):
                 found.append(
                     Found(match.start(2), match.end(2), f"Credential assignment ({match.group(1)})")
                 )
-    for match in _LOW_ASSIGN.finditer(text) if any(w in text for w in _LOW_WORDS) else ():
+    for match in _RX.low_assign.finditer(text) if any(w in text for w in _LOW_WORDS) else ():
         if _looks_real(match.group(2)):
             found.append(
                 Found(match.start(2), match.end(2), f"Credential assignment ({match.group(1)})")
             )
-    public = [m.span() for m in _PUBLIC_BLOCK.finditer(text)] if "-----BEGIN" in text else []
-    for match in _TOKEN.finditer(text):
+    public = [m.span() for m in _RX.public_block.finditer(text)] if "-----BEGIN" in text else []
+    for match in _RX.token.finditer(text):
         if any(a <= match.start() < b for a, b in public):
             continue  # a public key or a certificate is meant to be shown
         if _high_entropy(match.group(0)):
             found.append(Found(match.start(), match.end(), "High-entropy token"))
     low = text.lower()
     if any(k in low for k in ("pass", "pwd", "secret", "key", "token")):
-        for rx in (_SAID_PASSWORD, _BARE_PASSWORD):
+        for rx in (_RX.said_password, _RX.bare_password):
             for match in rx.finditer(text):
                 if _looks_real(match.group(1)):
                     found.append(
@@ -208,7 +234,7 @@ def _high_entropy(token: str) -> bool:
         and sum(c.isdigit() for c in token) >= 3
     ):
         return False
-    words = sum(len(w) for w in _WORDISH.findall(token))
+    words = sum(len(w) for w in _RX.wordish.findall(token))
     if words >= len(token) / 2:
         return False  # HandlerFactoryBuilder2024: an identifier made of words
     counts = [token.count(c) for c in set(token)]
@@ -218,7 +244,7 @@ def _high_entropy(token: str) -> bool:
 
 def _key_block_end(text: str, after: int) -> int:
     """The end of a private key block: its END line, or the end of the text."""
-    end = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----").search(text, after)
+    end = _RX.key_end.search(text, after)
     return end.end() if end else len(text)
 
 
@@ -265,18 +291,18 @@ def _placeholder_hit(value: str, line: str) -> bool:
 def _candidate(line: str) -> bool:
     """Could detect-secrets find anything on this line? A keyword, a known key prefix, a
     long token mixing cases and digits, or a very long letters-and-digits token."""
-    if _GENERATED.match(line):
+    if _RX.generated.match(line):
         return False  # frontmatter orch writes itself: ids, dates, status
     if "://" in line and "@" in line:
         return True  # credentials in a URL
-    if _KEYWORD.search(line.lower()):
+    if _RX.keyword.search(line.lower()):
         return True  # what the keyword detector looks for
-    for match in _LONG.finditer(line):
+    for match in _RX.long.finditer(line):
         token = match.group(0)
         if token.lower().startswith(_PREFIXES):
             return True  # a vendor's key prefix
         # keys are long unbroken runs; `Handler161.run_0` is an identifier, not a key
-        for part in _SEPARATORS.split(token):
+        for part in _RX.separators.split(token):
             if len(part) < 16:
                 continue
             digits = any(c.isdigit() for c in part)
@@ -368,7 +394,7 @@ def placeholder(kind: str) -> str:
 
 def might_hold_secret(text: str) -> bool:
     """A cheap first look: False means `find_secrets` would find nothing in `text`."""
-    if _NEEDS.search(text) or "://" in text:
+    if _RX.needs.search(text) or "://" in text:
         return True
     return any(_candidate(line) for line in text.splitlines())
 

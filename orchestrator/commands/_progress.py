@@ -33,7 +33,7 @@ from orchestrator.checks.secrets import redact
 from orchestrator.engine.activity import Doing
 from orchestrator.engine.api import Options
 from orchestrator.engine.enums import Step
-from orchestrator.engine.progress import Usage, describe
+from orchestrator.engine.progress import Spent, describe
 from orchestrator.engine.state import TaskState
 from orchestrator.events.log import Event
 
@@ -123,7 +123,7 @@ class LiveBoard(Lines):
         self.since = self.started
         self.tail: list[str] = []
         self.partial = ""  # the gate output's last line, not ended yet
-        self.usage = Usage()
+        self.spent = Spent()
         self.spinner = Spinner("dots", style="cyan")
         self.shown_output = 0.0  # when the running step's output was last shown
         self.live = Live(
@@ -138,7 +138,8 @@ class LiveBoard(Lines):
 
     def __call__(self, event: Event, state: TaskState) -> None:
         with self.lock:
-            self.usage.add(event)
+            if event.event_type == "model_call":
+                self.spent.add(event.payload)
             self.state = str(state.state or "")
             if event.payload.get("step") in (Step.PHASE_STARTED, Step.PHASE_RESTARTED):
                 shown = describe(event)
@@ -199,7 +200,7 @@ class LiveBoard(Lines):
                         )
                     )
             rows.append(
-                Text(f"{self.usage.text()}, {clock(now - self.started)} so far", style="dim")
+                Text(f"{self.spent.text()}, {clock(now - self.started)} so far", style="dim")
             )
         return Group(*rows)
 

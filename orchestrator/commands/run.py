@@ -15,7 +15,7 @@ from orchestrator.engine.api import approve as approve_task
 from orchestrator.engine.api import resume as resume_task
 from orchestrator.engine.enums import ApprovalKind, PhaseStatus, Tier, WorkflowState
 from orchestrator.engine.env import Env
-from orchestrator.engine.progress import gate_text, phase_gates, usage_of, usd
+from orchestrator.engine.progress import Spent, by_phase, gate_text, phase_gates, spending, usd
 from orchestrator.engine.status import summary
 from orchestrator.events.log import Event
 from orchestrator.store.plans import plan_text
@@ -111,7 +111,8 @@ def _print_finish(info: dict[str, Any], events: list[Event]) -> None:
         if shown:
             click.echo(f"    gates: {shown}")
     unpriced = f", {info['unpriced_calls']} unpriced" if info["unpriced_calls"] else ""
-    click.echo(f"  spent:       {usd(info['cost_usd'])} on {usage_of(events).text()}{unpriced}")
+    spent = Spent.sum(spending(events, by_phase).values())
+    click.echo(f"  spent:       {usd(info['cost_usd'])} on {spent.text()}{unpriced}")
     click.echo(f"  task folder: {info['folder']}")
     click.echo(f"  event log:   {info['log']} ({info['events']} events)")
 

@@ -2,17 +2,18 @@
 one-line summaries `orch log` prints.
 
 Everything here is pure: `describe(event)` gives a line and a style (or None to stay
-quiet), `format_event(event)` a line of `orch log`, `usage_of` and `phase_gates` the
-figures of a run's summary. Printing them is the commands' job
-(`orchestrator/commands/run.py` prints progress as a listener of the journal).
+quiet), `format_event(event)` a line of `orch log`, `spending` and `phase_gates` the
+figures of a run's summary; `spending` also serves `orch status` and the report. Printing
+them is the commands' job (`orchestrator/commands/run.py` prints progress as a listener of
+the journal).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 from orchestrator.engine.enums import Decision, Step
 from orchestrator.events.log import Event
@@ -232,37 +233,98 @@ DESCRIBERS: dict[str, Callable[[Event], Line | None]] = {
 # figures for a summary -----------------------------------------------------------------------
 
 
+# what a task's model calls spent: the live board, a run's summary, `orch status` and the
+# report all read it from here
+KINDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+K = TypeVar("K", bound=Hashable)
+
+
+def _count(value: object) -> int:
+    """A token count as the `model_call` schema has it; anything else (a log edited by
+    hand) counts as none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 @dataclass
-class Usage:
-    """The model calls of a stretch of events, and their tokens when the model said them."""
+class Spent:
+    """The model calls of one part of a task: how many, their tokens of each kind and their
+    estimated cost (a scripted model's usage priced as claude-sonnet-4-6)."""
 
     calls: int = 0
-    tokens_in: int = 0  # input, cache reads and cache writes
-    tokens_out: int = 0
+    answered: int = 0  # calls that reported their usage
+    failed: int = 0  # calls that ended in a failure
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced: int = 0  # answered calls whose model has no known price (cost_usd null)
 
-    def add(self, event: Event) -> None:
-        if event.event_type != "model_call":
-            return
-        usage = event.payload.get("usage") or {}
+    def add(self, payload: Mapping[str, Any]) -> None:
+        """Count one `model_call` event's payload."""
+        usage = payload.get("usage")
+        cost = payload.get("estimated_cost_usd", payload.get("cost_usd"))
+        priced = isinstance(cost, int | float) and not isinstance(cost, bool)
         self.calls += 1
-        self.tokens_in += sum(
-            int(usage.get(key) or 0)
-            for key in ("input_tokens", "cache_read_tokens", "cache_write_tokens")
-        )
-        self.tokens_out += int(usage.get("output_tokens") or 0)
+        self.failed += 1 if payload.get("failure_class") else 0
+        self.cost_usd += float(cost) if priced else 0.0
+        if "usage" in payload:
+            self.answered += 1
+            self.unpriced += 0 if priced else 1
+        if isinstance(usage, Mapping):
+            self.input_tokens += _count(usage.get("input_tokens"))
+            self.output_tokens += _count(usage.get("output_tokens"))
+            self.cache_read_tokens += _count(usage.get("cache_read_tokens"))
+            self.cache_write_tokens += _count(usage.get("cache_write_tokens"))
+
+    def plus(self, other: Spent) -> Spent:
+        return Spent(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    @classmethod
+    def sum(cls, parts: Iterable[Spent]) -> Spent:
+        total = cls()
+        for part in parts:
+            total = total.plus(part)
+        return total
+
+    @property
+    def tokens_in(self) -> int:
+        """Input tokens, read from the cache or written to it included."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def total(self) -> int:
+        return self.tokens_in + self.output_tokens
 
     def text(self) -> str:
+        """`7 model calls, 80,000 tokens in, 2,000 out`: the live board and a run's summary."""
         line = f"{self.calls} model call{'s' * (self.calls != 1)}"
-        if self.tokens_in or self.tokens_out:
-            line += f", {self.tokens_in:,} tokens in, {self.tokens_out:,} out"
+        if self.tokens_in or self.output_tokens:
+            line += f", {self.tokens_in:,} tokens in, {self.output_tokens:,} out"
         return line
 
+    def to_dict(self) -> Payload:
+        """`orch status`'s figures: the calls that reported usage, by token kind, and their
+        estimated cost."""
+        return {
+            "calls": self.answered,
+            **{kind: getattr(self, kind) for kind in KINDS},
+            "estimated_cost_usd": round(self.cost_usd, 6),
+        }
 
-def usage_of(events: Iterable[Event]) -> Usage:
-    usage = Usage()
+
+def by_phase(event: Event) -> int | None:
+    return event.phase
+
+
+def spending(events: Iterable[Event], part: Callable[[Event], K]) -> dict[K, Spent]:
+    """What the model calls among `events` spent, for each part of the task that
+    `part(event)` names (`by_phase`: each phase, None outside one), in order of first call."""
+    parts: dict[K, Spent] = {}
     for event in events:
-        usage.add(event)
-    return usage
+        if event.event_type == "model_call":
+            parts.setdefault(part(event), Spent()).add(event.payload)
+    return parts
 
 
 def phase_gates(events: Iterable[Event]) -> dict[int, list[Payload]]:

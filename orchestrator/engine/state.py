@@ -59,6 +59,8 @@ class Failure:
 
 @dataclass(frozen=True)
 class Blocker:
+    """What keeps a task BLOCKED: why, and where it was when it stopped."""
+
     reason: str
     source: WorkflowState | None  # the state the task was in when it was blocked
     phase: int | None
@@ -66,6 +68,8 @@ class Blocker:
 
 @dataclass(frozen=True)
 class Waiting:
+    """What a task in WAITING_APPROVAL asks a person, and the state an answer returns it to."""
+
     kind: ApprovalKind
     reason: str
     phase: int | None = None
@@ -114,6 +118,8 @@ class Replan:
 
 @dataclass
 class PhaseState:
+    """One phase as the log tells it: its status, attempts, failures and commit."""
+
     phase_id: int
     status: PhaseStatus = PhaseStatus.PENDING
     attempt: int = 0
@@ -132,6 +138,8 @@ class PhaseState:
 
 @dataclass
 class TaskState:
+    """Where one task stands: the fold of its event log (`apply` is the only way it changes)."""
+
     slug: str
     trace_id: str = ""
     state: WorkflowState | None = None

@@ -14,6 +14,7 @@ from typing import Any
 from orchestrator.engine.blocking import blocking_gate
 from orchestrator.engine.enums import ApprovalKind, PhaseStatus
 from orchestrator.engine.payloads import StateChange
+from orchestrator.engine.progress import Spent, by_phase, spending
 from orchestrator.engine.state import TaskState
 from orchestrator.events.log import Event, read_events
 from orchestrator.events.verify import verify_log
@@ -23,6 +24,8 @@ from orchestrator.store.tasks import TaskFolder, list_tasks
 
 @dataclass
 class Loaded:
+    """A task's log, read and folded."""
+
     state: TaskState
     events: list[Event]
     problems: list[str]
@@ -41,40 +44,10 @@ def load(task: TaskFolder) -> Loaded:
     return Loaded(replay(task.slug, result.events), result.events, result.problems)
 
 
-USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-
-
-def _spent(events: list[Event]) -> dict[int | None, dict[str, Any]]:
-    """Tokens and estimated cost of the model calls, by phase (None: outside a phase)."""
-    out: dict[int | None, dict[str, Any]] = {}
-    for event in events:
-        if event.event_type != "model_call" or "usage" not in event.payload:
-            continue
-        row = out.setdefault(
-            event.phase, {"calls": 0, **dict.fromkeys(USAGE_KEYS, 0), "estimated_cost_usd": 0.0}
-        )
-        row["calls"] += 1
-        usage = event.payload["usage"]
-        for key in USAGE_KEYS:
-            row[key] += int(usage.get(key) or 0)
-        cost = event.payload.get("estimated_cost_usd", event.payload.get("cost_usd"))
-        row["estimated_cost_usd"] = round(row["estimated_cost_usd"] + float(cost or 0.0), 6)
-    return out
-
-
-def _total(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    total: dict[str, Any] = {"calls": 0, **dict.fromkeys(USAGE_KEYS, 0), "estimated_cost_usd": 0.0}
-    for row in rows:
-        for key in total:
-            total[key] += row[key]
-    total["estimated_cost_usd"] = round(total["estimated_cost_usd"], 6)
-    return total
-
-
 def summary(task: TaskFolder) -> dict[str, Any]:
     """Where one task stands, for `orch status` (reads; takes no lock)."""
     loaded = load(task)
-    spent = _spent(loaded.events)
+    spent = spending(loaded.events, by_phase)
     s: TaskState = loaded.state
     plan: dict[str, Any] | None = None
     with contextlib.suppress(Exception):
@@ -90,7 +63,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
                 "attempt": ph.attempt if ph else 0,
                 "retries": list(ph.failures) if ph else [],
                 "commit": ph.commit if ph else None,
-                "tokens": spent.get(p["phase_id"]) or _total([]),
+                "tokens": spent.get(p["phase_id"], Spent()).to_dict(),
             }
         )
     state = s.state or "EMPTY"
@@ -123,7 +96,7 @@ def summary(task: TaskFolder) -> dict[str, Any]:
         "blocking_gate": blocking_gate(s, loaded.events),
         "cost_usd": round(s.cost_usd, 6),
         "unpriced_calls": s.unpriced_calls,
-        "tokens": _total(list(spent.values())),
+        "tokens": Spent.sum(spent.values()).to_dict(),
         "budget": _budget(s, loaded.events),
     }
 

@@ -18,7 +18,6 @@ import contextlib
 import hashlib
 import hmac
 import os
-import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,10 +131,12 @@ def _create(path: Path) -> None:
         if not folder.is_dir():
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.chmod(folder, 0o700)
-        temp = folder / f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        temp = folder / f".{KEY_FILE}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            os.write(fd, (secrets.token_bytes(KEY_BYTES).hex() + "\n").encode("ascii"))
+            # os.urandom is what `secrets.token_bytes` returns; the `secrets` module's import
+            # (random, base64) would cost every command that reads a log
+            os.write(fd, (os.urandom(KEY_BYTES).hex() + "\n").encode("ascii"))
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -69,6 +69,8 @@ def utc_ts() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """One line of a task's event log: the envelope, its payload and its seal."""
+
     ts: str
     trace_id: str
     task: str
@@ -164,6 +166,8 @@ def envelope_errors(raw: Any, *, payload: bool = True) -> list[str]:
 
 @dataclass
 class ReadResult:
+    """What `read_events` read: the valid events, one problem line per line skipped."""
+
     events: list[Event]
     problems: list[str]
     torn_tail: bool = False

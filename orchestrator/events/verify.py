@@ -63,6 +63,8 @@ class LogStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class LogProblem:
+    """A line of the log that does not verify, and why."""
+
     line: int
     status: LogStatus  # TAMPERED, NO_MACS or OTHER_KEY
     reason: str
@@ -70,6 +72,8 @@ class LogProblem:
 
 @dataclass(frozen=True, slots=True)
 class LogCheck:
+    """The verdict on a whole log: its status, the first bad line and why, notes."""
+
     status: LogStatus
     lines: int  # complete lines read
     line: int | None = None  # the first line that does not verify
@@ -148,6 +152,8 @@ def verify_log(
 
 @dataclass
 class _Walk:
+    """One pass over a log's lines, in order, collecting what does not verify."""
+
     data: bytes
     task: str
     key: Key | None

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from orchestrator.engine.enums import Step
 from orchestrator.engine.payloads import GateEvent, GateRun, StateChange
+from orchestrator.engine.progress import Spent, spending
 from orchestrator.engine.vcs import TRAILER_PHASE, TRAILER_TASK
 from orchestrator.errors import OrchError, UsageError
 from orchestrator.events.log import Event, read_events
@@ -37,50 +37,7 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 # records ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """The model calls of one part of the task: their tokens and estimated cost."""
-
-    calls: int = 0
-    failed: int = 0
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost_usd: float = 0.0
-    unpriced: int = 0  # calls whose model has no known price (cost_usd null)
-
-    @property
-    def total(self) -> int:
-        return self.input + self.output + self.cache_read + self.cache_write
-
-    def add(self, payload: Mapping[str, Any]) -> Tokens:
-        usage = payload.get("usage")
-        usage = usage if isinstance(usage, Mapping) else {}
-        cost = payload.get("estimated_cost_usd", payload.get("cost_usd"))
-        amount = (
-            float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
-        )
-        return Tokens(
-            calls=self.calls + 1,
-            failed=self.failed + (1 if payload.get("failure_class") else 0),
-            input=self.input + _int(usage.get("input_tokens")),
-            output=self.output + _int(usage.get("output_tokens")),
-            cache_read=self.cache_read + _int(usage.get("cache_read_tokens")),
-            cache_write=self.cache_write + _int(usage.get("cache_write_tokens")),
-            cost_usd=self.cost_usd + (amount or 0.0),
-            unpriced=self.unpriced + (1 if amount is None and "usage" in payload else 0),
-        )
-
-    def plus(self, other: Tokens) -> Tokens:
-        return Tokens(*(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__))
 
 
 @dataclass(frozen=True)
@@ -209,18 +166,15 @@ class Report:
     gates: list[Gate] = field(default_factory=list)
     steps: list[Turn] = field(default_factory=list)
     reviews: list[Review] = field(default_factory=list)
-    tokens: dict[str, Tokens] = field(default_factory=dict)  # planning, "phase N", completion
+    tokens: dict[str, Spent] = field(default_factory=dict)  # planning, "phase N", completion
     memory: list[MemoryDecision] = field(default_factory=list)
     commits: list[Commit] = field(default_factory=list)
     git_note: str | None = None
     links: list[Link] = field(default_factory=list)
 
     @property
-    def total_tokens(self) -> Tokens:
-        total = Tokens()
-        for part in self.tokens.values():
-            total = total.plus(part)
-        return total
+    def total_tokens(self) -> Spent:
+        return Spent.sum(self.tokens.values())
 
 
 # the fold -----------------------------------------------------------------------------------
@@ -288,11 +242,9 @@ class _Fold:
         self.waiting: tuple[int, str] | None = None  # when a wait began, and for what
         self.planning_end: int | None = None
         self.completion_start: int | None = None
-        self.phases_began = False  # a phase's event was seen: later task events are completion
         self.handlers: dict[str, Callable[[Event, int], None]] = {
             "state_change": self.state_change,
             "gate_event": self.gate_event,
-            "model_call": self.model_call,
             "memory_promotion": self.memory_promotion,
             "verdict": self.verdict,
             "delegation": self.delegation,
@@ -309,16 +261,10 @@ class _Fold:
                 at = _ms(event.ts)
             except ValueError:
                 continue
-            self.phases_began = self.phases_began or event.phase is not None
             handler = self.handlers.get(event.event_type)
             if handler is not None:
                 handler(event, at)
         self.close()
-
-    def bucket(self, event: Event) -> str:
-        if event.phase is not None:
-            return f"phase {event.phase}"
-        return COMPLETION if self.phases_began else PLANNING
 
     # handlers ---------------------------------------------------------------------------
     def delegation(self, event: Event, at: int) -> None:
@@ -326,10 +272,6 @@ class _Fold:
             self.audit_started = at
         elif event.payload.get("purpose") == "reviewer" and event.phase is None:
             self.completion_start = self.completion_start or at
-
-    def model_call(self, event: Event, at: int) -> None:
-        key = self.bucket(event)
-        self.r.tokens[key] = self.r.tokens.get(key, Tokens()).add(event.payload)
 
     def memory_promotion(self, event: Event, at: int) -> None:
         p = event.payload
@@ -553,17 +495,28 @@ def _titles(task: TaskFolder) -> tuple[str, dict[int, str]]:
     return _text(plan.get("task_title")), titles
 
 
+def _spent(events: list[Event]) -> dict[str, Spent]:
+    """What the model calls spent in planning, in each phase and in completion: a call
+    outside a phase is planning before the first event of a phase, completion after it."""
+    began = next((i for i, e in enumerate(events) if e.phase is not None), len(events))
+    return {
+        **spending(events[:began], lambda e: PLANNING),
+        **spending(events[began:], lambda e: COMPLETION if e.phase is None else f"phase {e.phase}"),
+    }
+
+
 def build(task: TaskFolder) -> Report:
     """The report of `task`; UsageError when its log has no event."""
     where = task.event_log_path.relative_to(task.layout.root).as_posix()
     result = read_events(task.event_log_path, where=where)
     events = [e for e in result.events if e.task == task.slug] or result.events
-    stamped = []
+    stamped, timed = [], []
     for e in events:
         try:
             stamped.append(_ms(e.ts))
         except ValueError:
             continue
+        timed.append(e)
     if not stamped:
         raise UsageError(f"task {task.slug!r} has no events in {where}: nothing to report")
     title, titles = _titles(task)
@@ -582,6 +535,7 @@ def build(task: TaskFolder) -> Report:
     for pid in sorted(titles):
         fold.phase(pid)  # a phase not started yet is shown too
     fold.run(events)
+    report.tokens = _spent(timed)
     try:
         report.commits = task_commits(task.layout.root, task.slug)
     except OrchError as exc:

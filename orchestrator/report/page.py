@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from orchestrator.engine.payloads import GateRun
+from orchestrator.engine.progress import Spent
 from orchestrator.report.model import (
     COMPLETION,
     PLANNING,
@@ -26,7 +27,6 @@ from orchestrator.report.model import (
     Report,
     Review,
     Span,
-    Tokens,
     Turn,
 )
 
@@ -52,7 +52,7 @@ def clock(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def cost(tokens: Tokens) -> str:
+def cost(tokens: Spent) -> str:
     text = f"${tokens.cost_usd:.4f}" if tokens.cost_usd < 1 else f"${tokens.cost_usd:.2f}"
     return text + (f" (+{tokens.unpriced} unpriced)" if tokens.unpriced else "")
 
@@ -246,14 +246,14 @@ def memory_table(decisions: Iterable[MemoryDecision]) -> str:
     return table(["decision", "fact", "memory", "type", "source", "why"], rows, "mem")
 
 
-def tokens_line(tokens: Tokens | None) -> str:
+def tokens_line(tokens: Spent | None) -> str:
     if tokens is None:
         return '<p class="tok">no model call</p>'
     failed = f", {tokens.failed} failed" if tokens.failed else ""
     return (
-        f'<p class="tok">{tokens.calls} model call(s){h(failed)} · {tokens.input:,} in / '
-        f"{tokens.output:,} out tokens (cache {tokens.cache_read:,} read, "
-        f"{tokens.cache_write:,} written) · estimated {h(cost(tokens))}</p>"
+        f'<p class="tok">{tokens.calls} model call(s){h(failed)} · {tokens.input_tokens:,} in / '
+        f"{tokens.output_tokens:,} out tokens (cache {tokens.cache_read_tokens:,} read, "
+        f"{tokens.cache_write_tokens:,} written) · estimated {h(cost(tokens))}</p>"
     )
 
 
@@ -354,10 +354,10 @@ def tokens_section(report: Report) -> str:
             [
                 h(part),
                 str(t.calls),
-                f"{t.input:,}",
-                f"{t.output:,}",
-                f"{t.cache_read:,}",
-                f"{t.cache_write:,}",
+                f"{t.input_tokens:,}",
+                f"{t.output_tokens:,}",
+                f"{t.cache_read_tokens:,}",
+                f"{t.cache_write_tokens:,}",
                 h(cost(t)),
             ]
         )
@@ -366,10 +366,10 @@ def tokens_section(report: Report) -> str:
         [
             "<b>total</b>",
             f"<b>{total.calls}</b>",
-            f"<b>{total.input:,}</b>",
-            f"<b>{total.output:,}</b>",
-            f"{total.cache_read:,}",
-            f"{total.cache_write:,}",
+            f"<b>{total.input_tokens:,}</b>",
+            f"<b>{total.output_tokens:,}</b>",
+            f"{total.cache_read_tokens:,}",
+            f"{total.cache_write_tokens:,}",
             f"<b>{h(cost(total))}</b>",
         ]
     )

@@ -1,7 +1,9 @@
 """JSON Schemas shipped with the package, and cached validators for them.
 
 `memory` (repo memory frontmatter), `event` (the NDJSON envelope), `plan` (plan.json) and
-one schema per event payload under `payloads/<event_type>.schema.json`. jsonschema is
+one schema per event payload under `payloads/<event_type>.schema.json`, read from the
+package's folder when first needed (not through `importlib.resources`, whose import costs
+`orch status` ~8 ms: the package is always installed as files). jsonschema is
 imported on first use only: it costs ~100 ms and most commands never validate. A
 validator is built once a process, when something is first validated against its
 schema; the schemas themselves are checked against their meta-schema by the tests
@@ -12,34 +14,32 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
+HERE = Path(__file__).parent
+SUFFIX = ".schema.json"
+
 
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     """The schema `name` (e.g. "memory", "payloads/gate_event")."""
-    text = resources.files(__package__).joinpath(f"{name}.schema.json").read_text("utf-8")
+    text = (HERE / f"{name}{SUFFIX}").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
 
 def has_schema(name: str) -> bool:
-    return resources.files(__package__).joinpath(f"{name}.schema.json").is_file()
+    return (HERE / f"{name}{SUFFIX}").is_file()
 
 
 def shipped_schemas() -> list[str]:
     """The name of every schema in the package (`plan`, `payloads/gate_event`...)."""
-    suffix = ".schema.json"
-    root = resources.files(__package__)
-    names = [p.name[: -len(suffix)] for p in root.iterdir() if p.name.endswith(suffix)]
-    payloads = root.joinpath("payloads")
-    names += [
-        f"payloads/{p.name[: -len(suffix)]}" for p in payloads.iterdir() if p.name.endswith(suffix)
-    ]
+    names = [p.name.removesuffix(SUFFIX) for p in HERE.glob(f"*{SUFFIX}")]
+    names += [f"payloads/{p.name.removesuffix(SUFFIX)}" for p in HERE.glob(f"payloads/*{SUFFIX}")]
     return sorted(names)
 
 

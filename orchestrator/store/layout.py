@@ -27,6 +27,8 @@ def find_repo_root(start: Path | None = None) -> Path:
 
 @dataclass(frozen=True)
 class Layout:
+    """Where orch's folders are in one repository."""
+
     root: Path
 
     @classmethod

@@ -44,6 +44,8 @@ def slugify(title: str, *, max_len: int = MAX_SLUG) -> str:
 
 @dataclass(frozen=True)
 class VerifiedItem:
+    """One row of a task's verified-items table."""
+
     item_id: str
     description: str
     first_verified: str
@@ -71,6 +73,8 @@ _SEPARATOR = re.compile(r"^\|?(\s*:?-+:?\s*\|)+\s*:?-*:?\s*$")
 
 @dataclass(frozen=True)
 class TaskFolder:
+    """One task's folder under `plans/artifacts/<slug>/`, and the files in it."""
+
     layout: Layout
     slug: str
 

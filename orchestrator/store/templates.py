@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
-from importlib import resources
+from pathlib import Path
 
 from orchestrator.store.layout import Layout
 
 TEMPLATE_NAMES = ("plan.md", "phase-report.md", "session-notes.md", "verified-items.md")
+# the package's own templates, read as files (`importlib.resources` costs start-up time and
+# the package is always installed as files)
+PACKAGE_TEMPLATES = Path(__file__).parent.parent / "templates"
 
 
 def package_template(name: str) -> str:
-    return resources.files("orchestrator").joinpath("templates", name).read_text("utf-8")
+    return (PACKAGE_TEMPLATES / name).read_text("utf-8")
 
 
 def template(layout: Layout | None, name: str) -> str:

@@ -16,7 +16,11 @@ from rich.console import Console
 
 from orchestrator.commands._progress import progress_for
 from orchestrator.engine.api import Options, start
+from orchestrator.engine.progress import Spent, by_phase, spending
+from orchestrator.events.log import read_events
+from orchestrator.report.model import build
 from orchestrator.store.layout import Layout
+from orchestrator.store.tasks import TaskFolder
 
 ORCH = str(Path(sys.executable).with_name("orch"))
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -155,3 +159,97 @@ def test_the_readme_picture_is_a_frame_of_a_real_run() -> None:
     assert re.search(r"`python3 -m unittest discover -s tests -t \.`  \d+\.\d s$", running)
     assert "  | FAILED (failures=1)" in frame
     assert "Phase 1 of 2: Keep contractions and hyphenated words whole  REVIEWING" in frame
+
+
+def test_status_the_summary_and_the_report_sum_the_same_calls(mini: Path, tmp_path: Path) -> None:
+    """One tally of the model calls serves them all: each phase's and the task's tokens by
+    kind and estimated cost in `orch status`, every call in a run's summary, planning,
+    phases and completion in the report; a failed call and a call without a price too."""
+    model = script_with_usage(tmp_path)
+    assert orch("run", "Add a subtract function", "--model", model, "-y").exit_code == 0
+    task = TaskFolder.open(Layout(mini), "add-a-subtract-function")
+    log = task.events()
+    log.append(
+        "model_call",
+        {
+            "purpose": "executor",
+            "model": "scripted",
+            "turn": 9,
+            "latency_ms": 5,
+            "attempts": 3,
+            "failure_class": "transient",
+            "message": "overloaded",
+        },
+        agent="Executor",
+        phase=1,
+    )
+    log.append(
+        "model_call",
+        {
+            "purpose": "reviewer",
+            "model": "unknown-model",
+            "turn": 1,
+            "latency_ms": 5,
+            "attempts": 1,
+            "stop_reason": "end_turn",
+            "cost_usd": None,
+            "estimated_cost_usd": None,
+            "usage": {
+                "input_tokens": 11,
+                "output_tokens": 7,
+                "cache_read_tokens": 5,
+                "cache_write_tokens": 3,
+            },
+        },
+        agent="Reviewer",
+    )
+    # the figures, summed here from the log's lines
+    kinds = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    want: dict[str, dict[str, float]] = {}
+    first_phase = None
+    for n, line in enumerate(task.event_log_path.read_text(encoding="utf-8").splitlines()):
+        event = json.loads(line)
+        if event["phase"] is not None and first_phase is None:
+            first_phase = n
+        if event["event_type"] != "model_call":
+            continue
+        p = event["payload"]
+        part = (
+            f"phase {event['phase']}"
+            if event["phase"] is not None
+            else ("planning" if first_phase is None else "completion")
+        )
+        row = want.setdefault(part, dict.fromkeys(("calls", "answered", "failed", "cost"), 0))
+        row["calls"] += 1
+        row["answered"] += "usage" in p
+        row["failed"] += "failure_class" in p
+        row["cost"] += p.get("estimated_cost_usd") or 0
+        for kind in kinds:
+            row[kind] = row.get(kind, 0) + (p.get("usage") or {}).get(kind, 0)
+    assert set(want) == {"planning", "phase 1", "completion"}
+    assert want["phase 1"]["failed"] >= 1 and want["completion"]["answered"] >= 2
+
+    info = json.loads(orch("status", task.slug, "--json").output)
+    [phase] = info["phases"]
+    for got, rows in ((phase["tokens"], [want["phase 1"]]), (info["tokens"], want.values())):
+        assert got["calls"] == sum(r["answered"] for r in rows)
+        assert {k: got[k] for k in kinds} == {k: sum(r[k] for r in rows) for k in kinds}
+        assert got["estimated_cost_usd"] == pytest.approx(sum(r["cost"] for r in rows))
+    text = orch("status", task.slug).output
+    assert f"model calls: {info['tokens']['calls']} calls, " in text
+
+    report = build(task)
+    assert set(report.tokens) == set(want)
+    for part, spent in report.tokens.items():
+        row = want[part]
+        assert (spent.calls, spent.failed) == (row["calls"], row["failed"])
+        assert [getattr(spent, k) for k in kinds] == [row[k] for k in kinds]
+        assert spent.cost_usd == pytest.approx(row["cost"])
+    assert report.total_tokens.unpriced == 1
+
+    events = read_events(task.event_log_path).events
+    total = Spent.sum(spending(events, by_phase).values())
+    calls = sum(r["calls"] for r in want.values())
+    tokens_in = sum(r[k] for r in want.values() for k in kinds if k != "output_tokens")
+    tokens_out = sum(r["output_tokens"] for r in want.values())
+    assert total.text() == f"{calls} model calls, {tokens_in:,} tokens in, {tokens_out:,} out"

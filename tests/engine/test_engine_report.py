@@ -15,7 +15,7 @@ import yaml
 from engine_support import git, only_task, orch, task_events
 
 from orchestrator.engine.demo import TASK
-from orchestrator.report.model import Tokens
+from orchestrator.engine.progress import Spent
 from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder
 
@@ -178,11 +178,12 @@ def test_cost_adds_up_and_a_model_without_a_price_is_counted_apart() -> None:
     def call(cost: Any, **usage: int) -> dict[str, Any]:
         return {"usage": usage, "cost_usd": cost}
 
-    tokens = Tokens()
-    tokens = tokens.add(call(0.012, input_tokens=1000, output_tokens=500))
-    tokens = tokens.add(call(None, input_tokens=10, output_tokens=5, cache_read_tokens=7))
-    tokens = tokens.add({"failure_class": "transient", "error": "overloaded"})
+    tokens = Spent()
+    tokens.add(call(0.012, input_tokens=1000, output_tokens=500))
+    tokens.add(call(None, input_tokens=10, output_tokens=5, cache_read_tokens=7))
+    tokens.add({"failure_class": "transient", "error": "overloaded"})
     assert (tokens.calls, tokens.failed, tokens.unpriced) == (3, 1, 1)
-    assert (tokens.input, tokens.output, tokens.cache_read, tokens.total) == (1010, 505, 7, 1522)
+    assert (tokens.input_tokens, tokens.output_tokens, tokens.cache_read_tokens) == (1010, 505, 7)
+    assert tokens.total == 1522
     assert tokens.cost_usd == pytest.approx(0.012)
     assert tokens.plus(tokens).cost_usd == pytest.approx(0.024)

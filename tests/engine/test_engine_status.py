@@ -45,10 +45,12 @@ def test_run_json_prints_one_object_for_scripts(mini: Path, tmp_path: Path) -> N
 
 def test_status_and_log_import_none_of_the_workflow(mini: Path, tmp_path: Path) -> None:
     """They read logs and plans: no git, no model, no schema check of a plan the log
-    recorded, no terminal library."""
+    recorded, no terminal library, and none of what only costs start-up time here:
+    importlib.resources (tempfile, shutil), the secrets module (random, base64)."""
     script = Script().write(tmp_path / "s.json")
     assert orch("run", "Add a subtract function", "--yes", "--model", script).exit_code == 0
     heavy = ("jsonschema", "git", "rich", "orchestrator.engine.api", "orchestrator.models")
+    heavy += ("importlib.resources", "tempfile", "shutil", "secrets")
     for args in (
         ["status"],
         ["status", "add-a-subtract-function"],
