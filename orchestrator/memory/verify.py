@@ -139,6 +139,7 @@ class Verifier:
         self._lower_words: frozenset[str] | None = None
         self._project: kinds.Project | None = None
         self._moves: dict[str, str | None] = {}
+        self._by_kind = self._checks()
 
     def close(self) -> None:
         if self.cache is not None:
@@ -224,7 +225,7 @@ class Verifier:
 
     def check_claim(self, claim: Claim) -> str | None:
         """None when the claim holds, else why it does not."""
-        check = self._checks().get(claim.kind)
+        check = self._by_kind.get(claim.kind)
         return check(claim) if check is not None else None
 
     def _checks(self) -> dict[str, Callable[[Claim], str | None]]:
@@ -598,7 +599,7 @@ def verify_store_details(
             active = {r[1]: r[2] for r in hit.values() if r[3] is not None}
             return sorted(cached, key=lambda v: v.name), active, True
         loaded = loaded or store.load_all()
-        paths = {Path(p).stem: p for p in keys}
+        paths = {_stem(p): p for p in keys}
         results = []
         rows: list[tuple[str, list[Any]]] = []
         complete = True
@@ -624,6 +625,13 @@ def verify_store_details(
         if table is not None:
             table.replace_all((path, json.dumps(row)) for path, row in rows)
     return results, {m.name: m.active for m in loaded.memories}, complete
+
+
+def _stem(path: str) -> str:
+    """`Path(path).stem`, without making a Path of each of thousands of files."""
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def _decode_rows(rows: dict[str, str]) -> dict[str, list[Any]]:
