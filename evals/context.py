@@ -4,8 +4,10 @@ A 500-turn phase (by default) is driven through `ContextManager` the way the exe
 drives it: every turn the system prompt is assembled within its budget (`assemble`), the
 conversation is prepared (masking, compaction, folding), the prompt is measured with the
 local token estimate, then a scripted assistant turn calls one to three tools whose
-results (0.5 to 6 KB each) are appended. Summaries and folds come from the scripted model
-(purpose `compactor`). Facts are planted in tool results during the first 50 turns.
+results (0.5 to 6 KB each) are appended. Summaries and folds come from the same scripted
+model (purpose `compactor`), and a compaction repeats the executor's request of that turn
+with a summary turn after it, as `orch run` does. Facts are planted in tool results during
+the first 50 turns.
 
 It reports the peak prompt against the configured budget, the prompt at turn 500 over the
 prompt at turn 50, the same ratio for the uncompacted history, and whether each planted
@@ -27,7 +29,7 @@ import click
 
 from evals.suite import emit_json, json_option, suite
 from orchestrator.config import Config, ContextConfig
-from orchestrator.context import ContextManager, assemble
+from orchestrator.context import Assembly, ContextManager, ExecutorRequest, assemble
 from orchestrator.context.transcripts import iter_lines
 from orchestrator.engine import tasklist
 from orchestrator.engine.enums import Role
@@ -303,11 +305,10 @@ def run_benchmark(
         layout = Layout(root)
         scaffold(layout)
         task = TaskFolder.create(layout, "context budget benchmark")
+        # one model for the executor's turns and the compactor's calls, as in `orch run`
+        # without `compactor_model`: the compactor reads the executor's cached conversation
         model = ScriptedModel(
             _script(), name="scripted:context-benchmark", config=whole, recorder=recorder
-        )
-        executor = ScriptedModel(
-            {"replies": []}, name="scripted:context-benchmark", config=whole, recorder=recorder
         )
         log = task.events()
         manager = ContextManager(
@@ -323,21 +324,29 @@ def run_benchmark(
         peak, peak_turn, trimmed_turns = 0, 0, 0
         planted = {10 + 4 * i: fact for i, fact in enumerate(FACTS)}  # turns 10..46
         call_id = 0
+
+        def system() -> Assembly:
+            parts = manager.prompt_parts(
+                base=_base_prompt(), tools=tools, memory_index=_memory_index()
+            )
+            return assemble(parts, budget // SYSTEM_SHARE)
+
         for turn in range(1, turns + 1):
-            assembly = assemble(
-                manager.prompt_parts(
-                    base=_base_prompt(), tools=tools, memory_index=_memory_index()
-                ),
-                budget // SYSTEM_SHARE,
-            )
-            trimmed_turns += bool(assembly.trimmed)
+            assembly = system()
+            volatile = _volatile(turn, messages)
             messages = manager.prepare(
-                messages, phase=2, last_instruction=instruction, system_tokens=assembly.tokens
+                messages,
+                phase=2,
+                last_instruction=instruction,
+                system_tokens=assembly.tokens,
+                executor=ExecutorRequest(model.name, tuple(assembly.parts), tuple(tools), volatile),
             )
+            # as the executor does: the request's system prompt is built after `prepare`,
+            # which may have folded turns into the L2 digest and L3 items it holds
+            assembly = system()
+            trimmed_turns += bool(assembly.trimmed)
             prompt = estimate_request(Request(assembly.parts, messages, tools))
-            executor.send(
-                executor_request(assembly.parts, messages, tools, _volatile(turn, messages))
-            )
+            model.send(executor_request(assembly.parts, messages, tools, _volatile(turn, messages)))
             baseline = assembly.tokens + raw_tokens
             prompt_at[turn], raw_at[turn] = prompt, baseline
             if prompt > peak:

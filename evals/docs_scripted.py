@@ -315,6 +315,11 @@ replies. In practice:
   assistant turns, and the count (so the entry) drops with them. It happens when the
   model calls `compact`, or past `compact_threshold_tokens` ({context.compact_threshold_tokens:,}
   by default), which a short script does not reach.
+- **The compactor and the extractor** are never continued, so a conversation's first
+  entry answers each of their requests, whatever it holds: a compaction sends the
+  executor's own conversation with a last user turn that starts `Conversation to
+  summarise` (unless `compactor_model` names another model: then that phrase starts its
+  only user message).
 - **`error` entries** sit before the reply they delay and do not count as turns: entry
   N's errors are raised first, each `times` times, then entry N answers. orch's model
   layer retries `transient` errors {config.max_retries} times (`max_retries`) without

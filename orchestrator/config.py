@@ -131,6 +131,9 @@ class Config:
     planner_model: str | None = None
     auditor_model: str | None = None
     reviewer_model: str | None = None
+    # None: the executor's model, which reads the executor's cached conversation when it
+    # compacts (docs/context.md); another model gets the turns as text
+    compactor_model: str | None = None
     max_tokens: int = 8192
     api_timeout: float = 120.0
     streaming: bool = True  # Messages API replies as server-sent events (False: one JSON body)

@@ -10,6 +10,7 @@ system prompt within a budget. See `docs/seams.md` ("Context") and `docs/context
 from __future__ import annotations
 
 from orchestrator.context.assembly import Assembly, PromptParts, assemble, assemble_system
+from orchestrator.context.compaction import ExecutorRequest
 from orchestrator.context.manager import (
     COMPACT_TOOL,
     CompactionResult,
@@ -24,6 +25,7 @@ __all__ = [
     "CompactionResult",
     "CompactionStalled",
     "ContextManager",
+    "ExecutorRequest",
     "PromptParts",
     "assemble",
     "assemble_system",

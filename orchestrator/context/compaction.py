@@ -14,6 +14,13 @@ After a compaction the conversation is one user message followed by the kept tai
 
 `turns` is the range of raw turns (message positions in the phase's conversation) the
 summary stands for, so a later compaction knows where the tail's numbering starts.
+
+The request that asks for the summary is the executor's own request of that turn (its
+system parts, tools and messages as the previous executor request sent them) with one more
+user turn, `summary_turn`, when the compactor is the executor's model: the conversation is
+then read from the prompt cache. With another compactor model (`compactor_model`), or
+without the executor's request (`orch compact`), the turns go to the compactor as text
+under its own system prompt (`COMPACT_HEADER`).
 """
 
 from __future__ import annotations
@@ -22,8 +29,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from orchestrator.messages import Block, Message, Reply, TextBlock
+from orchestrator.context.render import prompt
+from orchestrator.messages import Block, Message, Reply, SystemPart, TextBlock, ToolSpec
 from orchestrator.tokens import estimate_message
+
+COMPACT_HEADER = "Conversation to summarise"
 
 SECTIONS = (
     "Task overview",
@@ -48,6 +58,42 @@ class Head:
     last_turn: int
     transcript: str
     summary: str
+
+
+@dataclass(frozen=True)
+class ExecutorRequest:
+    """The executor's request of this turn but its messages: the model it goes to, its
+    system parts, its tools and `Request.volatile`. A compaction on that same model sends
+    it again with `summary_turn` after the messages, so all but that turn is a cache read."""
+
+    model: str
+    system: tuple[SystemPart, ...]
+    tools: tuple[ToolSpec, ...]
+    volatile: str = ""
+
+
+def summary_turn(
+    messages: Sequence[Message], cut: int, *, first_turn: int, last_turn: int, volatile: str = ""
+) -> list[Message]:
+    """`messages` followed by the turn that asks for a summary of those before `cut`.
+
+    The turn holds what the executor's request adds after its cache breakpoints
+    (`volatile`: the task list, the notes), then the ask and the compactor's instructions;
+    it joins the newest user turn (after its tool results) or starts a new one.
+    """
+    kept = sum(1 for m in messages[cut:] if m.role == "assistant")
+    ask = (
+        f"{COMPACT_HEADER}: every turn of this conversation before your last {kept} "
+        f"(raw turns {first_turn}-{last_turn}); your last {kept} turns and their tool "
+        f"results stay word for word after the summary.\n\n"
+        f"{prompt('compaction_turn').strip()}\n\n<compactor-instructions>\n{prompt('compactor').strip()}"
+        f"\n</compactor-instructions>"
+    )
+    blocks: list[Block] = [TextBlock(volatile)] if volatile else []
+    blocks.append(TextBlock(ask))
+    if messages and messages[-1].role == "user":
+        return [*messages[:-1], Message("user", [*messages[-1].content, *blocks])]
+    return [*messages, Message("user", blocks)]
 
 
 def read_head(messages: Sequence[Message]) -> Head | None:

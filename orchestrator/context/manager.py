@@ -25,11 +25,14 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from orchestrator.config import ContextConfig
 from orchestrator.context.assembly import MAX_L2_EPISODES, PromptParts
 from orchestrator.context.compaction import (
+    COMPACT_HEADER,
+    ExecutorRequest,
     choose_cut,
     first_raw,
     head_message,
     read_head,
     summary_problem,
+    summary_turn,
 )
 from orchestrator.context.folding import Folder, FoldResult, episodes, summaries
 from orchestrator.context.indexing import Indexer
@@ -53,7 +56,6 @@ from orchestrator.tokens import estimate_message
 AGENT = "Compactor"
 FOLDING = ("episodic", "cascading")
 SUMMARY_TOKENS = 2048
-COMPACT_HEADER = "Conversation to summarise"
 COMPACT_TOOL = "compact"
 
 
@@ -167,7 +169,9 @@ class ContextManager:
         *,
         rules: str,
         phase_card: str,
+        compactor: Model | None = None,
     ) -> None:
+        """`model` is the executor's; `compactor` summarises and folds (default: `model`)."""
         if config.folding not in FOLDING:
             raise UsageError(
                 f"context.folding: {config.folding!r} is not one of {', '.join(FOLDING)}"
@@ -176,12 +180,13 @@ class ContextManager:
             raise UsageError("context.compact_threshold_tokens must be above 0")
         self.task = task
         self.model = model
+        self.compactor = compactor or model
         self.config = config
         self.log = log
         self.rules = rules
         self.phase_card = phase_card
         self.indexer = Indexer(task.layout)
-        self.folder = Folder(task, model, config, log, self.indexer)
+        self.folder = Folder(task, self.compactor, config, log, self.indexer)
         self.last_result: CompactionResult | None = None
         self._failures = failures_in_row(log)
         self._segment: Segment | None = None
@@ -198,11 +203,14 @@ class ContextManager:
         phase: int | None,
         last_instruction: str,
         system_tokens: int = 0,
+        executor: ExecutorRequest | None = None,
     ) -> list[Message]:
         """The conversation to send, and to keep: masked, and compacted past the threshold.
 
         `system_tokens` is the estimate of the system prompt and tool definitions, so the
-        threshold applies to the whole prompt.
+        threshold applies to the whole prompt. `executor` is the rest of the executor's
+        request of this turn: a compaction on its model sends that request with a summary
+        turn after `messages` (compaction.py).
         """
         self.last_result = None
         before = system_tokens + _tokens(self._masked_view(messages))
@@ -217,6 +225,7 @@ class ContextManager:
             f"{self.config.compact_threshold_tokens}",
             system_tokens=system_tokens,
             min_head=2,
+            executor=executor,
         )
         return result.messages if result.outcome == "ok" else self._mask(messages, phase)
 
@@ -230,11 +239,13 @@ class ContextManager:
         reason: str,
         kind: str = "tool",
         system_tokens: int = 0,
+        executor: ExecutorRequest | None = None,
     ) -> list[Message]:
         """Compact now (the `compact` tool, or `orch compact` with kind="manual").
 
         `last_result` says what happened: ok, failed or nothing (too few turns to compact);
         unless ok, the messages come back as they were and nothing was written but the event.
+        `executor` as for `prepare`.
         """
         result = self._compact(
             messages,
@@ -244,6 +255,7 @@ class ContextManager:
             reason=reason,
             system_tokens=system_tokens,
             min_head=1,
+            executor=executor,
         )
         return result.messages
 
@@ -388,6 +400,7 @@ class ContextManager:
         reason: str,
         system_tokens: int,
         min_head: int,
+        executor: ExecutorRequest | None = None,
     ) -> CompactionResult:
         """Summarise the older turns of `messages`; on success save them, then drop them.
 
@@ -414,15 +427,9 @@ class ContextManager:
         shift = base - start
         head = read_head(messages)
         first_turn, last_turn = base, cut - 1 + shift
-        request = Request(
-            system=[SystemPart(prompt("compactor"), label="compactor")],
-            messages=[Message.user(self._compactor_input(messages, start, cut, shift, phase))],
-            purpose="compactor",
-            phase=phase,
-            max_tokens=SUMMARY_TOKENS,
-        )
+        request = self._compactor_request(messages, cut, phase, executor)
         try:
-            reply = self.model.complete(request)
+            reply = self.compactor.complete(request)
             problem = summary_problem(reply)
         except ModelError as exc:
             problem = f"model error ({exc.failure_class}): {exc.message}"
@@ -465,6 +472,41 @@ class ContextManager:
         result = replace(result, folds=folds)
         self.last_result = result
         return result
+
+    def _compactor_request(
+        self,
+        messages: Sequence[Message],
+        cut: int,
+        phase: int | None,
+        executor: ExecutorRequest | None,
+    ) -> Request:
+        """The executor's request with a summary turn after it when the compactor is the
+        executor's model (its conversation is then read from the cache); else the turns as
+        text under the compactor's own system prompt."""
+        start, base = first_raw(messages)
+        shift = base - start
+        if executor is not None and executor.model == self.compactor.name:
+            return Request(
+                system=list(executor.system),
+                messages=summary_turn(
+                    messages,
+                    cut,
+                    first_turn=base,
+                    last_turn=cut - 1 + shift,
+                    volatile=executor.volatile,
+                ),
+                tools=list(executor.tools),
+                purpose="compactor",
+                phase=phase,
+                max_tokens=SUMMARY_TOKENS,
+            )
+        return Request(
+            system=[SystemPart(prompt("compactor"), label="compactor")],
+            messages=[Message.user(self._compactor_input(messages, start, cut, shift, phase))],
+            purpose="compactor",
+            phase=phase,
+            max_tokens=SUMMARY_TOKENS,
+        )
 
     def _compactor_input(
         self, messages: Sequence[Message], start: int, cut: int, shift: int, phase: int | None

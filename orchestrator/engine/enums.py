@@ -151,6 +151,7 @@ class Role(StrEnum):
     AUDITOR = "auditor"
     EXECUTOR = "executor"
     REVIEWER = "reviewer"
+    COMPACTOR = "compactor"  # summarises a phase's older turns, folds them at its end
 
     @property
     def agent(self) -> str:
@@ -162,4 +163,5 @@ AGENTS = {
     Role.AUDITOR: "PlanAuditor",
     Role.EXECUTOR: "Executor",
     Role.REVIEWER: "CodeReviewer",
+    Role.COMPACTOR: "Compactor",
 }

@@ -103,6 +103,7 @@ class Env:
             Role.PLANNER: self.config.planner_model,
             Role.AUDITOR: self.config.auditor_model,
             Role.REVIEWER: self.config.reviewer_model,
+            Role.COMPACTOR: self.config.compactor_model,
         }
         name = configured.get(role) or self.state.model
         if name not in self._models:

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.context import assemble_system
+from orchestrator.context import ExecutorRequest, assemble_system
 from orchestrator.engine import tasklist
 from orchestrator.engine.activity import Doing
 from orchestrator.engine.agent import AgentLoop, Checkpoint
@@ -83,6 +83,7 @@ def open_context(env: Env, pid: int) -> PhaseContext | None:
         env.journal.as_log(),
         rules=load_prompt(Role.EXECUTOR).system,
         phase_card=phase_card(env, pid),
+        compactor=env.model(Role.COMPACTOR, pid),
     )
 
 
@@ -121,7 +122,12 @@ class ExecutorSetup:
         card = phase_card(env, pid)
         self.checkpoint.extra = {"rules": base, "phase_card": card}
         context = env.parts.context.open(
-            env.task, model, env.journal.as_log(), rules=base, phase_card=card
+            env.task,
+            model,
+            env.journal.as_log(),
+            rules=base,
+            phase_card=card,
+            compactor=env.model(Role.COMPACTOR, pid),
         )
         tools: ExecutorTools | CompactTool = self._tools()
         compact = None
@@ -164,8 +170,11 @@ class ExecutorSetup:
         if context is not None:
 
             def prepare(messages: list[Message]) -> list[Message]:
-                sys_tokens = estimate_text("\n\n".join(p.text for p in system(messages)))
-                sys_tokens += estimate_tools(specs) + estimate_text(self._volatile(messages))
+                parts, volatile = system(messages), self._volatile(messages)
+                sys_tokens = estimate_text("\n\n".join(p.text for p in parts))
+                sys_tokens += estimate_tools(specs) + estimate_text(volatile)
+                # a compaction on this model sends this turn's request with a summary turn
+                executor = ExecutorRequest(model.name, tuple(parts), tuple(specs), volatile)
                 instruction = self.checkpoint.last_instruction
                 if compact is not None and compact.requested:
                     reason, compact.requested = compact.requested, None
@@ -176,9 +185,14 @@ class ExecutorSetup:
                         reason=reason,
                         kind="tool",
                         system_tokens=sys_tokens,
+                        executor=executor,
                     )
                 return context.prepare(
-                    messages, phase=pid, last_instruction=instruction, system_tokens=sys_tokens
+                    messages,
+                    phase=pid,
+                    last_instruction=instruction,
+                    system_tokens=sys_tokens,
+                    executor=executor,
                 )
 
         return AgentLoop(

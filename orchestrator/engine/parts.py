@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from orchestrator.config import Config, ContextConfig, MemoryConfig
-from orchestrator.context import ContextManager, PromptParts
+from orchestrator.context import ContextManager, ExecutorRequest, PromptParts
 from orchestrator.engine.tools import MemoryHandler
 from orchestrator.events.log import EventLog
 from orchestrator.memory.promotion import promote
@@ -51,6 +51,7 @@ class PhaseContext(Protocol):
         phase: int | None,
         last_instruction: str,
         system_tokens: int = 0,
+        executor: ExecutorRequest | None = None,
     ) -> list[Message]: ...
 
     def compact(
@@ -62,6 +63,7 @@ class PhaseContext(Protocol):
         reason: str,
         kind: str = "tool",
         system_tokens: int = 0,
+        executor: ExecutorRequest | None = None,
     ) -> list[Message]: ...
 
     def compact_tool_spec(self) -> ToolSpec: ...
@@ -83,9 +85,19 @@ class PhaseContext(Protocol):
 
 class ContextPart(Protocol):
     def open(
-        self, task: TaskFolder, model: Model, log: EventLog, *, rules: str, phase_card: str
+        self,
+        task: TaskFolder,
+        model: Model,
+        log: EventLog,
+        *,
+        rules: str,
+        phase_card: str,
+        compactor: Model | None = None,
     ) -> PhaseContext | None:
-        """A phase's context, or None: the conversation is sent as it is, no `compact` tool."""
+        """A phase's context, or None: the conversation is sent as it is, no `compact` tool.
+
+        `model` is the executor's; `compactor` summarises and folds turns (default: `model`).
+        """
         ...
 
 
@@ -125,7 +137,14 @@ def same_model(model: Model, log: EventLog, agent: str, phase: int | None, /) ->
 
 class NoContext:
     def open(
-        self, task: TaskFolder, model: Model, log: EventLog, *, rules: str, phase_card: str
+        self,
+        task: TaskFolder,
+        model: Model,
+        log: EventLog,
+        *,
+        rules: str,
+        phase_card: str,
+        compactor: Model | None = None,
     ) -> PhaseContext | None:
         return None
 
@@ -174,9 +193,24 @@ class ManagedContext:
     config: ContextConfig
 
     def open(
-        self, task: TaskFolder, model: Model, log: EventLog, *, rules: str, phase_card: str
+        self,
+        task: TaskFolder,
+        model: Model,
+        log: EventLog,
+        *,
+        rules: str,
+        phase_card: str,
+        compactor: Model | None = None,
     ) -> PhaseContext | None:
-        return ContextManager(task, model, self.config, log, rules=rules, phase_card=phase_card)
+        return ContextManager(
+            task,
+            model,
+            self.config,
+            log,
+            rules=rules,
+            phase_card=phase_card,
+            compactor=compactor,
+        )
 
 
 @dataclass(frozen=True)

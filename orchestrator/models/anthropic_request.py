@@ -128,14 +128,15 @@ def _mark(
     2. the longest prefix of this request that an earlier one wrote at a breakpoint
        (`written`, the digests this model's requests wrote), so it is read exactly; without
        that memory (a new process), the user turn before the newest one, where the
-       previous request put its moving breakpoint;
+       previous request put its moving breakpoint (in every role: a compactor's request
+       that is the executor's with a summary turn after it reads there too);
     3. the last user turn holding a masked tool result (the masking frontier: what
        precedes it stays as it is when the next batch of old results is masked);
     4. the end of the system prompt; then the last system part marked `cache` (the stable
        part before parts that change now and then), the last tool, and the stable system
        parts before that one, from the last.
     A breakpoint whose prefix is under the model's minimum cacheable length (estimated)
-    is left out: the API would not cache it. The conversation (1 to 3) gets no breakpoint
+    is left out: the API would not cache it. The conversation gets no breakpoint 1 or 3
     in a role that is never continued (`ONE_SHOT`), nor before the first reply of a role
     that usually answers at once (not `CONTINUED`).
     """
@@ -190,7 +191,7 @@ def _conversation_marks(
         wanted.append(last_block(users[-1]))
     if read is not None:
         wanted.append(read)
-    elif conversation and len(users) > 1:
+    elif len(users) > 1:  # a compactor's summary turn after the executor's conversation too
         wanted.append(last_block(users[-2]))
     if conversation:
         masked = [i for i in users if any(_masked(b) for b in messages[i]["content"])]

@@ -12,8 +12,10 @@ replies:
 # 2. conversations keyed by the request: a reply is chosen by the request's purpose
 #    (planner, auditor, executor, reviewer, compactor, extractor), optional phase and
 #    optional `contains` (a substring of the last user message); within a conversation,
-#    reply N answers the request that already holds N assistant turns. The choice depends
-#    only on the request, so a run resumed after a crash gets the same replies again.
+#    reply N answers the request that already holds N assistant turns (the first reply
+#    answers every request of a role that is never continued: compactor, extractor). The
+#    choice depends only on the request, so a run resumed after a crash gets the same
+#    replies again.
 conversations:
   - when: {purpose: planner}
     replies:
@@ -53,7 +55,7 @@ import yaml
 from orchestrator.config import Config
 from orchestrator.errors import FAILURE_CLASSES, ModelError, UsageError
 from orchestrator.messages import Reply, Request, TextBlock, ToolCall, Usage
-from orchestrator.models.anthropic_request import build_params
+from orchestrator.models.anthropic_request import ONE_SHOT, build_params
 from orchestrator.models.cachesim import CacheSim, min_cacheable
 from orchestrator.models.failures import check_reply
 from orchestrator.models.logging import ESTIMATE_AS
@@ -127,7 +129,10 @@ class ScriptedModel:
             which, entries, turn, label = -1, self.script["replies"], self._delivered, "the script"
         else:
             which, conv = self._conversation(request)
-            entries, turn, label = conv["replies"], request.turn, f"conversation {conv.get('when')}"
+            # a one-shot role's request is never continued: the assistant turns it carries
+            # are another role's (a compaction sends the executor's), so its first reply answers
+            turn = 0 if request.purpose in ONE_SHOT else request.turn
+            entries, label = conv["replies"], f"conversation {conv.get('when')}"
         for index in _turn_group(entries, turn):
             raw = entries[index]
             error = raw.get("error")

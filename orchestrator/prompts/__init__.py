@@ -29,6 +29,9 @@ CONTRACT: dict[str, tuple[str, ...]] = {
     ),
     "reviewer": ("verify-before-use", "ignore-memory"),
     "compactor": ("verify-before-use", "ignore-memory"),
+    # the lead of the turn that asks the executor's own model for a summary; compactor.md
+    # follows it in that turn and carries the rules
+    "compaction_turn": (),
     "folding": ("verify-before-use", "ignore-memory", "save-exclusions"),
     "cascade": ("save-exclusions",),
     "extractor": (

@@ -320,3 +320,82 @@ def test_transcript_lines_follow_their_schema(
     for n in transcript_numbers(task):
         for raw in (task.transcripts / f"{n}.jsonl").read_text().splitlines():
             assert errors("transcript", json.loads(raw)) == []
+
+
+def _executor_request(model: ScriptedModel, volatile: str = "Your task list: 1 of 3 done") -> Any:
+    from orchestrator.context import ExecutorRequest
+    from orchestrator.messages import SystemPart, ToolSpec
+
+    return ExecutorRequest(
+        model.name,
+        (SystemPart("executor rules " * 400, cache=True, label="base"),),
+        (ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {}}),),
+        volatile,
+    )
+
+
+def test_on_the_executors_model_the_compactor_gets_the_executor_request_and_a_summary_turn(
+    make_manager: Make, kit: SimpleNamespace, model: ScriptedModel, task: TaskFolder
+) -> None:
+    manager = make_manager(mask_keep_rounds=50)
+    messages = kit.conversation(8, size=5000)
+    executor = _executor_request(model)
+    compacted = manager.prepare(messages, phase=1, last_instruction="go", executor=executor)
+    [request] = [r for r in model.requests if r.purpose == "compactor" and r.tools]
+    assert request.system == list(executor.system) and request.tools == list(executor.tools)
+    assert request.max_tokens == 2048 and request.phase == 1 and request.volatile == ""
+    # every message as the caller holds it, the newest user turn with two blocks more
+    assert request.messages[:-1] == messages[:-1]
+    newest, sent = messages[-1], request.messages[-1]
+    assert sent.content[: len(newest.content)] == newest.content
+    volatile, ask = sent.content[len(newest.content) :]
+    assert isinstance(volatile, TextBlock) and volatile.text == executor.volatile
+    assert isinstance(ask, TextBlock)
+    head = read_head(compacted)
+    assert head is not None
+    kept = sum(1 for m in compacted[1:] if m.role == "assistant")
+    assert ask.text.startswith(
+        f"Conversation to summarise: every turn of this conversation before your last {kept} "
+        f"(raw turns {head.first_turn}-{head.last_turn})"
+    )
+    assert "<compactor-instructions>" in ask.text and "Context to preserve" in ask.text
+    # the summary lands as before: the head, its parts verbatim, the event
+    assert head.summary == kit.SUMMARY.strip()
+    assert reinjected(compacted)["phase-card"] == kit.PHASE_CARD
+    assert [e["outcome"] for e in compactions(task, "auto")] == ["ok"]
+
+
+def test_a_summary_turn_after_an_assistant_message_is_a_user_message_of_its_own() -> None:
+    from orchestrator.context.compaction import summary_turn
+
+    messages = [Message.user("go"), Message.assistant("read it"), Message.assistant("done")]
+    out = summary_turn(messages, 2, first_turn=0, last_turn=1)
+    assert out[:3] == messages and out[3].role == "user" and len(out[3].content) == 1
+    assert out[3].text.startswith("Conversation to summarise: every turn of this conversation")
+    assert "before your last 1 (raw turns 0-1)" in out[3].text
+
+
+def test_a_compactor_of_another_model_or_no_executor_request_gets_the_turns_as_text(
+    make_manager: Make, kit: SimpleNamespace, model: ScriptedModel
+) -> None:
+    other = ScriptedModel(kit.script(), name="scripted:another-compactor")
+    base = make_manager()
+    for compactor, executor in ((other, _executor_request(model)), (model, None)):
+        manager = ContextManager(
+            base.task,
+            model,
+            base.config,
+            base.log,
+            rules=kit.RULES,
+            phase_card=kit.PHASE_CARD,
+            compactor=compactor,
+        )
+        messages = kit.conversation(8, size=5000)
+        compacted = manager.prepare(messages, phase=1, last_instruction="go", executor=executor)
+        request = compactor.requests[-1]
+        assert request.purpose == "compactor" and request.tools == []
+        assert [p.label for p in request.system] == ["compactor"]
+        [message] = request.messages
+        assert message.text.startswith("Conversation to summarise (task ")
+        assert read_head(compacted) is not None
+    assert not [r for r in model.requests if r.tools]  # nothing went to the executor's model

@@ -1,6 +1,8 @@
 """The executor's requests, as recorded (ORCH_RECORD_REQUESTS), are laid out for caching:
 a byte-stable prefix from turn to turn, a moving breakpoint on the conversation, what
-changes every turn after the last breakpoint (docs/models.md, "Request layout")."""
+changes every turn after the last breakpoint (docs/models.md, "Request layout"); a
+compaction on the executor's model sends the executor's request again with a summary turn
+after it, and one on another model falls back to the turns as text."""
 
 from __future__ import annotations
 
@@ -10,10 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import Script, done, orch, task_events, write_calc
+from engine_support import Script, done, git, orch, task_events, write_calc
 
+from orchestrator.context.compaction import SECTIONS
+from orchestrator.context.manager import SUMMARY_TOKENS
 from orchestrator.models.anthropic_request import MAX_CACHE_BREAKPOINTS
+from orchestrator.models.cachesim import CacheSim, chain, min_cacheable
+from orchestrator.models.logging import ESTIMATE_AS
 from orchestrator.models.recording import recorded
+from orchestrator.prompts import prompt_text
 
 
 def _flat(params: dict[str, Any]) -> list[tuple[str, bool]]:
@@ -106,3 +113,118 @@ def test_the_scripted_model_logs_estimated_usage_and_cost(mini: Path, tmp_path: 
     assert info["tokens"]["calls"] == len(calls)
     assert info["tokens"]["estimated_cost_usd"] > 0
     assert info["phases"][0]["tokens"]["calls"] >= 2
+
+
+SUMMARY = "\n".join(
+    f"## {section}\n- {section.lower()} of the subtract work" for section in SECTIONS
+)
+
+
+def _compaction_run(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compactor: str | None
+) -> list[dict[str, Any]]:
+    """`orch run` whose executor reads a file, calls `compact`, then writes and ends; the
+    requests recorded. `compactor`: a script for `compactor_model` (None: the executor's)."""
+    (repo / "orch.toml").write_text(
+        (repo / "orch.toml").read_text(encoding="utf-8") + "\n[context]\nkeep_recent_turns = 2\n",
+        encoding="utf-8",
+    )
+    git(repo, "commit", "-qam", "keep two turns after a compaction")
+    folder = tmp_path / "requests"
+    monkeypatch.setenv("ORCH_RECORD_REQUESTS", str(folder))
+    summarise = {
+        "when": {"purpose": "compactor", "contains": "Conversation to summarise"},
+        "replies": [{"text": SUMMARY}],
+    }
+    script = Script()
+    script.executor = {
+        1: [
+            {"tool_calls": [{"name": "read_file", "input": {"path": "calc.py"}}]},
+            {"tool_calls": [{"name": "compact", "input": {"reason": "calc.py is read"}}]},
+        ]
+    }
+    # after the compaction the conversation is the summary and the `compact` round: turn 1
+    after = {"when": {"purpose": "executor", "contains": "<context-summary"}}
+    script.extra = [{**after, "replies": [done("unused"), write_calc(), done()]}]
+    if compactor is None:
+        script.extra.append(summarise)
+    else:
+        other = tmp_path / "compactor.json"
+        other.write_text(json.dumps({"conversations": [summarise]}), encoding="utf-8")
+        monkeypatch.setenv("ORCH_COMPACTOR_MODEL", f"scripted:{other}")
+    result = orch(
+        "run", "Add a subtract function", "--yes", "--model", script.write(tmp_path / "s.json")
+    )
+    assert result.exit_code == 0, result.output
+    compacted = [e.payload for e in task_events(repo) if e.event_type == "compaction"]
+    assert [(c["kind"], c["outcome"]) for c in compacted if c["kind"] != "fold"] == [("tool", "ok")]
+    return recorded(folder)
+
+
+def _summarising(requests: list[dict[str, Any]]) -> int:
+    found = [
+        n
+        for n, r in enumerate(requests)
+        if r["role"] == "compactor" and "Conversation to summarise" in json.dumps(r["params"])
+    ]
+    assert len(found) == 1
+    return found[0]
+
+
+def _lands(requests: list[dict[str, Any]], n: int) -> None:
+    """The executor's next request starts with the summary as the compacted head."""
+    following = next(r for r in requests[n + 1 :] if r["role"] == "executor")
+    head = following["params"]["messages"][0]["content"][0]["text"]
+    assert '<context-summary compaction="1" turns="0-2"' in head
+    assert SUMMARY in head
+
+
+def test_a_compaction_sends_the_executor_request_again_with_a_summary_turn_after_it(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requests = _compaction_run(mini, tmp_path, monkeypatch, None)
+    n = _summarising(requests)
+    executor, compactor = requests[n - 1], requests[n]
+    assert executor["role"] == "executor" and compactor["model"] == executor["model"]
+    old, new = _flat(executor["params"]), _flat(compactor["params"])
+    last = _marks(executor["params"])[-1]
+    # tools, system and conversation are byte-identical up to the executor's last breakpoint
+    assert [text for text, _ in old[: last + 1]] == [text for text, _ in new[: last + 1]]
+    assert len(compactor["params"]["tools"]) == len(executor["params"]["tools"])
+    # ... and the compactor reads it there: a breakpoint on that very block, none after it
+    assert last in _marks(compactor["params"]) and _marks(compactor["params"])[-1] == last
+    assert len(_marks(compactor["params"])) <= MAX_CACHE_BREAKPOINTS
+    bills = CacheSim(min_cacheable(ESTIMATE_AS))
+    for r in requests[:n]:
+        bills.bill(r["params"])
+    bill = bills.bill(compactor["params"])
+    # billed as the API would: all of it up to there is a cache read, nothing is written
+    assert bill.read == chain(compactor["params"]).upto(last) > 0 and bill.write == 0
+    # the one new user turn: the `compact` result, the task list, then the ask
+    newest = compactor["params"]["messages"][-1]["content"]
+    assert newest[0]["type"] == "tool_result"
+    assert newest[-2]["text"].startswith("Your task list")
+    ask = newest[-1]["text"]
+    assert ask.startswith("Conversation to summarise: every turn of this conversation before")
+    assert all(f"## {section}" in ask for section in SECTIONS) and "call no tool" in ask
+    assert compactor["params"]["max_tokens"] == SUMMARY_TOKENS
+    _lands(requests, n)
+
+
+def test_a_compactor_of_another_model_gets_the_turns_as_text_under_its_own_prompt(
+    mini: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requests = _compaction_run(mini, tmp_path, monkeypatch, "other")
+    n = _summarising(requests)
+    compactor = requests[n]
+    assert compactor["model"] != requests[n - 1]["model"]
+    params = compactor["params"]
+    assert "tools" not in params
+    assert [s["text"] for s in params["system"]] == [prompt_text("compactor")]
+    [message] = params["messages"]
+    text = message["content"][0]["text"]
+    assert text.startswith("Conversation to summarise (task ")
+    assert '[turn 1 · assistant calls read_file]\n{"path": "calc.py"}' in text
+    _lands(requests, n)
+    agents = {e.agent for e in task_events(mini) if e.event_type == "model_call"}
+    assert "Compactor" in agents

@@ -4,6 +4,7 @@ token counting, the memory tool, usage in the event log."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from anthropic.lib.tools import ToolError
 
+from orchestrator.context.compaction import summary_turn
 from orchestrator.events.log import EventLog
 from orchestrator.messages import (
     Message,
@@ -447,3 +449,45 @@ def test_text_blocks_round_trip_in_the_next_request(
         "role": "assistant",
         "content": [{"type": "text", "text": "first"}, {"type": "text", "text": " second"}],
     }
+
+
+def _unmarked(body: dict[str, Any]) -> str:
+    return json.dumps(body).replace(', "cache_control": {"type": "ephemeral"}', "")
+
+
+def test_a_compaction_request_reads_where_the_executor_marked_even_in_a_new_process(
+    make_model: MakeModel, server: MessagesServer
+) -> None:
+    server.on_messages(*[Reply(message(text("ok"))) for _ in range(3)])
+    executor = base_request(
+        system=[SystemPart(BIG, cache=True, label="base")],
+        messages=[Message.user("Read app.py."), *TOOL_ROUND],
+        volatile="Your task list (tasks.json):\n[ ] 1. Add the flag",
+    )
+    model = make_model("claude-sonnet-4-6")
+    model.complete(executor)
+    # the next turn compacts: the executor's request again, one tool round on, and the ask
+    asked = summary_turn(
+        [*executor.messages, *TOOL_ROUND_2],
+        3,
+        first_turn=0,
+        last_turn=2,
+        volatile=executor.volatile,
+    )
+    compactor = replace(executor, messages=asked, purpose="compactor", volatile="", max_tokens=2048)
+    model.complete(compactor)
+    make_model("claude-sonnet-4-6").complete(compactor)  # a new process remembers no writes
+    sent, *compactions = (r.body for r in server.message_requests)
+    assert "messages[2][0]" in _marked(sent)  # the executor's moving breakpoint
+    for body in compactions:
+        # read exactly there; nothing after it is written (the request is never continued)
+        assert _marked(body)[-1] == "messages[2][0]"
+        assert _unmarked({k: body[k] for k in ("tools", "system")}) == _unmarked(
+            {k: sent[k] for k in ("tools", "system")}
+        )
+        # up to the executor's breakpoint (its task list came after it)
+        assert _unmarked(body["messages"][:2]) == _unmarked(sent["messages"][:2])
+        assert _unmarked(body["messages"][2]["content"][0]) == _unmarked(
+            sent["messages"][2]["content"][0]
+        )
+        assert body["messages"][4]["content"][-1]["text"].startswith("Conversation to summarise")

@@ -226,3 +226,20 @@ def test_a_bad_fallback_name_is_reported_up_front(tmp_path: Path) -> None:
     script.write_text("replies:\n  - text: ok\n")
     with pytest.raises(UsageError, match="unknown fallback_model 'haiku'"):
         get_model(f"scripted:{script}", Config(fallback_model="haiku"))
+
+
+def test_a_one_shot_role_is_answered_by_its_first_reply_whatever_turns_it_carries() -> None:
+    model = ScriptedModel(
+        {
+            "conversations": [
+                {"when": {"purpose": "compactor"}, "replies": [{"text": "the summary"}]},
+                {"when": {"purpose": "executor"}, "replies": [{"text": "turn 0"}]},
+            ]
+        }
+    )
+    turns = [Message.user("go"), Message.assistant("one"), Message.user("more")]
+    carried = Request([SystemPart("rules")], turns, purpose="compactor", phase=1)
+    assert carried.turn == 1 and model.complete(carried).text == "the summary"
+    # any other role still answers by its turn
+    with pytest.raises(ModelError, match="no reply for turn 1"):
+        model.complete(Request([SystemPart("rules")], turns, purpose="executor", phase=1))
