@@ -43,6 +43,7 @@ _TS_DEFINES = frozenset(
     {
         "function_declaration",
         "generator_function_declaration",
+        "function_signature",
         "class_declaration",
         "abstract_class_declaration",
         "interface_declaration",
