@@ -391,6 +391,8 @@ class Verifier:
             if facts.syntax and symbol.replace(".", "").isidentifier():
                 if facts.defines(symbol) or facts.star:
                     return None  # a module name, or a class member (`_name` in a class)
+                if facts.grammar and all(p in facts.words for p in symbol.split(".")):
+                    return None  # a call, a key, a variable read: named outside comments
                 continue
             if all(part in facts.words for part in symbol.split(".")):
                 return None

@@ -171,6 +171,10 @@ HOLD = {
     "java-nested": ("`Service.State` has two values.", {}),
     "java-field": ("Retries.", cite("src/main/java/app/Service.java", "Service.retries")),
     "py-reexport": ("Use `pkg.Client` from callers.", {}),
+    "go-cited-use": ("The server starts here.", cite("server/server.go", "ListenAndServe")),
+    "ts-cited-string": ("The banner names it.", cite("sdk/server.ts", "StringOnlyName")),
+    "rust-cited-import": ("It prints.", cite("crates/core/src/lib.rs", "Display")),
+    "ts-cited-local": ("A helper.", cite("sdk/server.ts", "LocalHelper")),
     "py-all": ("`pkg.connect` is listed in `__all__`.", {}),
 }
 
@@ -185,14 +189,8 @@ STALE = {
         cite("sdk/server.ts", "McpLegacyServer"),
     ),
     "ts-string-only": (
-        "Named in a banner.",
-        "StringOnlyName is not defined in sdk/server.ts",
-        cite("sdk/server.ts", "StringOnlyName"),
-    ),
-    "ts-local": (
-        "A helper.",
-        "LocalHelper is not defined in sdk/server.ts",
-        cite("sdk/server.ts", "LocalHelper"),
+        "`StringOnlyName` is a class.",
+        "StringOnlyName is neither defined nor used in the code",
     ),
     "ts-body-comment-only": (
         "`McpLegacyServer` serves the old protocol.",
@@ -200,17 +198,9 @@ STALE = {
     ),
     "go-gone-method": ("`Server.Shutdown` stops it.", "Server has no member Shutdown"),
     "go-comment-only": ("Call `CommentOnlyFunc()`.", "CommentOnlyFunc() is not defined in the code"),
-    "go-string-only": (
-        "A message.",
-        "StringOnlyGo is not defined in server/server.go",
-        cite("server/server.go", "StringOnlyGo"),
-    ),
+    "go-string-only": ("Call `StringOnlyGo()`.", "StringOnlyGo() is not defined in the code"),
     "rust-gone-item": ("`Database.close` flushes.", "Database has no member close"),
-    "rust-private-use": (
-        "Display is re-exported.",
-        "Display is not defined in crates/core/src/lib.rs",
-        cite("crates/core/src/lib.rs", "Display"),
-    ),
+    "py-not-reexported": ("`pkg.Display` is re-exported.", "pkg does not define Display"),
     "rust-doc-comment": ("`DocCommentOnly` is a type.", "DocCommentOnly is neither defined nor used in the code"),
     "java-gone-method": ("`Service.stop()` stops it.", "Service has no member stop"),
     "java-comment-only": ("`JavaCommentOnly` is a class.", "JavaCommentOnly is neither defined nor used in the code"),
