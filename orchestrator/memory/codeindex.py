@@ -541,7 +541,7 @@ def _grep(root: Path, paths: list[str], words: list[str]) -> set[str] | None:
     """The `paths` that hold one of `words` as a whole word, in any case (None when grep
     cannot search). GNU and BSD grep match fixed strings with one automaton for all the
     words; `git grep` tries each word in turn, a second of CPU per 500 files at 2,000
-    words."""
+    words. In the C locale, as `-i` in a UTF-8 one costs grep several times more."""
     found: set[str] = set()
     patterns = "\n".join(words).encode()
     command = ["grep", "-l", "--null", "-I", "-i", "-F", "-w", "-f", "-", "--"]
@@ -553,6 +553,7 @@ def _grep(root: Path, paths: list[str], words: list[str]) -> set[str] | None:
                 input=patterns,
                 capture_output=True,
                 check=False,
+                env={**os.environ, "LC_ALL": "C"},  # names are ASCII: a byte-wise search
             )
         except OSError:
             return None
