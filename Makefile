@@ -64,6 +64,7 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m evals.bench_store
 	$(BIN)/python -m evals.bench_memory
+	$(BIN)/python -m evals.bench_verify
 	$(BIN)/python -m evals.bench_retrieval
 	$(BIN)/python -m evals.context
 

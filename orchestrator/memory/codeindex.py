@@ -1,12 +1,16 @@
 """What the code defines and mentions, by git blob, cached in `.orch/cache.sqlite`.
 
 Checking a memory's claims needs, for each file of the working tree: its line count, the
-Python symbols it defines (through `ast`), the words it holds (the word-boundary search
-for other languages), and the `--flags` it spells. These facts depend only on the file's
-content, so they are cached by git blob id (table `code-facts`): a warm run over an
-unchanged tree parses nothing, and a run after one file changed parses that file only.
-The whole-tree index (the union over code files) is cached too (`code-index`), keyed by a
-digest of every (path, blob) pair, so a warm run reads one row.
+symbols it defines, re-exports and names, and the `--flags` it spells. Python is read by
+`ast`; TypeScript, JavaScript, Go, Rust and Java by their tree-sitter grammars
+(`grammars`: definitions, class members, re-exports, and words apart from comments and
+strings); any other file by its words. These facts depend only on the file's content, so
+they are cached by git blob id (table `code-facts`): a warm run over an unchanged tree
+parses nothing, and a run after one file changed parses that file only.
+
+Claims that name no file ask the whole tree (`Facts.index`), but only the files that hold
+one of the names asked for are read: one `grep -F -w -i` over the tracked code files
+finds them, so a cold run parses the candidates, not the tree.
 """
 
 from __future__ import annotations
@@ -20,16 +24,17 @@ import os
 import re
 import subprocess
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.checks.secrets import secret_word
-from orchestrator.memory.claims import RepoShape
+from orchestrator.memory import grammars
+from orchestrator.memory.claims import Claim, RepoShape
 from orchestrator.store.cache import Cache
 
-FACTS_VERSION = 6  # of the cache tables below: a change of what is stored empties them
+FACTS_VERSION = 7  # of the cache tables below: a change of what is stored empties them
 FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
-INDEX_TABLE = "code-index"  # signature of the code files' (path, blob) pairs -> CodeIndex
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
 MAX_FILE_BYTES = 2_000_000
@@ -44,6 +49,8 @@ _GO_FLAG = re.compile(
 )
 _GO_COMMAND = re.compile(r"(?:^|/)cmd/([A-Za-z0-9_.-]+)/main\.go$")
 BUILTINS = frozenset(dir(builtins))
+# the claims checked against the whole tree's index (`Facts.index`), by the names they hold
+INDEX_KINDS = frozenset({"flag", "function", "identifier", "class", "type", "member", "env"})
 
 
 def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -64,11 +71,37 @@ def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
 @dataclass
 class FileFacts:
     lines: int
-    defs: frozenset[str] = frozenset()  # Python: "name", "Class.member", "Class.Inner.member"
-    words: frozenset[str] = frozenset()
+    # "name", "Class.member", "Class.Inner.member": Python by `ast`, other languages by their
+    # grammar (`grammars`); empty for a file no parser reads
+    defs: frozenset[str] = frozenset()
+    words: frozenset[str] = frozenset()  # a parsed file's words outside comments
     flags: frozenset[str] = frozenset()
     python: bool = False
     parsed: bool = True  # False: a Python file that does not parse (words still searched)
+    exports: frozenset[str] = frozenset()  # names re-exported: `from x import y`, `pub use`
+    star: bool = False  # re-exports names it does not list (`export * from`, `import *`)
+    grammar: bool = False  # read by a tree-sitter grammar
+    code_words: frozenset[str] = frozenset()  # a grammar's words outside comments and strings
+
+    @property
+    def syntax(self) -> bool:
+        """Whether a parser read the file, so `defs` is all it defines."""
+        return self.grammar or (self.python and self.parsed)
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The words that may name code: outside comments and strings where a grammar
+        tells them apart, every word otherwise."""
+        return self.code_words if self.grammar else self.words
+
+    def defines(self, symbol: str) -> bool:
+        """`symbol` is defined or re-exported here (`name`, `Class.member`, or a member
+        named by its last parts)."""
+        return (
+            symbol in self.defs
+            or symbol in self.exports
+            or any(d.endswith("." + symbol) for d in self.defs)
+        )
 
     def to_json(self) -> str:
         return json.dumps(
@@ -79,6 +112,10 @@ class FileFacts:
                 "flags": sorted(self.flags),
                 "python": self.python,
                 "parsed": self.parsed,
+                "exports": sorted(self.exports),
+                "star": self.star,
+                "grammar": self.grammar,
+                "code_words": sorted(self.code_words),
             }
         )
 
@@ -92,6 +129,10 @@ class FileFacts:
             frozenset(raw["flags"]),
             raw["python"],
             raw["parsed"],
+            frozenset(raw["exports"]),
+            raw["star"],
+            raw["grammar"],
+            frozenset(raw["code_words"]),
         )
 
 
@@ -146,19 +187,66 @@ def python_defs(tree: ast.AST) -> set[str]:
     return out
 
 
+def python_exports(tree: ast.AST) -> tuple[set[str], bool]:
+    """Names a module hands on without defining them (`from x import y`, `import a as b`,
+    `__all__`), and whether it star-imports (`from x import *`)."""
+    out: set[str] = set()
+    star = False
+    body = list(tree.body) if isinstance(tree, ast.Module) else []
+    while body:
+        node = body.pop()
+        if isinstance(node, ast.ImportFrom | ast.Import):
+            for alias in node.names:
+                if alias.name == "*":
+                    star = True
+                elif alias.asname or isinstance(node, ast.ImportFrom):
+                    out.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            tgts = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in tgts) and isinstance(
+                node.value, ast.List | ast.Tuple
+            ):
+                out.update(
+                    e.value
+                    for e in node.value.elts
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                )
+        elif isinstance(node, ast.If | ast.Try):
+            body += node.body + node.orelse + getattr(node, "finalbody", [])
+            for handler in getattr(node, "handlers", []):
+                body += handler.body
+    return out, star
+
+
 def file_facts(data: bytes, path: str) -> FileFacts:
     text = data.decode("utf-8", "replace")
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-    words = frozenset(w for w in _WORDS.findall(text) if not secret_word(w))
     flags = frozenset(_FLAGS.findall(text))
     if path.endswith(".go"):
         flags |= frozenset("--" + name for name in _GO_FLAG.findall(text))
+    language = grammars.language_of(path)
+    if language is not None and data:
+        parsed = grammars.parse(data, language)
+        return FileFacts(
+            lines,
+            frozenset(parsed.defs),
+            frozenset(w for w in parsed.words if not secret_word(w)),
+            flags,
+            exports=parsed.exports,
+            star=parsed.star,
+            grammar=True,
+            code_words=frozenset(w for w in parsed.code_words if not secret_word(w)),
+        )
+    words = frozenset(w for w in _WORDS.findall(text) if not secret_word(w))
     if path.endswith((".py", ".pyi")):
         try:
             tree = ast.parse(data, filename=path)
         except (SyntaxError, ValueError):
             return FileFacts(lines, frozenset(), words, flags, True, False)
-        return FileFacts(lines, frozenset(python_defs(tree)), words, flags, True, True)
+        exports, star = python_exports(tree)
+        return FileFacts(
+            lines, frozenset(python_defs(tree)), words, flags, True, True, frozenset(exports), star
+        )
     return FileFacts(lines, frozenset(), words, flags, False, True)
 
 
@@ -173,38 +261,34 @@ def is_code(path: str) -> bool:
 
 @dataclass
 class CodeIndex:
-    """The union of the code files' facts, for claims that name no file."""
+    """The union of the facts of the code files that hold any of the words asked for so
+    far (`Facts.index`): exact for those words, since a file that defines or names a word
+    holds it."""
 
-    py_defs: frozenset[str]
-    py_qualified: frozenset[str]  # the dotted "Class.member" forms only
-    py_words: frozenset[str]
-    other_words: frozenset[str]
-    flags: frozenset[str]
-    module_files: dict[str, str]  # dotted module name -> path
+    defs: set[str] = field(default_factory=set)  # every language a parser reads
+    qualified: set[str] = field(default_factory=set)  # the dotted "Class.member" forms only
+    py_words: set[str] = field(default_factory=set)
+    other_words: set[str] = field(default_factory=set)  # a grammar's outside comments
+    names: set[str] = field(default_factory=set)  # non-Python words that may name code
+    flags: set[str] = field(default_factory=set)
+    _lower: frozenset[str] | None = None
 
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "py_defs": sorted(self.py_defs),
-                "py_words": sorted(self.py_words),
-                "other_words": sorted(self.other_words),
-                "flags": sorted(self.flags),
-                "module_files": self.module_files,
-            }
-        )
+    def add(self, facts: FileFacts) -> None:
+        self.flags |= facts.flags
+        self.defs |= facts.defs
+        self.qualified.update(d for d in facts.defs if "." in d)
+        if facts.python:
+            self.py_words |= facts.words
+        else:
+            self.other_words |= facts.words
+            self.names |= facts.names
+        self._lower = None
 
-    @classmethod
-    def from_json(cls, text: str) -> CodeIndex:
-        raw = json.loads(text)
-        defs = frozenset(raw["py_defs"])
-        return cls(
-            defs,
-            frozenset(d for d in defs if "." in d),
-            frozenset(raw["py_words"]),
-            frozenset(raw["other_words"]),
-            frozenset(raw["flags"]),
-            dict(raw["module_files"]),
-        )
+    def lower(self) -> frozenset[str]:
+        """Every word of the code, lower-cased (for single-word type names)."""
+        if self._lower is None:
+            self._lower = frozenset(w.lower() for w in self.py_words | self.other_words)
+        return self._lower
 
 
 def module_name(path: str) -> str | None:
@@ -367,9 +451,12 @@ class Facts:
     def __init__(self, state: TreeState, cache: Cache | None) -> None:
         self.state = state
         self.facts = cache.table(FACTS_TABLE, FACTS_VERSION) if cache is not None else None
-        self.indexes = cache.table(INDEX_TABLE, FACTS_VERSION) if cache is not None else None
         self._by_blob: dict[str, FileFacts] = {}
-        self._index: CodeIndex | None = None
+        self._index = CodeIndex()
+        self._covered: set[str] = set()  # words the index answers for
+        self.indexed: set[str] = set()  # the paths whose facts the index holds
+        self._whole = False  # every code file is in the index
+        self._modules: dict[str, str] | None = None
 
     def _compute(self, paths: list[str]) -> None:
         blobs = {self.state.blob_of(p): p for p in paths}
@@ -403,43 +490,74 @@ class Facts:
             self._compute([path])
         return self._by_blob.get(blob)
 
-    def index(self) -> CodeIndex:
-        if self._index is not None:
-            return self._index
-        sig = self.state.signature()
-        hit = self.indexes.get(sig) if self.indexes is not None else None
-        if hit is not None:
-            self._index = CodeIndex.from_json(hit)
-            return self._index
-        code = [p for p in self.state.blobs if is_code(p)]
-        self._compute(code)
-        py_defs: set[str] = set()
-        py_words: set[str] = set()
-        other: set[str] = set()
-        flags: set[str] = set()
-        modules: dict[str, str] = {}
-        for path in code:
-            blob = self.state.blobs.get(path)
-            facts = self._by_blob.get(blob) if blob else None
-            if facts is None:
-                continue
-            flags |= facts.flags
-            if facts.python:
-                py_defs |= facts.defs
-                py_words |= facts.words
-                name = module_name(path)
-                if name:
-                    modules[name] = path
-            else:
-                other |= facts.words
-        self._index = CodeIndex(
-            frozenset(py_defs),
-            frozenset(d for d in py_defs if "." in d),
-            frozenset(py_words),
-            frozenset(other),
-            frozenset(flags),
-            modules,
-        )
-        if self.indexes is not None:
-            self.indexes.replace_all([(sig, self._index.to_json())])
+    def index(self, words: Iterable[str]) -> CodeIndex:
+        """The index, answering for `words` (and every word asked for before): only the
+        code files holding one of them are read, found by one `grep -F -w -i` over the
+        tracked code files not read yet."""
+        wanted = {w for w in words if w and "\n" not in w} - self._covered
+        if wanted and not self._whole:
+            code = sorted(p for p in self.state.blobs if is_code(p) and p not in self.indexed)
+            found = _grep(self.state.root, code, sorted(wanted))
+            if found is None:  # grep could not search: read every code file
+                self._whole = True
+                found = set(code)
+            paths = sorted(found - self.indexed)
+            self._compute(paths)
+            for path in paths:
+                facts = self._by_blob.get(self.state.blobs[path])
+                if facts is not None:
+                    self._index.add(facts)
+            self.indexed.update(paths)
+        self._covered |= wanted
         return self._index
+
+    def module_files(self) -> dict[str, str]:
+        """Dotted Python module name -> its path, for every tracked Python file."""
+        if self._modules is None:
+            self._modules = {}
+            for path in self.state.blobs:
+                name = module_name(path)
+                if name and is_code(path):
+                    self._modules[name] = path
+        return self._modules
+
+
+def index_words(claims: Iterable[Claim]) -> set[str]:
+    """The names the index must answer for to check `claims`: `Class.member` by its class
+    (a file defining the member names the class), a `--flag` by its name (Go's flag
+    packages spell it without dashes)."""
+    out: set[str] = set()
+    for claim in claims:
+        if claim.kind in INDEX_KINDS and claim.symbol:
+            name = claim.symbol.lstrip("-")
+            out.add(name.split(".", 1)[0] if claim.kind == "member" else name)
+    return out
+
+
+GREP_BATCH = 2000  # paths one `grep` is given at most
+
+
+def _grep(root: Path, paths: list[str], words: list[str]) -> set[str] | None:
+    """The `paths` that hold one of `words` as a whole word, in any case (None when grep
+    cannot search). GNU and BSD grep match fixed strings with one automaton for all the
+    words; `git grep` tries each word in turn, a second of CPU per 500 files at 2,000
+    words. In the C locale, as `-i` in a UTF-8 one costs grep several times more."""
+    found: set[str] = set()
+    patterns = "\n".join(words).encode()
+    command = ["grep", "-l", "--null", "-I", "-i", "-F", "-w", "-f", "-", "--"]
+    for start in range(0, len(paths), GREP_BATCH):
+        try:
+            done = subprocess.run(
+                [*command, *paths[start : start + GREP_BATCH]],
+                cwd=root,
+                input=patterns,
+                capture_output=True,
+                check=False,
+                env={**os.environ, "LC_ALL": "C"},  # names are ASCII: a byte-wise search
+            )
+        except OSError:
+            return None
+        if done.returncode not in (0, 1):
+            return None
+        found.update(p.decode("utf-8", "replace") for p in done.stdout.split(b"\0") if p)
+    return found

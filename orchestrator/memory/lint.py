@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.memory.claims import CODE_SPAN, Claim
+from orchestrator.memory.codeindex import index_words
 from orchestrator.memory.verify import Verifier
 from orchestrator.store.layout import Layout
 
@@ -96,9 +97,13 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
     findings = []
     with Verifier(Layout(root), use_cache=False) as verifier:
-        for number, words, code in split_claims(source):
-            body = as_body(words, code)
-            claims = verifier.body_claims(body)
+        split = [
+            (number, words, verifier.body_claims(as_body(words, code)))
+            for number, words, code in split_claims(source)
+        ]
+        # one search of the tree for every name the file's claims ask about
+        verifier.facts.index(index_words(c for _, _, claims in split for c in claims))
+        for number, words, claims in split:
             if not claims:
                 continue
             status, reasons = "ok", []

@@ -1,10 +1,12 @@
 """The source of one cited symbol or line, so `changed` means the cited code changed.
 
 A citation with a symbol changed when the symbol's own source changed: Python through
-`ast` (the definition's text, `Class.method` included); other languages by the block that
-starts at the line defining the name (a line holding the name and a definition keyword,
-or `name:` / `"name":` / `[name]` for config files and Makefiles) and runs while the lines
-are indented deeper, closing line included. A citation with a line and no symbol changed
+`ast` (the definition's text, `Class.method` included); TypeScript, JavaScript, Go, Rust
+and Java through their grammars (the definition node's text, `Owner.member` included:
+see `grammars`); other files by the block that starts at the line defining the name (a
+line holding the name and a definition keyword, or `name:` / `"name":` / `[name]` for
+config files and Makefiles) and runs while the lines are indented deeper, closing line
+included. A citation with a line and no symbol changed
 when that line's text is no longer in the file. When the symbol cannot be found on either
 side, the whole file is compared.
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import ast
 import re
+
+from orchestrator.memory import grammars
 
 _DEF_WORDS = (
     r"(?:def|class|func|function|fn|struct|interface|type|enum|trait|impl|const|let|var|"
@@ -25,6 +29,11 @@ def symbol_source(text: str, symbol: str, path: str) -> str | None:
     symbol = symbol.strip().removesuffix("()")
     if path.endswith((".py", ".pyi")):
         found = _python_source(text, symbol)
+        if found is not None:
+            return found
+    language = grammars.language_of(path)
+    if language is not None and symbol.replace(".", "").isidentifier():
+        found = grammars.source_of(text.encode(), symbol, language)
         if found is not None:
             return found
     return _block_source(text, symbol)

@@ -34,6 +34,7 @@ from orchestrator.memory.codeindex import (
     Facts,
     TreeState,
     git,
+    index_words,
     tree_at,
 )
 from orchestrator.store.cache import Cache, stat_key
@@ -136,7 +137,6 @@ class Verifier:
         self._claims: dict[tuple[str, str, tuple[Citation, ...]], list[Claim]] = {}
         self._path_cache: dict[str, bool] = {}
         self._file_cache: dict[str, bool] = {}
-        self._lower_words: frozenset[str] | None = None
         self._project: kinds.Project | None = None
         self._moves: dict[str, str | None] = {}
         self._by_kind = self._checks()
@@ -239,7 +239,7 @@ class Verifier:
             "identifier": self._check_identifier,
             "class": self._check_class,
             "type": self._check_type,
-            "member": lambda claim: self._check_member(claim.symbol or ""),
+            "member": self._check_member,
             "module": lambda claim: self._check_module(claim.symbol or ""),
             "env": self._check_env,
             **{k: self._check_kind for k in kinds.KINDS if k != "env"},
@@ -249,7 +249,7 @@ class Verifier:
         return kinds.check(claim, self.project())
 
     def _check_env(self, claim: Claim) -> str | None:
-        symbol, index = claim.symbol or "", self._index()
+        symbol, index = claim.symbol or "", self._index(claim)
         if symbol in index.py_words or symbol in index.other_words:
             return None
         return f"environment variable {symbol} appears nowhere in the code"
@@ -300,69 +300,64 @@ class Verifier:
             return f"line {claim.line} is past the end of {claim.path} ({facts.lines} lines)"
         return None
 
-    def _index(self) -> CodeIndex:
-        return self.facts.index()
+    def _index(self, claim: Claim | None = None) -> CodeIndex:
+        return self.facts.index(index_words([claim] if claim else []))
+
+    def prime(self, memories: Iterable[Memory]) -> None:
+        """Let the code index answer for every name these memories' claims ask the whole
+        tree about, in one search (else each new name searches the tree again)."""
+        self.facts.index(index_words(c for m in memories for c in self.claims(m)))
 
     def _check_flag(self, claim: Claim) -> str | None:
         symbol = claim.symbol or ""
-        if symbol in self._index().flags:
+        if symbol in self._index(claim).flags:
             return None
         return f"flag {symbol} appears nowhere in the code"
 
     def _check_function(self, claim: Claim) -> str | None:
-        symbol, index = claim.symbol or "", self._index()
-        if symbol in index.py_defs or symbol in index.other_words or symbol in BUILTINS:
+        symbol, index = claim.symbol or "", self._index(claim)
+        if symbol in index.defs or symbol in index.names or symbol in BUILTINS:
             return None
         return f"{symbol}() is not defined in the code"
 
     def _check_identifier(self, claim: Claim) -> str | None:
-        symbol, index = claim.symbol or "", self._index()
+        symbol, index = claim.symbol or "", self._index(claim)
         if symbol in index.py_words or symbol in index.other_words:
             return None
         return f"{symbol} appears nowhere in the code"
 
     def _check_class(self, claim: Claim) -> str | None:
-        symbol, index = claim.symbol or "", self._index()
-        if symbol in index.py_defs or symbol in index.py_words or symbol in index.other_words:
+        symbol, index = claim.symbol or "", self._index(claim)
+        if symbol in index.defs or symbol in index.py_words or symbol in index.names:
             return None
         return f"{symbol} is neither defined nor used in the code"
 
     def _check_type(self, claim: Claim) -> str | None:
         """`Spinner`, `Redis`: a type of this code, or a tool it names in any case."""
-        symbol = claim.symbol or ""
-        if symbol in self._index().py_defs or symbol in BUILTINS or symbol.lower() in self._lower():
+        symbol, index = claim.symbol or "", self._index(claim)
+        if symbol in index.defs or symbol in BUILTINS or symbol.lower() in index.lower():
             return None
         return f"{symbol} is neither defined nor named in the code"
 
-    def _lower(self) -> frozenset[str]:
-        """Every word of the code, lower-cased (for single-word type names)."""
-        if self._lower_words is None:
-            index = self.facts.index()
-            self._lower_words = frozenset(w.lower() for w in index.py_words | index.other_words)
-        return self._lower_words
-
-    def _check_member(self, symbol: str) -> str | None:
-        index = self.facts.index()
-        if symbol in index.py_qualified or any(
-            q.endswith("." + symbol) for q in index.py_qualified if q.count(".") > 1
+    def _check_member(self, claim: Claim) -> str | None:
+        symbol, index = claim.symbol or "", self._index(claim)
+        if symbol in index.qualified or any(
+            q.endswith("." + symbol) for q in index.qualified if q.count(".") > 1
         ):
             return None
         owner, _, member = symbol.partition(".")
-        if owner in index.py_defs:
+        if owner in index.defs:
             return f"{owner} has no member {member}"
-        if owner in index.py_words or owner in BUILTINS:
+        if owner in index.py_words or owner in index.names or owner in BUILTINS:
             return None  # a class from elsewhere: nothing here to check it against
-        parts = symbol.split(".")
-        if all(p in index.other_words for p in parts):
-            return None
         return f"{owner} is not defined in the code"
 
     def _check_module(self, symbol: str) -> str | None:
-        index = self.facts.index()
+        modules = self.facts.module_files()
         parts = symbol.split(".")
         for cut in range(len(parts), 0, -1):
             module = ".".join(parts[:cut])
-            path = index.module_files.get(module)
+            path = modules.get(module)
             if path is None:
                 continue
             rest = parts[cut:]
@@ -372,7 +367,7 @@ class Verifier:
             if facts is None or not facts.parsed:
                 return None
             wanted = ".".join(rest[:2])
-            if rest[0] in facts.defs and (len(rest) == 1 or wanted in facts.defs):
+            if facts.star or (facts.defines(rest[0]) and (len(rest) == 1 or wanted in facts.defs)):
                 return None
             if len(rest) == 1 and self._exists("/".join(parts)):
                 return None  # a package folder without __init__.py
@@ -394,9 +389,11 @@ class Verifier:
                 if symbol in facts.flags:
                     return None
                 continue
-            if facts.python and facts.parsed:
-                if symbol in facts.defs or any(d.endswith("." + symbol) for d in facts.defs):
+            if facts.syntax and symbol.replace(".", "").isidentifier():
+                if facts.defines(symbol) or facts.star:
                     return None  # a module name, or a class member (`_name` in a class)
+                if facts.grammar and all(p in facts.words for p in symbol.split(".")):
+                    return None  # a call, a key, a variable read: named outside comments
                 continue
             if all(part in facts.words for part in symbol.split(".")):
                 return None
@@ -503,6 +500,8 @@ class Verifier:
         return Verification(memory.name, "ok", len(claims))
 
     def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
+        memories = list(memories)
+        self.prime(memories)
         return [self.check(m) for m in memories]
 
 
@@ -603,6 +602,7 @@ def verify_store_details(
         results = []
         rows: list[tuple[str, list[Any]]] = []
         complete = True
+        verifier.prime(_unread(loaded.memories, paths, hit))
         for memory in loaded.memories:
             path = paths.get(memory.name)
             row = hit.get(path) if path is not None else None
@@ -632,6 +632,13 @@ def _stem(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     dot = name.rfind(".")
     return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+def _unread(
+    memories: Iterable[Memory], paths: dict[str, str], hit: dict[str, list[Any]]
+) -> list[Memory]:
+    """The memories whose result is not in the cache (they are checked again)."""
+    return [m for m in memories if paths.get(m.name) not in hit]
 
 
 def _decode_rows(rows: dict[str, str]) -> dict[str, list[Any]]:

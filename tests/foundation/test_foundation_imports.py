@@ -13,7 +13,7 @@ from orchestrator.memory.writer import MemoryWriter
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory
 
-NEVER = ["anthropic", "jsonschema", "rich", "git", "detect_secrets"]
+NEVER = ["anthropic", "jsonschema", "rich", "git", "detect_secrets", "tree_sitter"]
 
 PROBE = """
 import json, sys
