@@ -34,7 +34,7 @@ from orchestrator.memory import compare
 from orchestrator.memory.text import Reading, _span_tokens, stem, subject_stems
 from orchestrator.store.memfile import Memory
 
-RARE_DF = 30  # a term more memories carry than this proposes no pair
+RARE_DF = 12  # a term more memories carry than this proposes no pair
 RARE_JACCARD = 0.3  # the weighted Jaccard of the two term sets, at least
 RARE_HELD = 0.6  # the weight of the smaller set the other holds, at least
 RARE_UNNAMED = 0.5  # the weighted Jaccard of two facts that name nothing in common
