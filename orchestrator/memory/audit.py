@@ -16,7 +16,8 @@ Finding kinds and their severity (`--check` fails on errors only):
 | notes_style | error / warning | NOTES.md over 20 lines (error); a task-progress line (warning) |
 
 Near-duplicates and contradictions never compare all pairs: near-duplicate candidates
-come from exact prefix-filter joins and value buckets (see `duplicate_candidates`);
+come from exact prefix-filter joins and value buckets (see `duplicate_candidates`) and
+from an inverted index of rare words (see `rarity`);
 contradiction candidates from buckets of one normalised subject. Each candidate pair then
 gets the full test in `compare`.
 
