@@ -16,7 +16,8 @@ Finding kinds and their severity (`--check` fails on errors only):
 | notes_style | error / warning | NOTES.md over 20 lines (error); a task-progress line (warning) |
 
 Near-duplicates and contradictions never compare all pairs: near-duplicate candidates
-come from exact prefix-filter joins and value buckets (see `duplicate_candidates`);
+come from exact prefix-filter joins and value buckets (see `duplicate_candidates`) and
+from an inverted index of rare words (see `rarity`);
 contradiction candidates from buckets of one normalised subject. Each candidate pair then
 gets the full test in `compare`.
 
@@ -42,7 +43,7 @@ from orchestrator import __version__
 from orchestrator.checks.secrets import SecretHit, scan_texts
 from orchestrator.config import MemoryConfig
 from orchestrator.events.log import EventLog
-from orchestrator.memory import compare, proposals
+from orchestrator.memory import compare, proposals, rarity
 from orchestrator.memory.cards import card_conflicts
 from orchestrator.memory.codeindex import TreeState
 from orchestrator.memory.decay import decay_candidates
@@ -362,7 +363,9 @@ def near_duplicate_groups(
     passing: frozenset[str] = frozenset(),
 ) -> list[tuple[Memory, list[Memory]]]:
     """(keeper, decay candidates) for every near-duplicate group of active memories.
-    Facts are compared by what they say: the subject is evidence, not a fence."""
+    Facts are compared by what they say: the subject is evidence, not a fence. Pairs come
+    from the candidate joins here and from the words they share weighted by rarity
+    (`rarity.rare_duplicates`)."""
     readings = readings or compare.Readings()
     active = [m for m in memories if m.active]
     by_name = {m.name: m for m in active}
@@ -376,9 +379,11 @@ def near_duplicate_groups(
             x = parent[x]
         return x
 
-    for a, b in sorted(candidates):
-        if not _duplicates(by_name[a], by_name[b], readings, passing):
-            continue
+    accepted = {
+        (a, b) for a, b in candidates if _duplicates(by_name[a], by_name[b], readings, passing)
+    }
+    accepted |= rarity.rare_duplicates(active, readings, passing)
+    for a, b in sorted(accepted):
         parent[find(a)] = find(b)
         members.update((a, b))
     groups: dict[str, list[Memory]] = defaultdict(list)

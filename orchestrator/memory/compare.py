@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from orchestrator.memory import slots
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
 from orchestrator.memory.text import Clause, Reading, read_fact, subject_stems
 from orchestrator.store.memfile import Memory
@@ -209,14 +210,17 @@ def different_slots(a: Memory, b: Memory) -> bool:
 
 def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Conflict | None:
     """How `a` and `b` disagree, or None (callers check that the subjects match). The two
-    must fill one slot: list items with different labels never conflict."""
-    if different_slots(a, b):
+    must fill one slot: list items with different labels never conflict, nor do two
+    prohibitions or a chain of arrows (`slots`)."""
+    if different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
     ra, rb = reading(a, readings), reading(b, readings)
     purpose = _same_purpose(ra, rb)
     for ca in ra.clauses[:MAX_CLAUSES]:
         for cb in rb.clauses[:MAX_CLAUSES]:
             how = clause_conflict(ca, cb)
+            if how == "values" and slots.prohibitions(ca, cb):
+                continue
             if how is not None and (purpose or how == "polarity"):
                 return Conflict(ca, cb, how)
     return None

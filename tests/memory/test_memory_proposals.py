@@ -30,7 +30,7 @@ PROPOSED = [
 
 
 def plant(put: Put) -> None:
-    put("lodging-a", "Lodging costs are adjusted by the location's cost of living.", subject="w")
+    put("lodging-a", "Lodging costs follow the local cost of living.", subject="w")
     put("lodging-b", "Apply cost-of-living adjustments to lodging and meal costs.", subject="r")
     put("api-http", "The api client sends requests over HTTP/1.1.", subject="api http version")
     put("db-http", "The db client sends requests over HTTP/1.1.", subject="db http version")

@@ -1,0 +1,157 @@
+"""Near-duplicates by the words they share, weighted by how rare each is in the memory.
+
+Two facts filed under different subjects, worded apart, still say one thing when they
+share the words that few other facts use: `min-h-[44px]`, calculateDayCompletion, the
+legacy-peer-deps flag, "cost of living". A word most facts carry (the project's name, a
+heading's word) says little. Each memory is read as its terms (`terms`): the stems of its
+fact, code spans read as their words, proper names folded to the stem of their lower case
+(TaskItem and TaskItems, Day and Days); each term weighs `log((n + 1) / df)` over the n
+active memories, df being how many carry it.
+
+- `rare_pairs`: candidates and their scores. Only terms at most `RARE_DF` memories carry
+  are joined (an inverted index of bounded postings, never all pairs), and a pair's
+  weight shared is summed from those; the score is the weighted Jaccard of the two term
+  sets, and the weighted share of the smaller set the other holds.
+- `alike`: the rules a candidate must meet on top of its scores (`RARE_JACCARD` and
+  `RARE_HELD`): not two list items labelled with different names (two endpoints of one
+  API), the same polarity and no clause of one denying the other, values nested once
+  folded (code spans and paths as their words, names as their stems: one may add a value,
+  neither may assert one the other lacks), numbers nested, and not parallel statements
+  about two parts (one fact has words the other lacks that are its own subject's).
+
+Ephemeral task state is left to the copy rule of `compare.duplicate_across`: change
+accounts and to-dos worded alike are still two events.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from orchestrator.memory import compare
+from orchestrator.memory.text import Reading, _span_tokens, stem, subject_stems
+from orchestrator.store.memfile import Memory
+
+RARE_DF = 12  # a term more memories carry than this proposes no pair
+RARE_JACCARD = 0.3  # the weighted Jaccard of the two term sets, at least
+RARE_HELD = 0.6  # the weight of the smaller set the other holds, at least
+RARE_UNNAMED = 0.5  # the weighted Jaccard of two facts that name nothing in common
+
+
+@dataclass(frozen=True)
+class Score:
+    jaccard: float  # shared weight over the union's weight
+    held: float  # shared weight over the smaller set's weight
+
+    @property
+    def passes(self) -> bool:
+        return self.jaccard >= RARE_JACCARD and self.held >= RARE_HELD
+
+
+def terms(reading: Reading) -> frozenset[str]:
+    """What the fact says, for weighing: its stems (code spans as their words), each proper
+    name as the stem of its lower case (TaskItems and TaskItem weigh as one term), and the
+    values `folded` (`min-h-[44px]` quoted or not names 44px)."""
+    names = {v for v in reading.values if v.isalpha()}
+    stems = {
+        stem(t.lower()) if t in names or (t.isalpha() and t.lower() in names) else t
+        for t in reading.flat_stems
+    }
+    return frozenset(stems | folded(reading.values))
+
+
+def folded(values: frozenset[str]) -> frozenset[str]:
+    """Values compared loosely: numbers as they are, anything else as its words, each
+    alphabetic word stemmed (`lib/types.ts` and lib/types.ts, TaskItem and TaskItems). A
+    number inside a code span is an argument, not a count: it stays marked as code
+    (`--jobs 8` does not say "8 at a time")."""
+    out: set[str] = set()
+    for value in values:
+        if value[:1].isdigit():
+            out.add(value)
+            continue
+        code = value.startswith("`")
+        for t in _span_tokens(value):
+            out.add(stem(t) if t.isalpha() else "`" + t if code and t[:1].isdigit() else t)
+    return frozenset(out)
+
+
+def rare_pairs(
+    active: Sequence[Memory], readings: compare.Readings
+) -> dict[tuple[int, int], Score]:
+    """Pairs (by position in `active`) sharing a rare term, with their scores."""
+    found = [terms(readings.plain(m)) for m in active]
+    df: dict[str, int] = defaultdict(int)
+    for ts in found:
+        for t in ts:
+            df[t] += 1
+    n = len(active)
+    weight = {t: math.log((n + 1) / d) for t, d in df.items()}
+    postings: dict[str, list[int]] = defaultdict(list)
+    for i, ts in enumerate(found):
+        for t in ts:
+            if df[t] <= RARE_DF:
+                postings[t].append(i)
+    shared: dict[tuple[int, int], float] = defaultdict(float)
+    for t, members in postings.items():
+        w = weight[t]
+        for k, a in enumerate(members):
+            for b in members[k + 1 :]:
+                shared[(a, b)] += w
+    total = [sum(weight[t] for t in ts) for ts in found]
+    out = {}
+    for (a, b), s in shared.items():
+        # the words both subjects name say what the facts are about, not what they say
+        about = subject_stems(active[a].subject or "") & subject_stems(active[b].subject or "")
+        about &= found[a] & found[b]
+        s -= sum(weight[t] for t in about if df[t] <= RARE_DF)
+        ta = total[a] - sum(weight[t] for t in about)
+        tb = total[b] - sum(weight[t] for t in about)
+        union, smaller = ta + tb - s, min(ta, tb)
+        out[(a, b)] = Score(s / union if union > 0 else 0.0, s / smaller if smaller > 0 else 0.0)
+    return out
+
+
+def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading) -> bool:
+    """The facts differ where their subjects do: one has words the other lacks that are
+    its own subject's ("the api client sends requests over HTTP/1.1" under api against
+    "the database client ..."; "the scheduler cache is shared" under scheduler cache
+    against "the cache is shared")."""
+    own_a, own_b = ra.flat_stems - rb.flat_stems, rb.flat_stems - ra.flat_stems
+    sa, sb = subject_stems(a.subject or ""), subject_stems(b.subject or "")
+    return bool(own_a & (sa - sb) or own_b & (sb - sa))
+
+
+def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> bool:
+    """Whether a pair `rare_pairs` scored high enough says one thing (see the module)."""
+    if compare.linked(a, b) or compare.different_slots(a, b):
+        return False
+    ra, rb = readings.plain(a), readings.plain(b)
+    if ra.negated != rb.negated or compare._opposed(ra, rb):
+        return False
+    va, vb = folded(ra.flat_values), folded(rb.flat_values)
+    if va and vb and not (va <= vb or vb <= va):
+        return False
+    if not va & vb and score.jaccard < RARE_UNNAMED:
+        return False  # sharing no named thing, the facts must share more of their words
+    na, nb = compare._numbers(va), compare._numbers(vb)
+    if na and nb and not (na <= nb or nb <= na):
+        return False
+    return not _parallel(a, b, ra, rb)
+
+
+def rare_duplicates(
+    active: Sequence[Memory], readings: compare.Readings, passing: frozenset[str]
+) -> set[tuple[str, str]]:
+    """Pairs of active memories that say one thing by their rare words (neither in
+    `passing`, ephemeral task state)."""
+    out = set()
+    for (i, j), score in rare_pairs(active, readings).items():
+        a, b = active[i], active[j]
+        if not score.passes or a.name in passing or b.name in passing:
+            continue
+        if alike(a, b, readings, score):
+            out.add((min(a.name, b.name), max(a.name, b.name)))
+    return out

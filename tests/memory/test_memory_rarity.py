@@ -1,0 +1,121 @@
+"""Near-duplicates found by the rare words two facts share, whatever their subjects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from orchestrator.memory import compare
+from orchestrator.memory.audit import AuditReport, audit
+from orchestrator.memory.rarity import folded, rare_pairs, terms
+from orchestrator.memory.text import read_fact
+from orchestrator.store.layout import Layout
+from orchestrator.store.memfile import Memory
+
+Put = Callable[..., Any]
+
+# facts about other things, so that the words of the project are common and those of a
+# rule are rare, as in a real memory
+FILLER = [
+    ("The dashboard lists every open invoice of the project.", "dashboard"),
+    ("Invoices of the project are exported as PDF files once a month.", "exports"),
+    ("The project's API answers in JSON with one envelope per response.", "api"),
+    ("Customers of the project log in with their e-mail address.", "login"),
+    ("The project keeps its settings in one YAML file per environment.", "settings"),
+    ("Background jobs of the project run in a separate worker process.", "jobs"),
+]
+
+
+def found(report: AuditReport) -> set[frozenset[str]]:
+    return {
+        frozenset({f.memory or "", *f.related[:1]})
+        for f in report.findings
+        if f.kind == "near_duplicate"
+    }
+
+
+def plant_filler(put: Put) -> None:
+    for k, (fact, subject) in enumerate(FILLER):
+        put(f"filler-{k}", fact, subject=subject)
+
+
+def test_rewordings_that_share_rare_names_are_near_duplicates(layout: Layout, put: Put) -> None:
+    plant_filler(put)
+    # one rule in two rule files: a plural against a singular name, code spans unquoted
+    put(
+        "cascade-a",
+        "After TaskItem changes, call calculateDayCompletion() and then update the Day.",
+        subject="completion cascade",
+    )
+    put(
+        "cascade-b",
+        "After TaskItems change, run `calculateDayCompletion()` and update the Day.",
+        subject="data flow rules",
+    )
+    # the same touch-target rule, worded apart, the class names quoted in one only
+    put(
+        "touch-a",
+        "Touch targets are at least `min-h-[44px] min-w-[44px]` on interactive elements.",
+        subject="accessibility",
+    )
+    put(
+        "touch-b",
+        "Interactive elements need min-h-[44px] min-w-[44px] as touch targets.",
+        subject="mobile layout",
+    )
+    dups = found(audit(layout))
+    assert frozenset({"cascade-a", "cascade-b"}) in dups
+    assert frozenset({"touch-a", "touch-b"}) in dups
+    assert not any(name.startswith("filler") for pair in dups for name in pair)
+
+
+def test_what_rare_words_do_not_make_near_duplicates(layout: Layout, put: Put) -> None:
+    plant_filler(put)
+    # two endpoints of one API: list items labelled with different names
+    put("get-all", "`GET /day-templates`: lists the day templates of the user.", subject="rest")
+    put("get-one", "`GET /day-templates/{id}`: returns one day template.", subject="routes")
+    # a fact that narrows another by the word of its own subject
+    put("cache", "The rendering cache is shared between workers.", subject="caching")
+    put(
+        "thumb-cache",
+        "The thumbnail rendering cache is shared between workers.",
+        subject="thumbnail caching",
+    )
+    # one value each that the other lacks
+    put("port-a", "The preview server listens on port 8080.", subject="preview server")
+    put("port-b", "The preview server listens on port 9090 in CI.", subject="ci preview")
+    # a denial against a statement
+    put("sw-a", "Register the service worker in production builds.", subject="pwa")
+    put("sw-b", "Never register the service worker in production builds.", subject="offline")
+    # two facts that name nothing in common and share a few words
+    put("deps-a", "Duplicate packages in two lock files are an error.", subject="lock files")
+    put("deps-b", "A lock file listing one package twice is refused.", subject="lock errors")
+    assert found(audit(layout)) == set()
+
+
+def test_rare_words_weigh_more_and_common_ones_propose_no_pair(
+    mk: Callable[..., Memory],
+) -> None:
+    memories = [
+        mk(f"m{k}", f"The project stores record {k} in the project database.") for k in range(40)
+    ]
+    memories += [
+        mk("x", "Call `frobnicate()` before the project database closes."),
+        mk("y", "The project must frobnicate before shutdown."),
+    ]
+    scores = rare_pairs(memories, compare.Readings())
+    names = {(memories[a].name, memories[b].name) for a, b in scores}
+    assert ("x", "y") in names
+    # "project" and "database" are carried by more than RARE_DF memories: no pair from them
+    assert not any(a.startswith("m") and b.startswith("m") for a, b in names)
+
+
+def test_terms_fold_names_and_values_fold_to_their_words() -> None:
+    reading = read_fact("After TaskItems change, update the Day.")
+    assert {"taskitem", "day"} <= terms(reading)
+    assert folded(frozenset({"`lib/types.ts`", "TaskItems", "44"})) == {
+        "lib",
+        "types.ts",
+        "taskitem",
+        "44",
+    }
