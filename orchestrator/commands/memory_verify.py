@@ -113,8 +113,9 @@ def _report(
     --fix, or say what --fix would write); exit 1 when any is stale, or with --fix when
     a moved memory cannot be repaired."""
     written: list[str] = []
-    memories = RepoMemoryStore(layout).load_all().by_name()
-    repairs = repair.plan(layout, memories, results)
+    moved = any(v.result == "moved" for v in results)
+    memories = RepoMemoryStore(layout).load_all().by_name() if moved or record else {}
+    repairs = repair.plan(layout, memories, results) if moved else []
     fixed = repair.apply(layout, repairs) if fix else []
     if record:
         gone = {r.old for r in fixed}
