@@ -31,9 +31,12 @@ class Move:
     origin: str = "citation"  # citation | body
     line: int | None = None
     symbol: str | None = None
+    renamed: str | None = None  # the symbol's name at the new place, when the move changed it
 
     def describe(self) -> str:
-        return f"{self.path} moved to {self.to}" + (f":{self.line}" if self.line else "")
+        where = self.to + (f":{self.line}" if self.line else "")
+        named = f" as {self.renamed}" if self.renamed else ""
+        return f"{self.path} moved to {where}{named}"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "to": self.to, "origin": self.origin}
@@ -41,6 +44,8 @@ class Move:
             out["line"] = self.line
         if self.symbol is not None:
             out["symbol"] = self.symbol
+        if self.renamed is not None:
+            out["renamed"] = self.renamed
         return out
 
     @classmethod
@@ -51,6 +56,7 @@ class Move:
             raw.get("origin", "citation"),
             raw.get("line"),
             raw.get("symbol"),
+            raw.get("renamed"),
         )
 
 
@@ -88,6 +94,16 @@ def renamed(root: Path, path: str, exists: Callable[[str], bool]) -> tuple[str |
     return None, True
 
 
+def unqualified(symbol: str) -> str | None:
+    """A namespaced name's last part (`Account::Balance` -> `Balance`, `App\\Models\\User`
+    -> `User`): in languages whose namespaces follow folders (Ruby, PHP), a file that moves
+    to another folder changes its namespace. None for a name with no namespace."""
+    for sep in ("::", "\\"):
+        if sep in symbol:
+            return symbol.rsplit(sep, 1)[1] or None
+    return None
+
+
 def text_before_removal(root: Path, path: str) -> str | None:
     """The file's text just before the commit that removed it (None: never removed)."""
     sha = removed_in(root, path)
@@ -118,7 +134,8 @@ def repaired(memory: Memory, moves: Sequence[Move], name: str, commit: str | Non
     citations = []
     for c in memory.citations:
         move = cited.get((c.path, c.symbol))
-        citations.append(c if move is None else Citation(move.to, move.line, c.symbol))
+        symbol = move.renamed or c.symbol if move is not None else c.symbol
+        citations.append(c if move is None else Citation(move.to, move.line, symbol))
     body, description = memory.body, memory.description
     for move in (m for m in moves if m.origin == "body"):
         body = _replace_path(body, move)

@@ -44,7 +44,13 @@ from orchestrator.memory.codeindex import (
     is_code,
     tree_at,
 )
-from orchestrator.memory.moves import Move, line_again, renamed, text_before_removal
+from orchestrator.memory.moves import (
+    Move,
+    line_again,
+    renamed,
+    text_before_removal,
+    unqualified,
+)
 from orchestrator.store.cache import Cache, stat_key
 from orchestrator.store.fs import confine
 from orchestrator.store.layout import Layout
@@ -229,12 +235,18 @@ class Verifier:
             return None
         symbol = (citation.symbol or "").strip().removesuffix("()")
         to = self.moved_to(citation.path)
-        if symbol and (to is None or not self._defines(to, symbol)):
+        new_name = None
+        if symbol and to is not None and not self._defines(to, symbol):
+            # a namespace that followed the folder (`Account::Balance` -> `Balance`)
+            short = unqualified(symbol)
+            new_name = short if short and self._defines(to, short) else None
+            to = to if new_name else None
+        if symbol and to is None:
             to = self._defined_in(symbol)
         if to is None:
             return None
-        line = self._line_at(citation, to) if citation.line else None
-        return Move(citation.path, to, "citation", line, citation.symbol)
+        line = self._line_at(citation, to, new_name) if citation.line else None
+        return Move(citation.path, to, "citation", line, citation.symbol, new_name)
 
     def _defines(self, path: str, symbol: str) -> bool:
         claim = Claim("symbol", symbol, "citation", path=path, symbol=symbol)
@@ -258,14 +270,14 @@ class Verifier:
                 found.append(path)
         return found[0] if len(found) == 1 else None
 
-    def _line_at(self, citation: Citation, to: str) -> int | None:
+    def _line_at(self, citation: Citation, to: str, renamed: str | None = None) -> int | None:
         """The cited line's number in the file it moved to: the cited symbol's definition,
         else the one line whose text is the cited line's (None: not found again)."""
         now = self.project().text(to) if self._is_file(to) else None
         if now is None or citation.line is None:
             return None
         if citation.symbol:
-            return symbols.symbol_line(now, citation.symbol, to)
+            return symbols.symbol_line(now, renamed or citation.symbol, to)
         before = text_before_removal(self.layout.root, citation.path.strip("/"))
         return line_again(before, citation.line, now)
 

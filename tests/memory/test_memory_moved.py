@@ -249,3 +249,33 @@ def test_a_claim_that_never_held_at_the_recorded_commit_is_not_newly_stale(
     assert "never confirmed" in never.summary()
     # answered again from the cache (the commit's tree is not checked out twice)
     assert _results(layout)["never"].unconfirmed == never.unconfirmed
+
+
+def test_a_namespace_that_followed_its_folder_is_a_move(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    models = layout.root / "app" / "models"
+    (models / "account").mkdir(parents=True)
+    body = "  belongs_to :account\n  validates :amount, presence: true\n\n  def total\n    amount\n  end\nend\n"
+    (models / "account" / "balance.rb").write_text(
+        "class Account::Balance < ApplicationRecord\n" + body
+    )
+    commit_all(layout.root, "balances")
+    put(
+        "balances",
+        "Daily balances are rows of one model.",
+        citations=(Citation("app/models/account/balance.rb", 1, "Account::Balance"),),
+    )
+    commit_all(layout.root, "memory")
+    git(layout.root, "mv", "app/models/account/balance.rb", "app/models/balance.rb")
+    (models / "balance.rb").write_text("class Balance < ApplicationRecord\n" + body)
+    commit_all(layout.root, "Balance leaves the Account namespace")
+    result = _results(layout)["balances"]
+    assert result.result == "moved"
+    [move] = result.moved
+    assert (move.to, move.line, move.renamed) == ("app/models/balance.rb", 1, "Balance")
+    fixed = CliRunner().invoke(cli, ["memory", "verify", "--fix", "--json"])
+    assert fixed.exit_code == 0, fixed.output
+    assert json.loads(fixed.output)["repairs"][0]["citations"] == [
+        {"path": "app/models/balance.rb", "line": 1, "symbol": "Balance"}
+    ]
