@@ -55,6 +55,7 @@ class ImportanceWeights:
     type_project: float = 0.7
     type_reference: float = 0.6
     changed_factor: float = 0.8  # verified, but the cited code changed since
+    moved_factor: float = 0.8  # the fact holds, but a path it names went elsewhere
     stale_factor: float = 0.2  # a claim no longer holds
     unknown_factor: float = 0.9  # not verified yet
     duplicate_factor: float = 0.7  # another active memory near-duplicates it

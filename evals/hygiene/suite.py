@@ -75,6 +75,8 @@ def units_found(repo: str, report: dict[str, Any]) -> set[tuple[Any, ...]]:
 
 # The planted pollution kinds. `low_value` (decay) depends on a history of use, which these
 # sets do not have (so the audit never raises it here): `python -m evals.aging` measures it.
+# A kind that a set neither plants nor finds (`moved_citation` in the generated set) has no
+# row in that set's table.
 POLLUTION = tuple(k for k in KINDS if k != "low_value")
 
 
@@ -83,6 +85,8 @@ def score(expected: set[tuple[Any, ...]], found: set[tuple[Any, ...]]) -> dict[s
     for kind in POLLUTION:
         exp = {u for u in expected if u[1] == kind}
         got = {u for u in found if u[1] == kind}
+        if not exp and not got:
+            continue
         tp = len(exp & got)
         table[kind] = {
             "expected": len(exp),

@@ -263,7 +263,7 @@ def _write_memories(root: Path, s: Store, mems: list[Mem], first_commit: str) ->
 def _check_claims(root: Path, s: Store) -> None:
     """Guard against mistakes in the set itself: a memory not labelled stale must cite
     files that exist, within their length."""
-    stale = {e["memory"] for e in s.expected if e["kind"] == "stale_citation"}
+    stale = {e["memory"] for e in s.expected if e["kind"] in ("stale_citation", "moved_citation")}
     for m in s.mems:
         if m.raw is not None or m.name in stale:
             continue

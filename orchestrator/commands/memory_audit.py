@@ -35,8 +35,8 @@ def audit(check: bool, no_verify: bool, model_name: str | None, as_json: bool) -
     """Find duplicated, contradicted, stale or polluted memory (changes nothing).
 
     \b
-    Finds: near_duplicate, contradiction, stale_citation, excluded_content, secret,
-    invalid_file, missing_field, index_drift, index_oversize, notes_style, low_value.
+    Finds: near_duplicate, contradiction, stale_citation, moved_citation, excluded_content,
+    secret, invalid_file, missing_field, index_drift, index_oversize, notes_style, low_value.
     \b
     Examples:
       orch memory audit

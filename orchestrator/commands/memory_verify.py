@@ -10,8 +10,9 @@ import click
 
 from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.errors import UsageError
+from orchestrator.memory import repair
 from orchestrator.memory.record import record as record_results
-from orchestrator.memory.verify import Verification, verify_changed, verify_store
+from orchestrator.memory.verify import RESULTS, Verification, verify_changed, verify_store
 from orchestrator.store.layout import Layout
 from orchestrator.store.repo import RepoMemoryStore
 
@@ -38,6 +39,13 @@ from orchestrator.store.repo import RepoMemoryStore
     "each claim that names code is ok, moved or stale. Needs no `orch init`.",
 )
 @click.option("--check", is_flag=True, help="With --file: exit 1 when any claim is stale.")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Supersede each moved memory with a copy whose citations point where the code "
+    "lives now (Checklist A; all in one write). Without it, moved memories are listed "
+    "with the repair --fix would write.",
+)
 @json_option
 def verify(
     names: tuple[str, ...],
@@ -46,12 +54,15 @@ def verify(
     record: bool,
     lint_path: str | None,
     check: bool,
+    fix: bool,
     as_json: bool,
 ) -> None:
-    """Check memories' claims against the working tree: ok, changed or stale.
+    """Check memories' claims against the working tree: ok, changed, moved or stale.
 
     Claims are citations (path, line, symbol) and what the body names in backticks
     (paths, `name()`, `Class.method`, `--flags`). Exit code 1 when any memory is stale.
+    A memory is moved when a path it names is gone but the thing lives elsewhere (its
+    fact holds): --fix supersedes it with repaired citations.
     With --changed, NAMES are changed files (as pre-commit passes the staged ones): only
     the active memories whose citations or backticked paths point at them are checked;
     `changed` alone never fails, and when no memory cites them one line says so.
@@ -61,16 +72,19 @@ def verify(
       orch memory verify
       orch memory verify test-command --json
       orch memory verify --record
+      orch memory verify --fix
       orch memory verify --changed app/store.py app/main.py
       orch memory verify --file AGENTS.md --check
     """
     if lint_path is not None:
-        if names or changed or record or include_all:
+        if names or changed or record or include_all or fix:
             raise UsageError("--file lints one file: drop the other arguments and options")
         _lint(lint_path, check, as_json)
         return
     if check:
         raise UsageError("--check goes with --file (orch memory verify exits 1 on stale anyway)")
+    if fix and (changed or include_all):
+        raise UsageError("--fix repairs active memories: drop --changed and --all")
     layout = repo()
     if changed:
         _verify_changed(layout, names, include_all, record, as_json)
@@ -83,19 +97,31 @@ def verify(
         results = [v for v in everything if v.name in names]
     else:
         results = [v for v in everything if include_all or active[v.name]]
-    _report(layout, results, record, as_json)
+    _report(layout, results, record, as_json, fix=fix)
 
 
 def _report(
-    layout: Layout, results: list[Verification], record: bool, as_json: bool, **extra: int
+    layout: Layout,
+    results: list[Verification],
+    record: bool,
+    as_json: bool,
+    *,
+    fix: bool = False,
+    **extra: int,
 ) -> None:
-    """Print the results (and record them with --record); exit 1 when any is stale."""
+    """Print the results (and record them with --record; repair moved memories with
+    --fix, or say what --fix would write); exit 1 when any is stale, or with --fix when
+    a moved memory cannot be repaired."""
     written: list[str] = []
+    moved = any(v.result == "moved" for v in results)
+    memories = RepoMemoryStore(layout).load_all().by_name() if moved or record else {}
+    repairs = repair.plan(layout, memories, results) if moved else []
+    fixed = repair.apply(layout, repairs) if fix else []
     if record:
-        memories = RepoMemoryStore(layout).load_all().by_name()
-        chosen = [memories[v.name] for v in results if v.name in memories]
+        gone = {r.old for r in fixed}
+        chosen = [memories[v.name] for v in results if v.name in memories and v.name not in gone]
         written = record_results(layout, chosen, results)
-    counts = {r: sum(1 for v in results if v.result == r) for r in ("ok", "changed", "stale")}
+    counts = {r: sum(1 for v in results if v.result == r) for r in RESULTS}
     if as_json:
         emit_json(
             {
@@ -105,23 +131,43 @@ def _report(
                 **counts,
                 "results": [v.to_dict() for v in results],
                 "recorded": written,
+                "repairs": [{**r.to_dict(), "written": r in fixed} for r in repairs],
             }
         )
     else:
         for v in results:
             if v.result != "ok":
                 click.echo(f"{v.result.upper():<8} {v.name}: {v.summary()}")
+        _print_repairs(repairs, fixed, fix)
         what = "memories cite the changed files" if extra else "memories"
         click.echo(
             f"{len(results)} {what}: {counts['ok']} ok, {counts['changed']} changed, "
-            f"{counts['stale']} stale."
+            f"{counts['moved']} moved, {counts['stale']} stale."
         )
         if record:
             click.echo(f"Recorded the verification in {len(written)} memory files.")
+    if fix and len(fixed) < len(repairs):
+        sys.exit(1)
     if counts["stale"]:
         if extra and not as_json:
             click.echo("Fix the code, or supersede them (orch memory supersede NAME ...).")
         sys.exit(1)
+
+
+def _print_repairs(repairs: list[repair.Repair], fixed: list[repair.Repair], fix: bool) -> None:
+    for r in repairs:
+        if fix:
+            done = "Repaired" if r in fixed else "Not repaired"
+            click.echo(f"{done} {r.describe()}")
+        else:
+            click.echo(f"  --fix would write {r.describe()}")
+    if fixed:
+        click.echo(
+            f"Superseded {len(fixed)} moved memories with repaired copies (the old files are "
+            "kept, marked superseded)."
+        )
+    elif repairs and not fix:
+        click.echo("Nothing was written: `orch memory verify --fix` makes these repairs.")
 
 
 def _verify_changed(

@@ -33,7 +33,7 @@ from orchestrator.integrations.brief import DEFAULT_CAP, task_brief
 from orchestrator.memory.audit import audit
 from orchestrator.memory.usage import record_use
 from orchestrator.memory.use import memories_for_prompt
-from orchestrator.memory.verify import verify_store
+from orchestrator.memory.verify import Verification, verify_store
 from orchestrator.memory.writer import MemoryWriter
 from orchestrator.retrieval import SearchIndex
 from orchestrator.store.layout import Layout
@@ -91,10 +91,19 @@ def build_server(layout: Layout) -> MCPServer:
     config = load_config(layout.root)
     server = MCPServer("orch", instructions=INSTRUCTIONS, version=__version__)
 
-    def verified() -> tuple[dict[str, Memory], dict[str, str]]:
-        """Usable memories by name, and stale ones with the reason they fail."""
+    def checked() -> tuple[dict[str, Memory], dict[str, str], dict[str, Verification]]:
+        """Usable memories by name, stale ones with the reason they fail, and every
+        verification by name."""
         found = memories_for_prompt(layout, config.memory)
-        return {m.name: m for m in found.memories}, {s.name: s.reason for s in found.stale}
+        return (
+            {m.name: m for m in found.memories},
+            {s.name: s.reason for s in found.stale},
+            {v.name: v for v in found.verifications},
+        )
+
+    def verified() -> tuple[dict[str, Memory], dict[str, str]]:
+        usable, stale, _ = checked()
+        return usable, stale
 
     @server.tool()
     def memory_search(query: str, k: int = 10) -> dict[str, Any]:
@@ -117,8 +126,9 @@ def build_server(layout: Layout) -> MCPServer:
     @server.tool()
     def memory_get(name: str) -> dict[str, Any]:
         """One repo memory, verified against the code: its fact, citations and type; a
-        stale one comes back without its fact, with why it no longer holds."""
-        usable, stale = verified()
+        stale one comes back without its fact, with why it no longer holds; a moved one
+        with where its paths are now (`moved`)."""
+        usable, stale, results = checked()
         if name in stale:
             return {"name": name, "status": "stale", "reason": stale[name]}
         memory = usable.get(name)
@@ -128,11 +138,16 @@ def build_server(layout: Layout) -> MCPServer:
             except OrchError as exc:
                 raise _fail(exc) from None
             return {"name": name, "status": memory.status, "superseded_by": memory.superseded_by}
-        record_use(layout, [name], via="mcp", outcome="ok")
+        result = results.get(name)
+        outcome = result.result if result else "ok"
+        record_use(layout, [name], via="mcp", outcome=outcome)
         out = memory.to_dict()
         out.pop("body", None)
         out.pop("extra", None)
-        return {**out, "status": "active", "verification": "ok"}
+        out.update({"status": "active", "verification": outcome})
+        if result is not None and result.moved:
+            out["moved"] = [m.to_dict() for m in result.moved]  # where its paths are now
+        return out
 
     @server.tool()
     def memory_add(
@@ -178,7 +193,8 @@ def build_server(layout: Layout) -> MCPServer:
     @server.tool()
     def memory_verify(names: list[str] | None = None) -> dict[str, Any]:
         """Check memories' claims (files, lines, symbols, commands) against the working
-        tree: ok, changed or stale, with the reason."""
+        tree: ok, changed, moved (the fact holds; a path it names is elsewhere now, given
+        in `moved`) or stale, with the reason."""
         results, _ = verify_store(layout)
         chosen = [r for r in results if not names or r.name in names]
         return {"results": [{**r.to_dict(), "summary": r.summary()} for r in chosen]}

@@ -7,6 +7,7 @@ Finding kinds and their severity (`--check` fails on errors only):
 | near_duplicate | warning | a decay candidate of a near-duplicate group (`related`: keeper first) |
 | contradiction | error | two active memories on one subject disagree; neither supersedes the other |
 | stale_citation | error | a claim (citation or backticked name) fails against the working tree |
+| moved_citation | warning | a path a memory names went elsewhere; its fact holds (`orch memory verify --fix`) |
 | excluded_content | warning | a save exclusion: git history, ephemeral task state, derivable from code |
 | secret | error | an API key, token, private key or password in a memory file |
 | invalid_file | error | a file that does not parse, or misses name/description/type |
@@ -71,6 +72,7 @@ KINDS = (
     "near_duplicate",
     "contradiction",
     "stale_citation",
+    "moved_citation",
     "excluded_content",
     "secret",
     "invalid_file",
@@ -84,6 +86,7 @@ TITLES = {
     "near_duplicate": "Near-duplicates",
     "contradiction": "Contradictions",
     "stale_citation": "Stale claims",
+    "moved_citation": "Moved citations",
     "excluded_content": "Save-exclusion violations",
     "secret": "Secrets",
     "invalid_file": "Invalid files",
@@ -95,7 +98,7 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 6
+REPORT_VERSION = 7
 HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment across subjects
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
@@ -641,6 +644,17 @@ def _run(
             Finding("stale_citation", r.name, (), r.summary(), "error")
             for r in results
             if r.stale and is_active.get(r.name)
+        ]
+        findings += [
+            Finding(
+                "moved_citation",
+                r.name,
+                (),
+                f"{r.summary()}: `orch memory verify --fix`",
+                "warning",
+            )
+            for r in results
+            if r.result == "moved" and is_active.get(r.name)
         ]
     findings += _secret_findings(files, texts, cache)
     findings += _problem_findings(loaded)

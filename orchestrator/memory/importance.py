@@ -19,7 +19,9 @@ factors:
 - `type`: the type's prior (user and feedback memories say how people want the work done
   and age slowly; references point at code that can be read again);
 - `verification`: 1 verified ok (its cited code stands), `changed_factor` when the cited
-  code changed since, `stale_factor` when a claim failed, `unknown_factor` not verified yet;
+  code changed since, `moved_factor` when a path it names went elsewhere (until `orch
+  memory verify --fix` repairs it), `stale_factor` when a claim failed, `unknown_factor`
+  not verified yet;
 - `uniqueness`: 1, or `duplicate_factor` when another active memory near-duplicates it
   (token Jaccard of subject and fact >= 0.7).
 
@@ -90,9 +92,12 @@ def score(
         "recency": use.recency,
         "outcome": use.phases_passed / use.phases_used if use.phases_used else 0.5,
         "type": getattr(w, f"type_{memory.type}", 0.5),
-        "verification": {"ok": 1.0, "changed": w.changed_factor, "stale": w.stale_factor}.get(
-            use.check or "", w.unknown_factor
-        ),
+        "verification": {
+            "ok": 1.0,
+            "changed": w.changed_factor,
+            "moved": w.moved_factor,
+            "stale": w.stale_factor,
+        }.get(use.check or "", w.unknown_factor),
         "uniqueness": w.duplicate_factor if duplicated else 1.0,
     }
     used = parts["use"] * (1.0 - w.outcome + w.outcome * parts["outcome"])

@@ -6,9 +6,8 @@ Each kind has its own check against what the project declares now (`Project`):
   package.json defines `scripts.X` (the one of the folder a `cd DIR &&` names, when it
   has one). `pnpm X` and `yarn X` without `run` may run an installed program as well, so
   there X must be a script or a dependency.
-- `task`: a Make target (`make X`: a Makefile, GNUmakefile or `*.mk` defines it), a just
-  recipe (`just X`), a mise task (`mise run X`: `[tasks.X]` of a mise.toml, or a task
-  file), a tox environment (`tox -e X`), a nox session (`nox -s X`), a hatch environment
+- `task`: a Make target (`make X`), a just recipe (`just X`), a mise task (`mise run X`),
+  each read from every source the tool reads (`tasksources`), a tox environment (`tox -e X`), a nox session (`nox -s X`), a hatch environment
   (`hatch run X:cmd`, `hatch -e X`).
 - `extra`: an optional-dependency group or dependency group (`pip install -e ".[dev]"`,
   `uv sync --extra X`, `--group X`, `poetry install --with X`).
@@ -39,6 +38,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from orchestrator.memory import tasksources
 from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
 
 KINDS = ("script", "task", "extra", "directory", "pattern", "env", "value", "import")
@@ -170,8 +170,6 @@ _PNPM_BUILTINS = frozenset(
         "whoami",
     ]
 )
-_MAKE_TARGET = re.compile(r"^([^\s:=#.%$][^:=#]*?|\.[\w-]+)\s*::?(?!=)", re.M)
-_JUST_RECIPE = re.compile(r"^@?([A-Za-z_][\w-]*)\b[^:=\n]*:(?!=)", re.M)
 
 
 @dataclass
@@ -281,46 +279,15 @@ class Project:
 
     @cached_property
     def makefiles(self) -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        for path in self.paths:
-            name = path.rsplit("/", 1)[-1]
-            if name in ("Makefile", "GNUmakefile", "makefile") or name.endswith(".mk"):
-                text = self.text(path) or ""
-                targets = out.setdefault(_folder(path), set())
-                for found in _MAKE_TARGET.findall(text):
-                    targets.update(found.split())
-                for phony in re.findall(r"^\.PHONY\s*:(.*)$", text, re.M):
-                    targets.update(phony.split())
-        return out
+        return tasksources.make_targets(self.paths, self.text)
 
     @cached_property
     def just_recipes(self) -> set[str]:
-        out: set[str] = set()
-        for path in self.named("justfile", "Justfile", ".justfile"):
-            out.update(_JUST_RECIPE.findall(self.text(path) or ""))
-        return out
+        return tasksources.just_recipes(self.paths, self.text)
 
     @cached_property
     def mise_tasks(self) -> set[str]:
-        out: set[str] = set()
-        for path in self.paths:
-            name = path.rsplit("/", 1)[-1]
-            if name in ("mise.toml", ".mise.toml", "mise.local.toml") or (
-                path.endswith(".toml") and ("mise/" in path or "/tasks" in path)
-            ):
-                tasks = self._toml(path).get("tasks", {})
-                if isinstance(tasks, dict):
-                    out.update(tasks)
-            for folder in (".mise/tasks/", "mise-tasks/", ".config/mise/tasks/", "mise/tasks/"):
-                if folder in path:
-                    task = path.split(folder, 1)[1]
-                    out.add(
-                        task.replace("/", ":").rsplit(".", 1)[0]
-                        if "." in task
-                        else task.replace("/", ":")
-                    )
-                    out.add(task.replace("/", ":"))
-        return out
+        return tasksources.mise_tasks(self.paths, self.text)
 
     @cached_property
     def tox_envs(self) -> set[str]:

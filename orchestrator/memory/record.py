@@ -36,7 +36,7 @@ def record(
             memory = by_name.get(result.name)
             if memory is None or not writer.store.path_of(memory.name).is_file():
                 continue
-            outcome = "stale" if result.stale else "ok"
+            outcome = result.result if result.result in ("stale", "moved") else "ok"
             old = memory.verified if isinstance(memory.verified, dict) else {}
             if old.get("result") == outcome and result.result != "changed" and old.get("commit"):
                 continue

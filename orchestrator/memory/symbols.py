@@ -91,3 +91,13 @@ def _block_source(text: str, symbol: str) -> str | None:
             end += 1
         return "\n".join(lines[i:end]).strip()
     return None
+
+
+def symbol_line(text: str, symbol: str, path: str) -> int | None:
+    """The line where `symbol` is defined in `text` (the file at `path`); None if absent."""
+    source = symbol_source(text, symbol, path)
+    if source is None:
+        return None
+    head = source.splitlines()[0].strip() if source.strip() else ""
+    found = [i for i, line in enumerate(text.splitlines(), start=1) if line.strip() == head]
+    return found[0] if len(found) == 1 else None

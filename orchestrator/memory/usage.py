@@ -159,7 +159,7 @@ class UsageLog:
                 )
 
     def record_checks(self, results: Iterable[tuple[str, str]], *, at: float | None = None) -> None:
-        """The latest verification result of each memory (ok | changed | stale)."""
+        """The latest verification result of each memory (ok | changed | moved | stale)."""
         now = time.time() if at is None else at
         rows = [(name, result, now, now if result == "ok" else None) for name, result in results]
         if not rows:

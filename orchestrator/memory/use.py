@@ -5,7 +5,9 @@ working tree (cached by git blob, so this is cheap when nothing changed), and re
 may reach a prompt: the MEMORY.md index and the usable memories. Stale memories are
 withheld (`stale_policy = "withhold"`, the default) or kept in the index with a STALE mark
 (`"mark"`); either way they are listed with the claim that failed, and one
-`memory_verification` event records the check. A user turn that asks for no memory
+`memory_verification` event records the check. A moved memory (its fact holds; a path
+it names went elsewhere) reaches the prompt with `[MOVED: old moved to new]` after its
+index entry. A user turn that asks for no memory
 ("ignore memory", "fresh context"...) gets an empty tier for that turn, also logged.
 
 Each prompt's memories are recorded as used (`memory.usage`, with the task and phase of
@@ -24,7 +26,7 @@ from orchestrator.events.log import EventLog
 from orchestrator.memory.fresh import wants_fresh_context
 from orchestrator.memory.importance import importance
 from orchestrator.memory.usage import UsageLog
-from orchestrator.memory.verify import Verification, verify_store
+from orchestrator.memory.verify import RESULTS, Verification, verify_store
 from orchestrator.store.index import MAX_INDEX_LINES, index_entry, render_index
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
@@ -51,7 +53,7 @@ class PromptMemory:
     """What the repo memory tier contributes to one prompt."""
 
     index_text: str
-    memories: list[Memory] = field(default_factory=list)  # usable (ok or changed)
+    memories: list[Memory] = field(default_factory=list)  # usable (ok, changed or moved)
     stale: list[StaleMemory] = field(default_factory=list)
     policy: str = "withhold"
     fresh_context: bool = False  # the user asked for no memory this turn
@@ -64,7 +66,7 @@ class PromptMemory:
         return self.stale if self.policy == "withhold" else []
 
     def to_payload(self) -> dict[str, Any]:
-        counts = {r: 0 for r in ("ok", "changed", "stale")}
+        counts = dict.fromkeys(RESULTS, 0)
         for v in self.verifications:
             counts[v.result] += 1
         return {
@@ -81,12 +83,13 @@ class PromptMemory:
         }
 
 
-def _mark_stale(text: str, memories: list[Memory], stale: dict[str, StaleMemory]) -> str:
-    lines = {index_entry(m): m.name for m in memories if m.name in stale}
+def _mark(text: str, memories: list[Memory], marks: dict[str, str]) -> str:
+    """`text` (an index) with `[mark]` after the entries of the memories `marks` names."""
+    lines = {index_entry(m): m.name for m in memories if m.name in marks}
     out = []
     for line in text.splitlines():
         name = lines.get(line)
-        out.append(f"{line} [STALE: {stale[name].reason}]" if name else line)
+        out.append(f"{line} [{marks[name]}]" if name else line)
     return "\n".join(out) + "\n"
 
 
@@ -113,8 +116,11 @@ def memories_for_prompt(
     verifications, stale = _checked(layout, active)
     usable = [m for m in active if m.name not in stale]
     shown, dropped = _within_budget(layout, config, active if policy == "mark" else usable)
+    marks = {v.name: "MOVED: " + v.summary() for v in verifications if v.result == "moved"}
+    if policy == "mark":
+        marks.update({name: f"STALE: {s.reason}" for name, s in stale.items()})
     result = PromptMemory(
-        index_text=_index_text(shown, stale if policy == "mark" else {}, dropped),
+        index_text=_index_text(shown, marks, dropped),
         memories=[m for m in usable if m.name not in dropped],
         stale=list(stale.values()),
         policy=policy,
@@ -145,11 +151,12 @@ def _checked(
     return verifications, stale
 
 
-def _index_text(shown: list[Memory], marked: dict[str, StaleMemory], dropped: list[str]) -> str:
-    """The index a prompt sees: stale entries marked (policy "mark"), what was left out."""
+def _index_text(shown: list[Memory], marks: dict[str, str], dropped: list[str]) -> str:
+    """The index a prompt sees: moved entries marked with where their paths went, stale
+    ones (policy "mark") with why, and what was left out."""
     text = render_index(shown)
-    if marked:
-        text = _mark_stale(text, shown, marked)
+    if marks:
+        text = _mark(text, shown, marks)
     if dropped:
         text += (
             f"({len(dropped)} more memories left out of this prompt, least important first: "

@@ -4,7 +4,14 @@ Results:
 - `ok`: every claim holds;
 - `changed`: every claim holds, but a file the memory cites (or names as a path) changed
   since its recorded verification (`verified.commit` in the memory file), per git blob ids;
-- `stale`: a claim fails; `failures` says which and why.
+- `moved`: every claim holds, once the paths that are gone are read where they went
+  (`moves`: git's rename detection, the one file of that name, the one file defining a
+  cited symbol); `moved` says from where to where, and `orch memory verify --fix`
+  supersedes the memory with repaired citations;
+- `stale`: a claim fails; `failures` says which and why. A claim that fails now and also
+  failed at the memory's recorded `verified.commit` (recorded ok) was never confirmed: it
+  is not newly stale, so it does not make the memory stale; it is listed in
+  `unconfirmed` (see `Verifier._never_confirmed`).
 
 Checking reads nothing twice: file facts are cached by git blob in `.orch/cache.sqlite`
 (see `codeindex`), and each memory's result under its file's stat key and the signature of
@@ -20,12 +27,12 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import PathEscape
-from orchestrator.memory import kinds, symbols
+from orchestrator.memory import kinds, past, symbols
 from orchestrator.memory.claims import Claim, body_claims, citation_claims, claim_paths
 from orchestrator.memory.codeindex import (
     BUILTINS,
@@ -35,7 +42,15 @@ from orchestrator.memory.codeindex import (
     TreeState,
     git,
     index_words,
+    is_code,
     tree_at,
+)
+from orchestrator.memory.moves import (
+    Move,
+    line_again,
+    renamed,
+    text_before_removal,
+    unqualified,
 )
 from orchestrator.store.cache import Cache, stat_key
 from orchestrator.store.fs import confine
@@ -43,9 +58,9 @@ from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory
 from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
-RESULTS = ("ok", "changed", "stale")
+RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 2
+RESULTS_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -79,10 +94,12 @@ class ClaimFailure:
 @dataclass(frozen=True)
 class Verification:
     name: str
-    result: str  # ok | changed | stale
+    result: str  # ok | changed | moved | stale
     claims: int
     failures: tuple[ClaimFailure, ...] = ()
     changed: tuple[str, ...] = ()  # paths changed since the recorded verification
+    moved: tuple[Move, ...] = ()  # gone paths and where they live now
+    unconfirmed: tuple[ClaimFailure, ...] = ()  # failed at the recorded commit too
 
     @property
     def stale(self) -> bool:
@@ -91,8 +108,15 @@ class Verification:
     def summary(self) -> str:
         if self.failures:
             return "; ".join(f.reason for f in self.failures)
+        if self.moved:
+            return "; ".join(dict.fromkeys(f"{m.path} moved to {m.to}" for m in self.moved))
         if self.changed:
             return "cited files changed since the last verification: " + ", ".join(self.changed)
+        if self.unconfirmed:
+            return (
+                f"{len(self.unconfirmed)} of {self.claims} claims never confirmed (they failed "
+                "at the recorded commit too): " + "; ".join(f.reason for f in self.unconfirmed)
+            )
         return f"{self.claims} claims hold"
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,6 +126,8 @@ class Verification:
             "claims": self.claims,
             "failures": [f.to_dict() for f in self.failures],
             "changed": list(self.changed),
+            "moved": [m.to_dict() for m in self.moved],
+            "unconfirmed": [f.to_dict() for f in self.unconfirmed],
         }
 
     @classmethod
@@ -112,6 +138,8 @@ class Verification:
             raw["claims"],
             tuple(ClaimFailure.from_dict(f) for f in raw["failures"]),
             tuple(raw["changed"]),
+            tuple(Move.from_dict(m) for m in raw.get("moved", ())),
+            tuple(ClaimFailure.from_dict(f) for f in raw.get("unconfirmed", ())),
         )
 
 
@@ -121,11 +149,16 @@ class Verifier:
 
     layout: Layout
     use_cache: bool = True
+    shared: Cache | None = None  # a cache to use and leave open (a past tree's checker)
     state: TreeState = field(init=False)
     facts: Facts = field(init=False)
 
     def __post_init__(self) -> None:
-        self.cache = Cache(self.layout.cache) if self.use_cache else None
+        own = self.use_cache and self.shared is None
+        self.cache = Cache(self.layout.cache) if own else self.shared
+        self._own_cache = own
+        self._past = past.PastTrees(self.layout.root, self.cache)
+        self._past_checkers: dict[str, Verifier | None] = {}
         self.state = TreeState.read(self.layout.root)
         self.facts = Facts(self.state, self.cache)
         self.shape = self.state.shape()
@@ -142,7 +175,11 @@ class Verifier:
         self._by_kind = self._checks()
 
     def close(self) -> None:
-        if self.cache is not None:
+        for checker in self._past_checkers.values():
+            if checker is not None:
+                checker.close()
+        self._past.close()
+        if self.cache is not None and self._own_cache:
             self.cache.close()
 
     def __enter__(self) -> Verifier:
@@ -182,7 +219,7 @@ class Verifier:
             return self._moves[path]
         found = None
         if path and not self._exists(path):
-            found, deleted = _renamed(self.layout.root, path, self._exists)
+            found, deleted = renamed(self.layout.root, path, self._exists)
             if found is None and not deleted and "/" in path:
                 name = path.rsplit("/", 1)[1]
                 same = [p for p in self.state.blobs if p.rsplit("/", 1)[-1] == name]
@@ -190,6 +227,142 @@ class Verifier:
                     found = same[0]
         self._moves[path] = found
         return found
+
+    def _cited_move(self, citation: Citation) -> Move | None:
+        """Where a cited path that is gone went, when its symbol is defined there: git's
+        rename detection or the one file of that name (`moved_to`), else the one file that
+        defines the cited symbol now; with the cited line found again where it can be."""
+        if self._exists(citation.path.strip("/").removeprefix("./")):
+            return None
+        symbol = (citation.symbol or "").strip().removesuffix("()")
+        to = self.moved_to(citation.path)
+        new_name = None
+        if symbol and to is not None and not self._defines(to, symbol):
+            # a namespace that followed the folder (`Account::Balance` -> `Balance`)
+            short = unqualified(symbol)
+            new_name = short if short and self._defines(to, short) else None
+            to = to if new_name else None
+        if symbol and to is None:
+            to = self._defined_in(symbol)
+        if to is None:
+            return None
+        line = self._line_at(citation, to, new_name) if citation.line else None
+        return Move(citation.path, to, "citation", line, citation.symbol, new_name)
+
+    def _defines(self, path: str, symbol: str) -> bool:
+        claim = Claim("symbol", symbol, "citation", path=path, symbol=symbol)
+        return self._check_cited_symbol(claim) is None
+
+    def _defined_in(self, symbol: str) -> str | None:
+        """The one code file whose parsed definitions hold `symbol` (the files that spell
+        its name, found by `git grep`, are the only ones read)."""
+        name = symbol.rsplit(".", 1)[-1]
+        if not name.isidentifier():
+            return None
+        listed = git(self.layout.root, "grep", "-l", "-w", "-F", "-I", "-e", name, "--")
+        found = []
+        for path in listed.decode("utf-8", "replace").splitlines():
+            if not is_code(path):
+                continue
+            facts = self.facts.of(path)
+            if facts is not None and (
+                symbol in facts.defs or any(d.endswith("." + symbol) for d in facts.defs)
+            ):
+                found.append(path)
+        return found[0] if len(found) == 1 else None
+
+    def _line_at(self, citation: Citation, to: str, renamed: str | None = None) -> int | None:
+        """The cited line's number in the file it moved to: the cited symbol's definition,
+        else the one line whose text is the cited line's (None: not found again)."""
+        now = self.project().text(to) if self._is_file(to) else None
+        if now is None or citation.line is None:
+            return None
+        if citation.symbol:
+            return symbols.symbol_line(now, renamed or citation.symbol, to)
+        before = text_before_removal(self.layout.root, citation.path.strip("/"))
+        return line_again(before, citation.line, now)
+
+    def _body_move(self, claim: Claim) -> Move | None:
+        """A gone path the body names, where it went, when the claim holds there."""
+        to = self.moved_to(claim.path or "")
+        if to is None or self.check_claim(replace(claim, path=to)) is not None:
+            return None
+        return Move(claim.path or "", to, "body")
+
+    def _explain_moves(
+        self, memory: Memory, failures: list[ClaimFailure]
+    ) -> tuple[tuple[Move, ...], list[ClaimFailure]]:
+        """The moves that explain failures (every claim of a moved citation holds where it
+        went; a body path's claim holds at the new path), and the failures left."""
+        cited: dict[str, list[Move | None]] = {}
+        failing = {f.claim.path for f in failures if f.claim.origin == "citation"}
+        for c in memory.citations:
+            if c.path in failing:
+                cited.setdefault(c.path, []).append(self._cited_move(c))
+        moves: list[Move] = []
+        for found in cited.values():
+            if all(m is not None for m in found):
+                moves += [m for m in found if m is not None]
+        explained = {m.path for m in moves}
+        kept = []
+        for f in failures:
+            if f.claim.origin == "citation":
+                if f.claim.path not in explained:
+                    kept.append(f)
+                continue
+            move = self._body_move(f.claim) if f.claim.path else None
+            if move is None:
+                kept.append(f)
+            elif move not in moves:
+                moves.append(move)
+        return tuple(moves), kept
+
+    def _never_confirmed(
+        self, memory: Memory, failures: list[ClaimFailure]
+    ) -> tuple[tuple[ClaimFailure, ...], list[ClaimFailure]]:
+        """The failures that also fail at the commit the memory was verified ok at (it was
+        never confirmed there: not newly stale), and the failures left. A memory with no
+        record, or recorded stale, keeps every failure."""
+        recorded = memory.verified if isinstance(memory.verified, dict) else {}
+        commit = recorded.get("commit")
+        if not isinstance(commit, str) or not commit or recorded.get("result") == "stale":
+            return (), failures
+        then = self._answers_at(commit, [f.claim for f in failures])
+        if then is None:
+            return (), failures
+        unconfirmed = tuple(f for f in failures if then.get(f.claim) is not None)
+        return unconfirmed, [f for f in failures if then.get(f.claim) is None]
+
+    def _answers_at(self, commit: str, claims: list[Claim]) -> dict[Claim, str | None] | None:
+        """Each claim checked on `commit`'s tree (cached; see `past`): None when it held,
+        else why not. None when git does not know the commit."""
+        answers = self._past.known(commit, claims)
+        todo = [c for c in claims if c not in answers]
+        if todo:
+            checker = self._checker_at(commit)
+            if checker is None:
+                return None
+            fresh = {c: checker.check_claim(c) for c in todo}
+            self._past.remember(commit, fresh)
+            answers.update(fresh)
+        return answers
+
+    def _checker_at(self, commit: str) -> Verifier | None:
+        """A verifier of `commit`'s tree: this one when the tracked files are the same
+        (outside memories and task records), else one over a checkout of it."""
+        if commit not in self._past_checkers:
+            if commit not in self._trees:
+                self._trees[commit] = tree_at(self.layout.root, commit)
+            then = self._trees[commit]
+            checker: Verifier | None = None
+            if then is not None and _outside_records(then) == _outside_records(self.state.blobs):
+                checker = self
+            elif then is not None:
+                folder = self._past.tree(commit)
+                if folder is not None:
+                    checker = Verifier(Layout(folder), shared=self.cache)
+            self._past_checkers[commit] = checker
+        return self._past_checkers[commit]
 
     def _exists(self, path: str) -> bool:
         hit = self._path_cache.get(path)
@@ -492,12 +665,21 @@ class Verifier:
         if failures and _STATES_CHANGE.search(memory.fact):
             # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
             failures = [f for f in failures if f.claim.origin != "body"]
+        moves: tuple[Move, ...] = ()
+        unconfirmed: tuple[ClaimFailure, ...] = ()
         if failures:
-            return Verification(memory.name, "stale", len(claims), tuple(failures))
+            moves, failures = self._explain_moves(memory, failures)
+        if failures:
+            unconfirmed, failures = self._never_confirmed(memory, failures)
+        n = len(claims)
+        if failures:
+            return Verification(memory.name, "stale", n, tuple(failures), (), moves, unconfirmed)
+        if moves:
+            return Verification(memory.name, "moved", n, (), (), moves, unconfirmed)
         changed = self._changed_paths(memory, claim_paths(claims))
         if changed:
-            return Verification(memory.name, "changed", len(claims), (), tuple(changed))
-        return Verification(memory.name, "ok", len(claims))
+            return Verification(memory.name, "changed", n, (), tuple(changed), (), unconfirmed)
+        return Verification(memory.name, "ok", n, unconfirmed=unconfirmed)
 
     def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
         memories = list(memories)
@@ -519,35 +701,8 @@ _STATES_CHANGE = re.compile(
 )
 
 
-def _renamed(root: Path, path: str, exists: Callable[[str], bool]) -> tuple[str | None, bool]:
-    """Where git's rename detection says `path` (a file or a folder) went, in the commit
-    that removed it (None when it says none, or the new place is gone too), and whether
-    some commit removed it at all."""
-    from orchestrator.memory.codeindex import git as run_git
-
-    commit = run_git(root, "log", "-1", "--format=%H", "--diff-filter=D", "--", path)
-    sha = commit.decode().strip()
-    if not sha:
-        return None, False
-    diff = run_git(root, "diff", "-M", "--name-status", "-z", f"{sha}^", sha).decode()
-    fields = diff.split("\0")
-    i = 0
-    while i < len(fields) - 2:
-        status = fields[i]
-        if status.startswith(("R", "C")):
-            old, new = fields[i + 1], fields[i + 2]
-            i += 3
-            if old == path and exists(new):
-                return new, True
-            if old.startswith(path + "/"):
-                rest = old[len(path) + 1 :]
-                if new.endswith("/" + rest):
-                    folder = new[: -len(rest) - 1]
-                    if exists(folder):
-                        return folder, True
-        else:
-            i += 2
-    return None, True
+def _outside_records(blobs: dict[str, str]) -> dict[str, str]:
+    return {p: b for p, b in blobs.items() if not p.startswith(SKIP_PREFIXES)}
 
 
 def _check_ignore(root: Path, path: str) -> bool:

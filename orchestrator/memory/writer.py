@@ -18,6 +18,7 @@ write through a `MemoryWriter`, so one set of rules holds for all of them:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +39,7 @@ class NearDuplicateFound(OrchError):
     """Checklist A: the writer must choose skip, supersede, or create with a reason."""
 
     def __init__(self, name: str, others: list[tuple[str, float]]) -> None:
+        self.name = name
         self.others = others
         listed = ", ".join(f"{n} ({s:.2f})" for n, s in others)
         super().__init__(
@@ -145,15 +147,33 @@ class MemoryWriter:
         """Write `new` in place of `old_name` (kept, marked superseded). With
         `refuse_duplicates`, Checklist A holds against every memory but the old one: a
         near-duplicate refuses the write unless a `reason` says why both must exist."""
-        self.store.check(new.with_changes(status="active"))
+        done = self.supersede_all(
+            [(old_name, new)], refuse_duplicates=refuse_duplicates, reason=reason
+        )
+        return done[0]
+
+    def supersede_all(
+        self,
+        replacements: Sequence[tuple[str, Memory]],
+        *,
+        refuse_duplicates: bool = False,
+        reason: str | None = None,
+    ) -> list[WriteResult]:
+        """`supersede` for each (old name, new memory), in one transaction of the store:
+        every one is written, or (a refusal, a failed write) none is."""
+        for _, new in replacements:
+            self.store.check(new.with_changes(status="active"))
+        done: list[tuple[Memory, list[str], str, list[tuple[str, float]]]] = []
         with self.store.transaction() as tx:
-            found = self._duplicates(tx, new, besides=old_name) if refuse_duplicates else []
-            if found and not (reason or "").strip():
-                raise NearDuplicateFound(new.name, found)
-            cited = [n for n in self._cited(tx, new) if n != old_name]
-            written = tx.supersede(old_name, new)
-        self._record(written, cited, [old_name])
-        return WriteResult("superseded", written, superseded=[old_name], duplicates=found)
+            for old_name, new in replacements:
+                found = self._duplicates(tx, new, besides=old_name) if refuse_duplicates else []
+                if found and not (reason or "").strip():
+                    raise NearDuplicateFound(new.name, found)
+                cited = [n for n in self._cited(tx, new) if n != old_name]
+                done.append((tx.supersede(old_name, new), cited, old_name, found))
+        for written, cited, old_name, _ in done:
+            self._record(written, cited, [old_name])
+        return [WriteResult("superseded", w, superseded=[o], duplicates=f) for w, _, o, f in done]
 
     def update(self, name: str, **changes: Any) -> WriteResult:
         """Change fields of memory `name` in place (status, verified...), keeping the bytes

@@ -134,6 +134,26 @@ def test_a_stale_memory_is_never_served_as_true(project: Layout) -> None:
     assert "store-load" not in index
 
 
+def test_a_moved_memory_is_served_with_where_its_file_went(project: Layout) -> None:
+    repo = project.root
+    git(repo, "mv", "app/store.py", "app/storage.py")
+    git(repo, "commit", "-qm", "rename the store")
+
+    async def steps(client: Any) -> list[Any]:
+        return [
+            data(await client.call_tool("memory_get", {"name": "store-load"})),
+            data(await client.call_tool("memory_verify", {"names": ["store-load"]})),
+        ]
+
+    got, verified = session(repo, steps)
+    assert got["verification"] == "moved" and got["fact"]
+    assert {(m["path"], m["to"]) for m in got["moved"]} == {("app/store.py", "app/storage.py")}
+    [result] = verified["results"]
+    assert (
+        result["result"] == "moved" and result["summary"] == "app/store.py moved to app/storage.py"
+    )
+
+
 def test_help_and_memory_commands_do_not_import_the_mcp_sdk(project: Layout) -> None:
     probe = (
         "import sys\n"

@@ -99,3 +99,39 @@ def test_stated_values_against_the_config(tmp_path: Path) -> None:
     assert found["value:pytest-timeout"] is not None and "5" in found["value:pytest-timeout"]
     # a version without a sign of a minimum is not what requires-python says
     assert verdicts("Production runs Python 3.12.", proj) == {}
+
+
+def test_tasks_are_read_wherever_the_tools_define_them(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "Makefile": "include build/common.mak\n-include $(LOCAL)\nsinclude mk/*.inc\n"
+            "all: test\n",
+            "build/common.mak": "test-ci:\n\tgo test ./...\n",
+            "mk/docs.inc": "docs-serve:\n\thugo serve\n",
+            "justfile": "import 'just/release.just'\nmod db\nalias b := build\n"
+            "build:\n    cargo build\n",
+            "just/release.just": "publish version:\n    cargo publish\n",
+            "db.just": "migrate:\n    sqlx migrate run\n",
+            "mise.toml": '[tasks.lint]\nrun = "cargo clippy"\nalias = ["l", "check"]\n\n'
+            '[task_config]\nincludes = ["xtasks", "tasks.toml"]\n',
+            "tasks.toml": '[render]\nrun = "x"\n',
+            "xtasks/test/unit.sh": '#!/bin/sh\n#MISE alias="tu"\ncargo test\n',
+            "xtasks/release/_default": "#!/bin/sh\n",
+            "mise-tasks/ignored": "#!/bin/sh\n",  # includes replace the default folders
+            "web/.config/mise/config.toml": '[tasks."web:dev"]\nrun = "pnpm dev"\n',
+            "web/.mise/tasks/bundle": "#!/bin/sh\n",
+        },
+    )
+    holds = (
+        "`make test-ci`, `make docs-serve`, `make all`, `just build`, `just b`, "
+        "`just publish 1.2`, `just db migrate`, `just db::migrate`, `mise run lint`, "
+        "`mise run l`, `mise run check`, `mise run render`, `mise run test:unit`, "
+        "`mise run tu`, `mise run release`, `mise run web:dev`, `mise run bundle`"
+    )
+    assert {k: v for k, v in verdicts(holds, proj).items() if v is not None} == {}
+    assert verdicts("`make deploy`, `just deploy`, `mise run ignored`", proj) == {
+        "task:make:deploy": "no Make target deploy",
+        "task:just:deploy": "no just recipe deploy",
+        "task:mise:ignored": "no mise task ignored",
+    }

@@ -253,7 +253,7 @@ def test_cli_verify_reports_and_exits_1_on_stale(layout: Layout, put: Callable[.
     result = CliRunner().invoke(cli, ["memory", "verify"])
     assert result.exit_code == 1
     assert "STALE    gone: vanished() is not defined in the code" in result.output
-    assert "2 memories: 1 ok, 0 changed, 1 stale." in result.output
+    assert "2 memories: 1 ok, 0 changed, 0 moved, 1 stale." in result.output
 
     as_json = CliRunner().invoke(cli, ["memory", "verify", "fine", "--json"])
     assert as_json.exit_code == 0

@@ -1,0 +1,102 @@
+"""A past commit's tree, for asking whether a claim that fails now held back then.
+
+Staleness means a claim held and no longer does. A memory records the commit it was
+verified at (`verified.commit`); a claim that fails now is checked again on that commit's
+tree, and one that fails there too was never confirmed (`verify`). The tree is written to
+a temporary folder: a git repository of its own that borrows the repository's objects
+(an `alternates` file: nothing is copied), with the commit checked out and as HEAD, so its
+history is the commit's history. Git runs there without the user's or the system's
+configuration (no filter, no hook of theirs runs). What a claim was at a commit never
+changes, so each answer is cached (table `past-claims`) and a commit is checked out at
+most once a run, only for claims not answered before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from orchestrator.memory.claims import Claim
+from orchestrator.memory.codeindex import git
+from orchestrator.store.cache import Cache
+
+PAST_TABLE = "past-claims"  # sha1 of (commit, claim) -> "" (held) or why it failed
+PAST_VERSION = 1
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def checkout(root: Path, commit: str, into: Path) -> bool:
+    """Write commit `commit` of the repository at `root` into the empty folder `into`, as
+    a repository whose HEAD is that commit; False when git cannot."""
+    objects = git(root, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+    objects_dir = objects.decode().strip()
+    if not objects_dir:
+        return False
+    steps = (
+        ["init", "-q"],
+        ["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit],
+    )
+    for i, args in enumerate(steps):
+        if i == 1:
+            alternates = into / ".git" / "objects" / "info" / "alternates"
+            alternates.parent.mkdir(parents=True, exist_ok=True)
+            alternates.write_text(objects_dir + "\n", encoding="utf-8")
+        try:
+            done = subprocess.run(["git", *args], cwd=into, env=_env(), capture_output=True)
+        except OSError:
+            return False
+        if done.returncode != 0:
+            return False
+    return True
+
+
+class PastTrees:
+    """Temporary checkouts of past commits (made on first need, removed by `close`), and
+    the cached answers of claims checked on them."""
+
+    def __init__(self, root: Path, cache: Cache | None) -> None:
+        self.root = root
+        self.table = cache.table(PAST_TABLE, PAST_VERSION) if cache is not None else None
+        self._dirs: dict[str, tempfile.TemporaryDirectory[str] | None] = {}
+
+    def tree(self, commit: str) -> Path | None:
+        """The folder holding `commit`'s tree (None: git does not know the commit)."""
+        if commit not in self._dirs:
+            tmp = tempfile.TemporaryDirectory(prefix="orch-past-")
+            if checkout(self.root, commit, Path(tmp.name)):
+                self._dirs[commit] = tmp
+            else:
+                tmp.cleanup()
+                self._dirs[commit] = None
+        held = self._dirs[commit]
+        return Path(held.name) if held is not None else None
+
+    @staticmethod
+    def key(commit: str, claim: Claim) -> str:
+        raw = json.dumps([commit, claim.to_dict()], sort_keys=True)
+        return hashlib.sha1(raw.encode()).hexdigest()
+
+    def known(self, commit: str, claims: list[Claim]) -> dict[Claim, str | None]:
+        """The cached answers: claim -> None (it held) or why it failed."""
+        if self.table is None:
+            return {}
+        keys = {self.key(commit, c): c for c in claims}
+        found = self.table.get_many(list(keys))
+        return {keys[k]: (v or None) for k, v in found.items()}
+
+    def remember(self, commit: str, answers: dict[Claim, str | None]) -> None:
+        if self.table is not None and answers:
+            self.table.put_many([(self.key(commit, c), r or "") for c, r in answers.items()])
+
+    def close(self) -> None:
+        for held in self._dirs.values():
+            if held is not None:
+                held.cleanup()
+        self._dirs.clear()

@@ -1,0 +1,229 @@
+"""Where task runners define tasks, read as the tools themselves read them.
+
+A `make X`, `just X` or `mise run X` claim holds when X is a task the tool would find, so
+each source the tool reads is read here:
+
+- Make: the Makefile (`Makefile`, `GNUmakefile`, `makefile`, `*.mk`) and every file it
+  includes (`include`, `-include`, `sinclude`; paths relative to the Makefile's folder,
+  wildcards matched against tracked files; names holding variables cannot be resolved).
+- just: justfiles, the files they `import`, the modules they declare (`mod NAME` reads
+  `NAME.just`, `NAME/mod.just`, `NAME/justfile`, or the path given) whose recipes run as
+  `just NAME::recipe` or `just NAME recipe`, and `alias NAME := recipe`.
+- mise: every config file (`mise.toml`, `.mise.toml`, `mise.local.toml`,
+  `mise.<env>.toml`, `mise/config.toml`, `.mise/config.toml`, `.config/mise.toml`,
+  `.config/mise/config.toml`, `.config/mise/conf.d/*.toml`) and its `[tasks]` (with each
+  task's `alias`); the task folders (`mise-tasks/`, `.mise-tasks/`, `.mise/tasks/`,
+  `.config/mise/tasks/`, `mise/tasks/`, or what `[task_config] includes` names instead):
+  every file in them is a file task named by its path (`test/unit` -> `test:unit`, with
+  and without its extension; `_default` names the folder), with the aliases its `#MISE
+  alias=` (or `# mise alias=`) line gives; a `.toml` file in them, or included, is a task
+  file whose top-level tables are tasks.
+
+Only the text of tracked files is read (`Reader`), through the caller.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+import tomllib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Reader = Callable[[str], str | None]  # a tracked file's text (None: unreadable)
+
+MAKEFILES = ("Makefile", "GNUmakefile", "makefile")
+_MAKE_TARGET = re.compile(r"^([^\s:=#.%$][^:=#]*?|\.[\w-]+)\s*::?(?!=)", re.M)
+_MAKE_INCLUDE = re.compile(r"^[ \t]*(?:-|s)?include[ \t]+([^#\n]+)", re.M)
+_JUST_RECIPE = re.compile(r"^@?([A-Za-z_][\w-]*)\b[^:=\n]*:(?!=)", re.M)
+_JUST_ALIAS = re.compile(r"^alias[ \t]+([A-Za-z_][\w-]*)[ \t]*:=", re.M)
+_JUST_IMPORT = re.compile(r"^import\??[ \t]+['\"]([^'\"]+)['\"]", re.M)
+_JUST_MOD = re.compile(r"^mod\??[ \t]+([A-Za-z_][\w-]*)(?:[ \t]+['\"]([^'\"]+)['\"])?", re.M)
+JUSTFILES = ("justfile", "Justfile", ".justfile", "JUSTFILE")
+MISE_TASK_DIRS = ("mise-tasks", ".mise-tasks", ".mise/tasks", ".config/mise/tasks", "mise/tasks")
+_MISE_CONFIG = re.compile(
+    r"(?:^|/)(?:\.?mise(?:\.[\w-]+)?\.toml|\.?mise/config(?:\.[\w-]+)?\.toml"
+    r"|\.config/mise(?:\.[\w-]+)?\.toml|\.config/mise/config(?:\.[\w-]+)?\.toml"
+    r"|\.config/mise/conf\.d/[^/]+\.toml)$"
+)
+_MISE_ALIAS = re.compile(r"^\s*(?:#|//)\s*(?:MISE|mise)\s+alias\s*=\s*(.+)$", re.M)
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _join(folder: str, name: str) -> str:
+    return posixpath.normpath(posixpath.join(folder, name)) if folder else posixpath.normpath(name)
+
+
+def _matching(paths: Sequence[str], wanted: str) -> list[str]:
+    if any(c in wanted for c in "*?["):
+        return [p for p in paths if fnmatch.fnmatchcase(p, wanted)]
+    return [wanted] if wanted in paths else []
+
+
+# Make --------------------------------------------------------------------------------
+
+
+def make_targets(paths: Sequence[str], read: Reader) -> dict[str, set[str]]:
+    """Folder ("" for the root) -> the targets its Makefiles define, includes followed."""
+    tracked = set(paths)
+    out: dict[str, set[str]] = {}
+    for path in paths:
+        name = path.rsplit("/", 1)[-1]
+        if name in MAKEFILES or name.endswith(".mk"):
+            folder = _folder(path)
+            found = out.setdefault(folder, set())
+            _read_makefile(path, folder, read, paths, tracked, found, set())
+    return out
+
+
+def _read_makefile(
+    path: str,
+    folder: str,
+    read: Reader,
+    paths: Sequence[str],
+    tracked: set[str],
+    found: set[str],
+    seen: set[str],
+) -> None:
+    if path in seen or path not in tracked:
+        return
+    seen.add(path)
+    text = read(path) or ""
+    for names in _MAKE_TARGET.findall(text):
+        found.update(names.split())
+    for phony in re.findall(r"^\.PHONY\s*:(.*)$", text, re.M):
+        found.update(phony.split())
+    for line in _MAKE_INCLUDE.findall(text):
+        for name in line.split():
+            if "$" not in name:
+                for included in _matching(paths, _join(folder, name)):
+                    _read_makefile(included, folder, read, paths, tracked, found, seen)
+
+
+# just --------------------------------------------------------------------------------
+
+
+def just_recipes(paths: Sequence[str], read: Reader) -> set[str]:
+    """Every recipe, alias and module (`mod`) name of the justfiles, imports followed;
+    a module's recipes also as `module::recipe`."""
+    tracked = set(paths)
+    out: set[str] = set()
+    seen: set[str] = set()
+    for path in paths:
+        if path.rsplit("/", 1)[-1] in JUSTFILES:
+            out |= _read_justfile(path, read, tracked, seen)
+    return out
+
+
+def _read_justfile(path: str, read: Reader, tracked: set[str], seen: set[str]) -> set[str]:
+    if path in seen or path not in tracked:
+        return set()
+    seen.add(path)
+    text = read(path) or ""
+    folder = _folder(path)
+    out = set(_JUST_RECIPE.findall(text)) | set(_JUST_ALIAS.findall(text))
+    out -= {"alias", "import", "mod", "set", "export"}
+    for name in _JUST_IMPORT.findall(text):
+        out |= _read_justfile(_join(folder, name), read, tracked, seen)
+    for module, given in _JUST_MOD.findall(text):
+        out.add(module)
+        places = [given] if given else [f"{module}.just", f"{module}/mod.just"]
+        places += [] if given else [f"{module}/{j}" for j in JUSTFILES]
+        for place in places:
+            inner = _read_justfile(_join(folder, place), read, tracked, seen)
+            out |= {f"{module}::{r}" for r in inner} | inner
+    return out
+
+
+# mise --------------------------------------------------------------------------------
+
+
+def _toml(read: Reader, path: str) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(read(path) or "")
+    except ValueError:
+        return {}
+    return data
+
+
+def _task_names(tasks: object) -> set[str]:
+    """The names of a TOML table of tasks, with their aliases."""
+    if not isinstance(tasks, dict):
+        return set()
+    out = set(tasks)
+    for task in tasks.values():
+        alias = task.get("alias") if isinstance(task, dict) else None
+        out |= {alias} if isinstance(alias, str) else {a for a in alias or () if isinstance(a, str)}
+    return out
+
+
+def _project_root(config: str) -> str:
+    """The project folder of a mise config file (`a/.config/mise/config.toml` -> `a`)."""
+    for marker in ("/.config/mise/conf.d/", "/.config/mise/", "/.config/", "/.mise/", "/mise/"):
+        cut = ("/" + config).rfind(marker)
+        if cut >= 0:
+            return ("/" + config)[:cut].strip("/")
+    return _folder(config)
+
+
+def mise_tasks(paths: Sequence[str], read: Reader) -> set[str]:
+    """Every mise task the configs, task files and task folders define (see the module
+    docstring)."""
+    out: set[str] = set()
+    included: list[str] = []
+    overridden: set[str] = set()  # project folders whose config names its own task folders
+    for path in paths:
+        if not _MISE_CONFIG.search(path):
+            continue
+        data = _toml(read, path)
+        out |= _task_names(data.get("tasks"))
+        includes = (data.get("task_config") or {}).get("includes")
+        if isinstance(includes, list):
+            root = _project_root(path)
+            overridden.add(root)
+            included += [_join(root, i) for i in includes if isinstance(i, str)]
+    for path in paths:
+        top = _task_folder(path, included, overridden)
+        if top is None:
+            continue
+        if path.endswith(".toml"):
+            if not _MISE_CONFIG.search(path):
+                out |= _task_names(_toml(read, path))
+            continue
+        out |= _file_task_names(path[len(top) + 1 :], read(path) or "")
+    return out
+
+
+def _task_folder(path: str, included: Sequence[str], overridden: set[str]) -> str | None:
+    """The task folder (or included task file) `path` is in, if any."""
+    for top in included:
+        if path == top or path.startswith(top + "/"):
+            return top
+    slashed = "/" + path
+    for folder in MISE_TASK_DIRS:
+        cut = slashed.find("/" + folder + "/")
+        if cut >= 0 and slashed[:cut].strip("/") not in overridden:
+            return slashed[: cut + len(folder) + 1].strip("/")
+    return None
+
+
+def _file_task_names(name: str, text: str) -> set[str]:
+    """A file task's names: its path in the task folder with `:` for `/` (with and without
+    its extension; `_default` names its folder), and the aliases its header gives."""
+    out: set[str] = set()
+    if not name:
+        return out
+    stem = name.rsplit(".", 1)[0] if "." in name.rsplit("/", 1)[-1] else name
+    for task in {name, stem}:
+        parts = task.split("/")
+        if parts[-1] == "_default":
+            parts = parts[:-1]
+        if parts:
+            out.add(":".join(parts))
+    for line in _MISE_ALIAS.findall(text[:4000]):
+        out |= set(re.findall(r"[\"']([^\"']+)[\"']", line))
+    return out

@@ -1,0 +1,281 @@
+"""`moved` for memories and `orch memory verify --fix`, on real git repositories: a path
+that is gone while the thing lives elsewhere is not staleness; the fix supersedes the
+memory with repaired citations through Checklist A, all or nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from orchestrator.cli import cli
+from orchestrator.config import MemoryConfig
+from orchestrator.memory.audit import audit
+from orchestrator.memory.record import record
+from orchestrator.memory.usage import UsageLog
+from orchestrator.memory.use import memories_for_prompt
+from orchestrator.memory.verify import verify_memories
+from orchestrator.store.layout import Layout
+from orchestrator.store.memfile import Citation
+from orchestrator.store.repo import RepoMemoryStore
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+HELPERS = "import os\n\n\ndef helper(x):\n    return x + 1\n\n\nLIMIT = 3\n"
+
+
+def _results(layout: Layout) -> dict[str, Any]:
+    return {v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)}
+
+
+def _with_helpers(layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]) -> str:
+    """app/util.py with `helper` at line 4 and `LIMIT` at line 8, a memory citing both, the
+    verification recorded; returns that commit."""
+    (layout.root / "app" / "util.py").write_text(HELPERS)
+    commit_all(layout.root, "helpers")
+    put(
+        "helper-adds",
+        "The helper in `app/util.py` adds one.",
+        citations=(Citation("app/util.py", 4, "helper"), Citation("app/util.py", 8)),
+    )
+    memories = RepoMemoryStore(layout).load_all().memories
+    record(layout, memories, verify_memories(layout, memories))
+    return commit_all(layout.root, "memory")
+
+
+def _rename(layout: Layout, commit_all: Callable[..., str]) -> None:
+    """git mv app/util.py app/tools.py, with a line added on top (lines shift by one)."""
+    git(layout.root, "mv", "app/util.py", "app/tools.py")
+    tools = layout.root / "app" / "tools.py"
+    tools.write_text("# moved here\n" + tools.read_text())
+    commit_all(layout.root, "rename")
+
+
+def test_a_renamed_file_is_moved_with_its_new_lines_not_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    _with_helpers(layout, put, commit_all)
+    _rename(layout, commit_all)
+    result = _results(layout)["helper-adds"]
+    assert result.result == "moved" and not result.failures
+    assert {(m.path, m.to, m.origin, m.line, m.symbol) for m in result.moved} == {
+        ("app/util.py", "app/tools.py", "citation", 5, "helper"),  # the symbol's line now
+        ("app/util.py", "app/tools.py", "citation", 9, None),  # the cited line, found again
+        ("app/util.py", "app/tools.py", "body", None, None),
+    }
+    assert result.summary() == "app/util.py moved to app/tools.py"
+
+
+def test_a_symbol_that_left_with_its_file_is_found_by_the_symbol_index(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    put(
+        "parse",
+        "Config is parsed in one place.",
+        citations=(Citation("app/main.py", 16, "parse_config"),),
+    )
+    commit_all(layout.root, "memory")
+    main = layout.root / "app" / "main.py"
+    main.unlink()  # nothing like it is added: git's rename detection says nothing
+    (layout.root / "app" / "config.py").write_text(
+        "import json\n\n\ndef parse_config(path):\n    with open(path) as fh:\n"
+        "        return json.load(fh)\n"
+    )
+    commit_all(layout.root, "config in its own module")
+    result = _results(layout)["parse"]
+    assert result.result == "moved"
+    assert [(m.to, m.line) for m in result.moved] == [("app/config.py", 4)]
+
+
+def test_a_moved_file_whose_symbol_is_gone_is_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    _with_helpers(layout, put, commit_all)
+    git(layout.root, "mv", "app/util.py", "app/tools.py")
+    tools = layout.root / "app" / "tools.py"
+    tools.write_text(tools.read_text().replace("def helper(", "def assist("))
+    commit_all(layout.root, "rename and drop helper")
+    result = _results(layout)["helper-adds"]
+    assert result.result == "stale"
+    assert result.failures[0].reason == "app/util.py does not exist"
+    assert [m.origin for m in result.moved] == ["body"]  # the body path moved; the symbol did not
+
+
+def test_moved_memories_reach_the_prompt_marked_and_the_audit_warns(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    _with_helpers(layout, put, commit_all)
+    _rename(layout, commit_all)
+    found = memories_for_prompt(layout, MemoryConfig())
+    assert [m.name for m in found.memories] == ["helper-adds"] and not found.stale
+    assert "[MOVED: app/util.py moved to app/tools.py]" in found.index_text
+    payload = found.to_payload()
+    assert (payload["moved"], payload["stale"], payload["ok"]) == (1, 0, 0)
+    kinds = {(f.kind, f.memory, f.severity) for f in audit(layout).findings}
+    assert ("moved_citation", "helper-adds", "warning") in kinds
+    assert not any(k == "stale_citation" for k, _, _ in kinds)
+
+
+def test_verify_lists_the_repair_and_fix_supersedes_through_the_store(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    _with_helpers(layout, put, commit_all)
+    _rename(layout, commit_all)
+    folder = layout.repo_memories
+    before = {p.name: p.read_text() for p in folder.iterdir()}
+
+    dry = CliRunner().invoke(cli, ["memory", "verify"])
+    assert dry.exit_code == 0, dry.output
+    assert "MOVED    helper-adds: app/util.py moved to app/tools.py" in dry.output
+    assert "--fix would write helper-adds -> helper-adds-2" in dry.output
+    assert "cites app/tools.py:5#helper, app/tools.py:9" in dry.output
+    assert "1 memories: 0 ok, 0 changed, 1 moved, 0 stale." in dry.output
+    assert {p.name: p.read_text() for p in folder.iterdir()} == before  # nothing written
+
+    fixed = CliRunner().invoke(cli, ["memory", "verify", "--fix", "--json"])
+    assert fixed.exit_code == 0, fixed.output
+    out = json.loads(fixed.output)
+    assert out["moved"] == 1
+    assert out["repairs"] == [
+        {
+            "memory": "helper-adds",
+            "moves": [m.to_dict() for m in _moves_of(out)],
+            "new": "helper-adds-2",
+            "citations": [
+                {"path": "app/tools.py", "line": 5, "symbol": "helper"},
+                {"path": "app/tools.py", "line": 9},
+            ],
+            "written": True,
+        }
+    ]
+    store = RepoMemoryStore(layout).load_all().by_name()
+    old, new = store["helper-adds"], store["helper-adds-2"]
+    assert (old.status, old.superseded_by) == ("superseded", "helper-adds-2")
+    assert new.supersedes == ("helper-adds",) and new.active
+    assert new.body == "The helper in `app/tools.py` adds one.\n"
+    assert new.extra["repaired"]["moves"][0] == "app/util.py moved to app/tools.py:5"
+    assert new.verified is not None and new.verified["result"] == "ok"
+    assert "helper-adds-2" in (folder / "MEMORY.md").read_text()
+    with UsageLog(layout) as usage:
+        assert usage.summary()["helper-adds"].superseded
+    assert not (layout.cache / "memory-intent.json").exists()
+
+    again = CliRunner().invoke(cli, ["memory", "verify"])
+    assert again.exit_code == 0 and "1 memories: 1 ok, 0 changed, 0 moved, 0 stale." in again.output
+
+
+def _moves_of(out: dict[str, Any]) -> list[Any]:
+    from orchestrator.memory.moves import Move
+
+    result = next(r for r in out["results"] if r["name"] == "helper-adds")
+    return [Move.from_dict(m) for m in result["moved"]]
+
+
+def test_a_fix_refused_part_way_leaves_every_file_as_it_was(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    _with_helpers(layout, put, commit_all)
+    put(
+        "limit-three",
+        "`LIMIT` in `app/util.py` caps retries at three.",
+        citations=(Citation("app/util.py", 8, "LIMIT"),),
+    )
+    commit_all(layout.root, "second memory")
+    _rename(layout, commit_all)
+    # an active memory the second repair near-duplicates (Checklist A refuses it, after
+    # the first repair was written in the same transaction)
+    put(
+        "limit-three-copy",
+        "`LIMIT` in `app/tools.py` caps retries at three.",
+        citations=(Citation("app/tools.py", 9, "LIMIT"),),
+    )
+    folder = layout.repo_memories
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+
+    result = CliRunner().invoke(cli, ["memory", "verify", "--fix"])
+    assert result.exit_code == 1
+    last = result.output.strip().splitlines()[-1]
+    assert "cannot repair limit-three" in last and "nothing was written" in last
+    assert "Traceback" not in result.output
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert not (layout.cache / "memory-intent.json").exists()
+
+    named = CliRunner().invoke(cli, ["memory", "verify", "--fix", "helper-adds"])
+    assert named.exit_code == 0, named.output
+    assert RepoMemoryStore(layout).load_all().by_name()["helper-adds"].status == "superseded"
+
+
+def test_fix_refuses_bad_input_in_one_line(layout: Layout) -> None:
+    for args, words in (
+        (["--fix", "--file", "AGENTS.md"], "--file lints one file"),
+        (["--fix", "--all"], "--fix repairs active memories"),
+        (["--fix", "--changed", "app/main.py"], "--fix repairs active memories"),
+        (["--fix", "no-such-memory"], "no memory named 'no-such-memory'"),
+    ):
+        result = CliRunner().invoke(cli, ["memory", "verify", *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert words in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_a_claim_that_never_held_at_the_recorded_commit_is_not_newly_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    written_at = git(layout.root, "rev-parse", "HEAD")
+    verified = {"commit": written_at, "at": "2026-10-01T10:00:00Z", "result": "ok"}
+    cites = (Citation("pyproject.toml"),)
+    put("never", "Call `never_defined()` first.", verified=verified, citations=cites)
+    put("held", "Config is read by `parse_config()`.", verified=verified)
+    put("recorded-stale", "Use `vanished()` here.", verified={**verified, "result": "stale"})
+    put("unrecorded", "Call `also_vanished()`.")
+    main = layout.root / "app" / "main.py"
+    main.write_text(main.read_text().replace("def parse_config(", "def read_config("))
+    commit_all(layout.root, "parse_config renamed")
+
+    results = _results(layout)
+    assert results["held"].result == "stale"  # it held when recorded: newly stale
+    assert results["recorded-stale"].result == "stale"
+    assert results["unrecorded"].result == "stale"
+    never = results["never"]
+    assert never.result == "ok" and not never.failures
+    assert [f.claim.symbol for f in never.unconfirmed] == ["never_defined"]
+    assert "never confirmed" in never.summary()
+    # answered again from the cache (the commit's tree is not checked out twice)
+    assert _results(layout)["never"].unconfirmed == never.unconfirmed
+
+
+def test_a_namespace_that_followed_its_folder_is_a_move(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    models = layout.root / "app" / "models"
+    (models / "account").mkdir(parents=True)
+    body = "  belongs_to :account\n  validates :amount, presence: true\n\n  def total\n    amount\n  end\nend\n"
+    (models / "account" / "balance.rb").write_text(
+        "class Account::Balance < ApplicationRecord\n" + body
+    )
+    commit_all(layout.root, "balances")
+    put(
+        "balances",
+        "Daily balances are rows of one model.",
+        citations=(Citation("app/models/account/balance.rb", 1, "Account::Balance"),),
+    )
+    commit_all(layout.root, "memory")
+    git(layout.root, "mv", "app/models/account/balance.rb", "app/models/balance.rb")
+    (models / "balance.rb").write_text("class Balance < ApplicationRecord\n" + body)
+    commit_all(layout.root, "Balance leaves the Account namespace")
+    result = _results(layout)["balances"]
+    assert result.result == "moved"
+    [move] = result.moved
+    assert (move.to, move.line, move.renamed) == ("app/models/balance.rb", 1, "Balance")
+    fixed = CliRunner().invoke(cli, ["memory", "verify", "--fix", "--json"])
+    assert fixed.exit_code == 0, fixed.output
+    assert json.loads(fixed.output)["repairs"][0]["citations"] == [
+        {"path": "app/models/balance.rb", "line": 1, "symbol": "Balance"}
+    ]
