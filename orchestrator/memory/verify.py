@@ -176,7 +176,7 @@ class Verifier:
 
     def close(self) -> None:
         for checker in self._past_checkers.values():
-            if checker is not None:
+            if checker is not None and checker is not self:  # self: the same tree as now
                 checker.close()
         self._past.close()
         if self.cache is not None and self._own_cache:

@@ -251,6 +251,22 @@ def test_a_claim_that_never_held_at_the_recorded_commit_is_not_newly_stale(
     assert _results(layout)["never"].unconfirmed == never.unconfirmed
 
 
+def test_a_claim_that_never_held_on_an_unchanged_tree_is_answered_by_the_same_verifier(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    """The code has not changed since the recorded commit: the current tree answers for
+    it, and closing the verifier (the audit does) ends without closing itself again."""
+    written_at = git(layout.root, "rev-parse", "HEAD")
+    verified = {"commit": written_at, "at": "2026-10-01T10:00:00Z", "result": "ok"}
+    put("never", "Call `never_defined()` first.", verified=verified)
+
+    never = _results(layout)["never"]
+    assert never.result == "ok"
+    assert [f.claim.symbol for f in never.unconfirmed] == ["never_defined"]
+    report = audit(layout)
+    assert not [f for f in report.findings if f.memory == "never"]
+
+
 def test_a_namespace_that_followed_its_folder_is_a_move(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
