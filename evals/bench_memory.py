@@ -188,7 +188,8 @@ def timed(cmd: list[str], root: Path, before: object = None) -> float:
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 1):
+    # exit 1 is a check that found something; an error line is a failure to time, never a figure
+    if done.returncode not in (0, 1) or done.stderr.startswith("Error:"):
         raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
     return elapsed
 
