@@ -48,6 +48,7 @@ class Kind(Enum):
     NEAR_DUPLICATE = "near_duplicate"
     CONTRADICTION = "contradiction"
     STALE_CITATION = "stale_citation"
+    MOVED_CITATION = "moved_citation"
     EXCLUDED_CONTENT = "excluded_content"
     SECRET = "secret"
     INVALID_FILE = "invalid_file"
@@ -55,6 +56,7 @@ class Kind(Enum):
     INDEX_DRIFT = "index_drift"
     INDEX_OVERSIZE = "index_oversize"
     NOTES_STYLE = "notes_style"
+    LOW_VALUE = "low_value"
 
 
 PER_MEMORY = frozenset(
