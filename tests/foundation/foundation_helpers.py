@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,13 @@ class Run:
     @property
     def err(self) -> str:
         return self.result.stderr
+
+
+def hears_ctrl_c() -> None:
+    """A child's `preexec_fn`: Ctrl-C (SIGINT) back to its default. A shell starts a
+    background job with SIGINT ignored and the ignoring is inherited through exec, so a
+    test run in the background would otherwise send a Ctrl-C orch never receives."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def snapshot(root: Path) -> dict[str, str]:

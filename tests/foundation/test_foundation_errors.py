@@ -342,7 +342,7 @@ def test_ctrl_c_is_one_line_and_exit_130(layout: Layout) -> None:
     import subprocess
     import time
 
-    from foundation_helpers import ORCH
+    from foundation_helpers import ORCH, hears_ctrl_c
 
     proc = subprocess.Popen(
         [
@@ -363,6 +363,7 @@ def test_ctrl_c_is_one_line_and_exit_130(layout: Layout) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=hears_ctrl_c,
     )
     time.sleep(1.5)  # waiting for the body on stdin
     before = snapshot(layout.root)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from foundation_helpers import ORCH, one_error_line
+from foundation_helpers import ORCH, hears_ctrl_c, one_error_line
 from jsonschema import Draft202012Validator
 
 from orchestrator.events.chain import read_head
@@ -279,6 +279,7 @@ def test_log_follow_with_a_real_writer_thread_and_ctrl_c(layout: Layout) -> None
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=hears_ctrl_c,
     )
     got: list[int] = []
 
