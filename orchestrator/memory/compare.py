@@ -282,7 +282,7 @@ def anchored(values: frozenset[str]) -> frozenset[str]:
     return frozenset(v for v in values if v.startswith(("`", "http://", "https://")) or "/" in v)
 
 
-def _opposed(ra: Reading, rb: Reading) -> bool:
+def opposed(ra: Reading, rb: Reading) -> bool:
     """Some clause of one says the opposite of a clause of the other."""
     return any(
         _polarity_clash(ca, cb, either_way=True)
@@ -305,7 +305,7 @@ def duplicate(a: Memory, b: Memory, *, readings: Readings | None = None) -> floa
     if not _subjects_compatible(a, b, readings):
         return None
     ra, rb = reading(a, readings), reading(b, readings)
-    if ra.negated != rb.negated or _opposed(ra, rb):
+    if ra.negated != rb.negated or opposed(ra, rb):
         return None  # one denies something the other does not, or what the other states
     if ra.values and rb.values and not _values_compatible(ra.values, rb.values):
         return None
@@ -352,7 +352,7 @@ def duplicate_across(
     proposes, see `proposals`)."""
     readings = readings or Readings()
     ra, rb = readings.plain(a), readings.plain(b)
-    if ra.negated != rb.negated or _opposed(ra, rb):
+    if ra.negated != rb.negated or opposed(ra, rb):
         return None
     if copy_key(a) == copy_key(b):
         generic = not _named(ra.values) and len(ra.stems) <= GENERIC
@@ -360,7 +360,7 @@ def duplicate_across(
     va, vb = ra.flat_values, rb.flat_values  # code spans as their words
     if copies_only or (va and vb and not _values_compatible(va, vb)):
         return None
-    na, nb = _numbers(va), _numbers(vb)
+    na, nb = numeric_values(va), numeric_values(vb)
     if na and nb and na != nb:
         return None  # "setting 1 defaults to 8" and "setting 8 defaults to 57"
     score = jaccard(ra.flat_stems, rb.flat_stems)
@@ -399,7 +399,7 @@ def _holds(ra: Reading, rb: Reading) -> bool:
     )
 
 
-def _numbers(values: frozenset[str]) -> frozenset[str]:
+def numeric_values(values: frozenset[str]) -> frozenset[str]:
     return frozenset(v for v in values if v[:1].isdigit())
 
 

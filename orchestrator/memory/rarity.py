@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from orchestrator.memory import compare
-from orchestrator.memory.text import Reading, _span_tokens, stem, subject_stems
+from orchestrator.memory.text import Reading, span_tokens, stem, subject_stems
 from orchestrator.store.memfile import Memory
 
 RARE_DF = 12  # a term more memories carry than this proposes no pair
@@ -73,7 +73,7 @@ def folded(values: frozenset[str]) -> frozenset[str]:
             out.add(value)
             continue
         code = value.startswith("`")
-        for t in _span_tokens(value):
+        for t in span_tokens(value):
             out.add(stem(t) if t.isalpha() else "`" + t if code and t[:1].isdigit() else t)
     return frozenset(out)
 
@@ -129,14 +129,14 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
     if compare.linked(a, b) or compare.different_slots(a, b):
         return False
     ra, rb = readings.plain(a), readings.plain(b)
-    if ra.negated != rb.negated or compare._opposed(ra, rb):
+    if ra.negated != rb.negated or compare.opposed(ra, rb):
         return False
     va, vb = folded(ra.flat_values), folded(rb.flat_values)
     if va and vb and not (va <= vb or vb <= va):
         return False
     if not va & vb and score.jaccard < RARE_UNNAMED:
         return False  # sharing no named thing, the facts must share more of their words
-    na, nb = compare._numbers(va), compare._numbers(vb)
+    na, nb = compare.numeric_values(va), compare.numeric_values(vb)
     if na and nb and not (na <= nb or nb <= na):
         return False
     return not _parallel(a, b, ra, rb)

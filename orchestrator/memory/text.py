@@ -488,7 +488,7 @@ class Reading:
         alike (what `compare.duplicate_across` uses; contradictions keep whole spans)."""
         out: set[str] = set()
         for value in self.values:
-            out |= _span_tokens(value) if value.startswith("`") else {value}
+            out |= span_tokens(value) if value.startswith("`") else {value}
         return frozenset(out)
 
     @cached_property
@@ -540,7 +540,7 @@ _SPAN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.]*")
 
 
 @lru_cache(maxsize=65536)
-def _span_tokens(span: str) -> frozenset[str]:
+def span_tokens(span: str) -> frozenset[str]:
     """The words and numbers of a code span, lower case, stopwords left out."""
     found = (t.rstrip(".") for t in _SPAN_TOKEN.findall(span.lower()))
     return frozenset(t for t in found if t and t not in STOPWORDS)
