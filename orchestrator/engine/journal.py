@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from orchestrator.engine import faults
 from orchestrator.engine.activity import Activity, NoActivity

@@ -8,9 +8,11 @@ record. The payload schemas are in `orchestrator/schemas/payloads/`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
+
+from msgspec import Struct, to_builtins
+from msgspec.structs import asdict
 
 from orchestrator.checks.secrets import redact
 from orchestrator.engine.enums import (
@@ -44,8 +46,7 @@ def _non_null(pairs: list[tuple[str, object]]) -> Payload:
 # what a state_change carries ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TaskSpec:
+class TaskSpec(Struct, frozen=True):
     """The task as `orch run` created it (the `task` of the `task_created` step)."""
 
     text: str
@@ -72,8 +73,7 @@ class TaskSpec:
         )
 
 
-@dataclass(frozen=True)
-class Approval:
+class Approval(Struct, frozen=True):
     """What a person is asked (`approval_requested`) or answered (`approval_given/denied`)."""
 
     kind: ApprovalKind
@@ -96,8 +96,7 @@ class Approval:
         )
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(Struct, frozen=True):
     """The figures of a spending cap reached: what the task spent and the cap, in USD."""
 
     spent_usd: float
@@ -111,8 +110,7 @@ class Budget:
         return cls(float(raw["spent_usd"]), float(raw["cap_usd"]))
 
 
-@dataclass(frozen=True)
-class StateChange:
+class StateChange(Struct, frozen=True):
     """One `state_change` event of the engine: the record written and the record folded.
 
     Fields left None are not written. `source` (the payload's `from`) is the state the
@@ -212,8 +210,7 @@ def output_tail(output: str) -> str:
     return "\n".join(lines)[-TAIL_CHARS:]
 
 
-@dataclass(frozen=True)
-class GateRun:
+class GateRun(Struct, frozen=True):
     """One quality gate as a phase gate ran it: its command, exit code, duration and the
     tail of its output (secrets redacted; empty when the gate passed)."""
 
@@ -240,8 +237,7 @@ class GateRun:
         )
 
 
-@dataclass(frozen=True)
-class Diagnosis:
+class Diagnosis(Struct, frozen=True):
     """A gate's `diagnosis_packet`: what the next step needs to know (fields left None are
     not written)."""
 
@@ -261,7 +257,7 @@ class Diagnosis:
 
     def to_dict(self) -> Payload:
         out: Payload = {}
-        for name, value in asdict(self).items():
+        for name, value in to_builtins(self).items():
             if value is not None:
                 out[name] = list(value) if isinstance(value, tuple) else value
         return out
@@ -291,8 +287,7 @@ class Diagnosis:
         )
 
 
-@dataclass(frozen=True)
-class GateEvent:
+class GateEvent(Struct, frozen=True):
     """One gate's decision, with every field of the gate-event schema 1.1.0."""
 
     gate: Gate

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass, fields
 from typing import Any, TypeVar
+
+from msgspec import Struct
+from msgspec.structs import fields
 
 from orchestrator.engine.enums import Decision, Step
 from orchestrator.events.log import Event
@@ -245,8 +247,7 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-@dataclass
-class Spent:
+class Spent(Struct):
     """The model calls of one part of a task: how many, their tokens of each kind and their
     estimated cost (a scripted model's usage priced as claude-sonnet-4-6)."""
 

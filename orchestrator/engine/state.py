@@ -14,8 +14,9 @@ the records of `payloads.py` (`StateChange`, `GateEvent`) that the engine wrote.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from msgspec import Struct, field, to_builtins
 
 from orchestrator.engine.enums import (
     ApprovalKind,
@@ -46,8 +47,7 @@ from orchestrator.events.log import Event
 # the state ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(Struct, frozen=True):
     """A failure whose retry is not decided yet (or the one that stopped a phase)."""
 
     failure_class: FailureClass
@@ -57,8 +57,7 @@ class Failure:
     blocked: bool = False  # the cause is outside the code: BLOCKED rather than a person
 
 
-@dataclass(frozen=True)
-class Blocker:
+class Blocker(Struct, frozen=True):
     """What keeps a task BLOCKED: why, and where it was when it stopped."""
 
     reason: str
@@ -66,8 +65,7 @@ class Blocker:
     phase: int | None
 
 
-@dataclass(frozen=True)
-class Waiting:
+class Waiting(Struct, frozen=True):
     """What a task in WAITING_APPROVAL asks a person, and the state an answer returns it to."""
 
     kind: ApprovalKind
@@ -78,8 +76,7 @@ class Waiting:
     back_to: WorkflowState = WorkflowState.ACTING  # the state the task returns to when answered
 
 
-@dataclass(frozen=True)
-class AuditRecord:
+class AuditRecord(Struct, frozen=True):
     """One `plan_audit`, as the planning steps need it."""
 
     iteration: int
@@ -107,8 +104,7 @@ class AuditRecord:
         )
 
 
-@dataclass
-class Replan:
+class Replan(Struct):
     """A targeted replan under way: plan -> audit -> gate -> (approve) -> restart."""
 
     phase: int
@@ -116,8 +112,7 @@ class Replan:
     diagnosis: str = ""
 
 
-@dataclass
-class PhaseState:
+class PhaseState(Struct):
     """One phase as the log tells it: its status, attempts, failures and commit."""
 
     phase_id: int
@@ -136,8 +131,7 @@ class PhaseState:
     last_failure: Failure | None = None  # the failure that stopped the phase
 
 
-@dataclass
-class TaskState:
+class TaskState(Struct):
     """Where one task stands: the fold of its event log (`apply` is the only way it changes)."""
 
     slug: str
@@ -210,7 +204,7 @@ class TaskState:
         return self.phases[phase_id]
 
     def to_dict(self) -> Payload:
-        out = asdict(self)
+        out: Payload = to_builtins(self)
         out["phases"] = {str(k): v for k, v in out["phases"].items()}
         return out
 

@@ -8,8 +8,9 @@ calls a model, so `orch status` imports none of the workflow that runs tasks.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from orchestrator.engine.blocking import blocking_gate
 from orchestrator.engine.enums import ApprovalKind, PhaseStatus
@@ -22,8 +23,7 @@ from orchestrator.store.layout import Layout
 from orchestrator.store.tasks import TaskFolder, list_tasks
 
 
-@dataclass
-class Loaded:
+class Loaded(Struct):
     """A task's log, read and folded."""
 
     state: TaskState

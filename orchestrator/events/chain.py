@@ -25,9 +25,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from orchestrator.events.keys import Key, state_dir
 
@@ -67,8 +68,7 @@ def signed_part(line: bytes) -> tuple[bytes, str] | None:
     return line[:-_SUFFIX] + b"}", text
 
 
-@dataclass(frozen=True, slots=True)
-class Head:
+class Head(Struct, frozen=True):
     """What this machine last wrote to one log."""
 
     path: str  # the log's absolute path

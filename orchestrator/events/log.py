@@ -29,6 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from msgspec import Struct
+
 from orchestrator.checks.secrets import redact_data
 from orchestrator.events.chain import (
     GENESIS,
@@ -164,8 +166,7 @@ def envelope_errors(raw: Any, *, payload: bool = True) -> list[str]:
     return found
 
 
-@dataclass
-class ReadResult:
+class ReadResult(Struct):
     """What `read_events` read: the valid events, one problem line per line skipped."""
 
     events: list[Event]
@@ -265,8 +266,7 @@ def _write_all(fd: int, data: bytes) -> None:
 TORN_KEEP = 2000  # bytes of a cut line kept in the `error` event that records it
 
 
-@dataclass(frozen=True, slots=True)
-class _Tip:
+class _Tip(Struct, frozen=True):
     """Where a log ends: complete lines, size in bytes, the last line's hash, the inode."""
 
     lines: int

@@ -36,11 +36,12 @@ import hashlib
 import json
 import math
 import time
-from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from orchestrator.errors import OrchError
 from orchestrator.events.chain import GENESIS, Head, line_hash, read_head, signed_part
@@ -61,8 +62,7 @@ class LogStatus(StrEnum):
     TAMPERED = "tampered"
 
 
-@dataclass(frozen=True, slots=True)
-class LogProblem:
+class LogProblem(Struct, frozen=True):
     """A line of the log that does not verify, and why."""
 
     line: int
@@ -70,8 +70,7 @@ class LogProblem:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class LogCheck:
+class LogCheck(Struct, frozen=True):
     """The verdict on a whole log: its status, the first bad line and why, notes."""
 
     status: LogStatus
@@ -150,8 +149,7 @@ def verify_log(
     return walk.run(notes)
 
 
-@dataclass
-class _Walk:
+class _Walk(Struct):
     """One pass over a log's lines, in order, collecting what does not verify."""
 
     data: bytes

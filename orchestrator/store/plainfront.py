@@ -33,7 +33,11 @@ _PLAIN_START = re.compile(r"[^-?:,\[\]{}#&*!|>'\"%@` ]")
 _FLOW_ITEM = re.compile(
     r"([A-Za-z_][A-Za-z0-9_]*): ('(?:[^']|'')*'|[^,\[\]{}:#'\"\s][^,\[\]{}:#]*)"
 )
-_REFUSED = re.compile(Reader.NON_PRINTABLE.pattern + "|[\t\r\x85\u2028\u2029\ufeff]")
+# what the plain shape refuses: what YAML refuses (PyYAML's own compiled pattern: compiling
+# a copy of it costs more than the rest of this module's import) and what YAML reads in a
+# way this reader does not (tabs, other line breaks, a byte-order mark)
+_NON_PRINTABLE = Reader.NON_PRINTABLE
+_REFUSED = re.compile("[\t\r\x85\u2028\u2029\ufeff]")
 
 
 class _Outside(Exception):
@@ -43,7 +47,7 @@ class _Outside(Exception):
 def plain_mapping(text: str, resolver: Resolver) -> dict[str, Any] | None:
     """The mapping `text` holds, when it has the plain shape; None when it has not (or is
     empty). `resolver` types plain scalars as the loader that would read it otherwise."""
-    if not text or not text.endswith("\n") or _REFUSED.search(text):
+    if not text or not text.endswith("\n") or _REFUSED.search(text) or _NON_PRINTABLE.search(text):
         return None
     lines = text[:-1].split("\n")
     try:

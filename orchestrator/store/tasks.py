@@ -7,9 +7,10 @@ import json
 import os
 import re
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from orchestrator.checks.secrets import redact, redact_data
 from orchestrator.errors import InvalidFile, UsageError
@@ -42,8 +43,7 @@ def slugify(title: str, *, max_len: int = MAX_SLUG) -> str:
     return slug
 
 
-@dataclass(frozen=True)
-class VerifiedItem:
+class VerifiedItem(Struct, frozen=True):
     """One row of a task's verified-items table."""
 
     item_id: str
@@ -71,8 +71,7 @@ def _cell(text: str) -> str:
 _SEPARATOR = re.compile(r"^\|?(\s*:?-+:?\s*\|)+\s*:?-*:?\s*$")
 
 
-@dataclass(frozen=True)
-class TaskFolder:
+class TaskFolder(Struct, frozen=True):
     """One task's folder under `plans/artifacts/<slug>/`, and the files in it."""
 
     layout: Layout

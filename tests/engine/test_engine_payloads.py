@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
+import msgspec
 import pytest
 from engine_support import Script, only_task, orch, task_events
 
@@ -78,7 +78,7 @@ def test_a_gate_event_fits_its_schema_and_leaves_out_what_is_not_set() -> None:
         "blocked": False,
         "regressed": [],
     }
-    assert GateEvent.from_payload(payload) == dataclasses.replace(
+    assert GateEvent.from_payload(payload) == msgspec.structs.replace(
         gate, confidence=1.0, max_iterations=5
     )
 
