@@ -1,8 +1,10 @@
 """`ContextManager`: keeps one phase's working context small without losing a turn.
 
-Every turn (`prepare`): old tool results are masked, in batches (tier 1); when the estimated prompt
-passes `compact_threshold_tokens`, the older turns are summarised (tier 2). `compact` does
-the same on request (tier 3: the model's `compact` tool, `orch compact SLUG`).
+Every turn (`prepare`): old tool results are masked, in batches (tier 1); when the
+estimated prompt passes `compact_threshold_tokens`, every result but the newest round's
+is masked at once if that brings it back under, and only otherwise are the older turns
+summarised (tier 2). `compact` summarises on request (tier 3: the model's `compact`
+tool, `orch compact SLUG`).
 
 Nothing is lost: before a tool result is masked or a turn is dropped, the raw turns up to
 it are appended to the open transcript (`transcripts/<n>.jsonl`, fsynced). A compaction
