@@ -5,8 +5,8 @@ drives it: every turn the system prompt is assembled within its budget (`assembl
 conversation is prepared (masking, compaction, folding), the prompt is measured with the
 local token estimate, then a scripted assistant turn calls one to three tools whose
 results (0.5 to 6 KB each) are appended. Summaries and folds come from the same scripted
-model (purpose `compactor`), and a compaction repeats the executor's request of that turn
-with a summary turn after it, as `orch run` does. Facts are planted in tool results during
+model (purpose `compactor`), and a compaction, and the fold after it, repeat the executor's
+previous request with a summary (or fold) turn after it, as `orch run` does. Facts are planted in tool results during
 the first 50 turns.
 
 It reports the peak prompt against the configured budget, the prompt at turn 500 over the

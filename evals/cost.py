@@ -8,7 +8,12 @@ matches one an earlier request wrote, nothing cached below the model's minimum c
 length. It sets that against the ideal (a block a later request reuses is written once
 and read afterwards; a block never reused costs 1.0) and prints, per role and in total:
 calls, input tokens (the local estimate), billed (in full-price token equivalents),
-ideal, billed / ideal, and the share of input tokens read from the cache.
+ideal, billed / ideal, and the share of input tokens read from the cache. With `--json`,
+`uncached_by_cause` says where the input not read from the cache goes, as shares of all
+input tokens: per compactor call kind (`summary`, `fold`, `long`) and per executor turn,
+by what changed since the phase's previous executor request (`new_head`: the conversation
+starts differently, after a compaction or in a new attempt; `masking`: more masked
+results; `new_round`: neither, only the turn's new tool round), and per other role.
 
 Targets (issue 14): billed / ideal <= 1.05 on the demo, <= 1.10 over the replay; a
 cache read share >= 80% over the replay.
@@ -16,6 +21,7 @@ cache read share >= 80% over the replay.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterable
@@ -26,6 +32,9 @@ import click
 
 from evals.context import run_benchmark
 from evals.suite import emit_json, json_option, suite
+from orchestrator.context.compaction import COMPACT_HEADER
+from orchestrator.context.folding import FOLD_HEADER, LONG_HEADER
+from orchestrator.messages import MASK_PREFIX
 from orchestrator.models.cachesim import Bill, CacheSim, chain, ideal, min_cacheable
 from orchestrator.models.recording import ENV, recorded
 from orchestrator.models.scripted import ESTIMATE_AS
@@ -60,6 +69,50 @@ def _figures(rows: Iterable[tuple[Bill, Bill]]) -> dict[str, Any]:
     }
 
 
+def _last_user_text(params: dict[str, Any]) -> str:
+    for message in reversed(params.get("messages") or []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return "".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
+    return ""
+
+
+def _cause(request: dict[str, Any], previous: dict[str, Any] | None) -> str:
+    """What a request's uncached input is for (see the module docstring)."""
+    params, role = request["params"], str(request["role"])
+    if role == "compactor":
+        text = _last_user_text(params)
+        for header, cause in ((FOLD_HEADER, "fold"), (LONG_HEADER, "long")):
+            if header in text:
+                return cause
+        return "summary" if COMPACT_HEADER in text else role
+    if role != "executor":
+        return role
+    if previous is None:
+        return "new_round"
+    old, new = previous["params"]["messages"], params["messages"]
+    if old[:1] != new[:1]:
+        return "new_head"
+    masked = [json.dumps(m).count(MASK_PREFIX) for m in (old, new)]
+    return "masking" if masked[1] > masked[0] else "new_round"
+
+
+def uncached_by_cause(requests: list[dict[str, Any]], bills: list[Bill]) -> dict[str, float]:
+    """Input tokens not read from the cache (full price or written), by cause, as shares of
+    all input tokens."""
+    total = sum(b.input_tokens for b in bills)
+    found: dict[str, int] = {}
+    last: dict[Any, dict[str, Any]] = {}  # the previous executor request of each phase
+    for request, b in zip(requests, bills, strict=True):
+        cause = _cause(request, last.get(request["phase"]))
+        if request["role"] == "executor":
+            last[request["phase"]] = request
+        found[cause] = found.get(cause, 0) + b.full + b.write
+    return {k: round(v / total, 4) if total else 0.0 for k, v in sorted(found.items())}
+
+
 def bill(requests: list[dict[str, Any]]) -> dict[str, Any]:
     """The figures of recorded requests (in call order), in total and by role."""
     chains = [chain(r["params"]) for r in requests]
@@ -83,6 +136,7 @@ def bill(requests: list[dict[str, Any]]) -> dict[str, Any]:
         role: _figures(pair for pair, r in zip(pairs, requests, strict=True) if r["role"] == role)
         for role in roles
     }
+    out["uncached_by_cause"] = uncached_by_cause(requests, actual)
     return out
 
 

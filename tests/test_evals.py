@@ -141,3 +141,46 @@ def test_the_cost_suite_bills_the_recorded_requests_of_the_replay(tmp_path: Path
     assert 1.0 <= figures["ratio"] <= 1.15
     assert figures["by_role"]["executor"]["cache_read_share"] > 0.5
     assert figures["billed"] < figures["input_tokens"]
+    causes = figures["uncached_by_cause"]
+    assert (
+        {"new_round", "fold"}
+        <= set(causes)
+        <= {
+            "new_round",
+            "masking",
+            "new_head",
+            "summary",
+            "fold",
+            "long",
+        }
+    )
+    # the causes share out exactly what was not read
+    assert abs(sum(causes.values()) - (1 - figures["cache_read_share"])) < 0.01
+
+
+def test_uncached_input_is_told_apart_by_what_changed_since_the_last_executor_request() -> None:
+    from evals.cost import uncached_by_cause
+    from orchestrator.models.cachesim import Bill
+
+    def request(role: str, *messages: str) -> dict[str, Any]:
+        body = [{"role": "user", "content": [{"type": "text", "text": m}]} for m in messages]
+        return {"role": role, "phase": 1, "params": {"messages": body}}
+
+    requests = [
+        request("executor", "go"),
+        request("executor", "go", "round 1"),
+        request("executor", "go", "[masked tool result] read_file: 9 chars; raw turn 1"),
+        request("compactor", "go", "Conversation to summarise: every turn"),
+        request("compactor", "go", "Turns to fold: raw turns 0-1"),
+        request("executor", "<context-summary ...>", "round 2"),
+        request("planner", "plan it"),
+    ]
+    bills = [Bill(100, 10, 0, 90), Bill(100, 0, 20, 80), *[Bill(100, 30, 0, 70)] * 5]
+    assert uncached_by_cause(requests, bills) == {
+        "fold": 0.0429,
+        "masking": 0.0429,
+        "new_head": 0.0429,
+        "new_round": 0.0429,
+        "planner": 0.0429,
+        "summary": 0.0429,
+    }

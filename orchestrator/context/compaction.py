@@ -83,12 +83,39 @@ def summary_turn(
     """
     kept = sum(1 for m in messages[cut:] if m.role == "assistant")
     ask = (
-        f"{COMPACT_HEADER}: every turn of this conversation before your last {kept} "
-        f"(raw turns {first_turn}-{last_turn}); your last {kept} turns and their tool "
-        f"results stay word for word after the summary.\n\n"
+        f"{COMPACT_HEADER}: {before_last(kept)} (raw turns {first_turn}-{last_turn}); "
+        f"the turns after them and their tool results stay word for word after the "
+        f"summary.\n\n"
         f"{prompt('compaction_turn').strip()}\n\n<compactor-instructions>\n{prompt('compactor').strip()}"
         f"\n</compactor-instructions>"
     )
+    return ask_turn(messages, ask, volatile)
+
+
+def before_last(kept: int) -> str:
+    """Which turns of the conversation an ask is about: all but the last `kept`."""
+    return "every turn of this conversation" + (f" before your last {kept}" if kept else "")
+
+
+def previous_request(messages: Sequence[Message]) -> list[Message]:
+    """The conversation as the executor's previous request held it: `messages` without
+    its newest exchange (the reply to that request and the tool results after it).
+
+    A summary or a fold of this turn asks about older turns only, so it sends that
+    conversation, whose cached prefix the previous request wrote, and not the newest
+    exchange, which no request has written yet: it goes first to the executor's request
+    that follows, after the summary. Without such an exchange, `messages` as they are.
+    """
+    if len(messages) > 2 and messages[-2].role == "assistant" and messages[-1].role == "user":
+        return list(messages[:-2])
+    return list(messages)
+
+
+def ask_turn(messages: Sequence[Message], ask: str, volatile: str = "") -> list[Message]:
+    """`messages` with one more user turn after them: `volatile` (what the executor's
+    request adds after its cache breakpoints), then `ask`. It joins the newest user turn
+    (after its tool results) or starts a new one, so all of `messages` stays the prefix
+    the executor's request wrote to the cache."""
     blocks: list[Block] = [TextBlock(volatile)] if volatile else []
     blocks.append(TextBlock(ask))
     if messages and messages[-1].role == "user":

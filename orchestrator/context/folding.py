@@ -30,6 +30,13 @@ from typing import Any
 
 from orchestrator.checks.secrets import redact_data
 from orchestrator.config import ContextConfig
+from orchestrator.context.compaction import (
+    ExecutorRequest,
+    ask_turn,
+    before_last,
+    first_raw,
+    read_head,
+)
 from orchestrator.context.indexing import Indexer, episode_text
 from orchestrator.context.render import prompt, render_turns
 from orchestrator.context.semantic import Candidate, MergeReport, merge_into_task
@@ -171,6 +178,68 @@ def sources_of(lines: Sequence[TranscriptLine]) -> list[dict[str, Any]]:
     return runs
 
 
+def fold_request(
+    slug: str,
+    lines: Sequence[TranscriptLine],
+    executor: ExecutorRequest | None = None,
+    conversation: Sequence[Message] = (),
+) -> Request:
+    """The request that folds `lines` (one phase's, in order).
+
+    With the executor's request of this turn (`executor`, same model) and the messages it
+    held (`conversation`), the turns still in that conversation are not written out: the
+    request is the executor's again with one more user turn (`ask_turn`) naming them and
+    carrying the folding instructions, so all of the conversation is a cache read. Lines
+    from before the conversation's first raw turn (earlier compactions dropped them) are
+    written out in that turn. Without it, or when no line is in the conversation, the
+    turns go as text under the folding prompt; so they do when the lines start after the
+    conversation's first raw turn (the ask could not say where in it they begin).
+    """
+    phase = lines[0].phase
+    first, last = lines[0].turn, lines[-1].turn
+    start, base = first_raw(conversation)
+    end = base + len(conversation) - start - 1  # the raw turn of the last message
+    if executor is None or not first <= base <= last <= end:
+        return Request(
+            system=[SystemPart(prompt("folding"), label="folding")],
+            messages=[
+                Message.user(
+                    f"{FOLD_HEADER} (task {slug}, phase {phase}, turns {first}-{last}).\n\n"
+                    f"<turns>\n{render_turns((e.turn, e.message) for e in lines)}\n</turns>"
+                )
+            ],
+            purpose="compactor",
+            phase=phase,
+            max_tokens=FOLD_TOKENS,
+        )
+    kept = sum(1 for m in conversation[last - base + start + 1 :] if m.role == "assistant")
+    earlier = [e for e in lines if e.turn < base]
+    where = before_last(kept) + (
+        ", after the summary it starts with" if read_head(conversation) else ""
+    )
+    if earlier:
+        where = (
+            f"the turns {earlier[0].turn}-{earlier[-1].turn}, which already left this "
+            f"conversation and are written out below, then {where}"
+        )
+    ask = (
+        f"{FOLD_HEADER}: raw turns {first}-{last} of phase {phase}: {where}.\n\n"
+        f"{prompt('fold_turn').strip()}\n\n<folding-instructions>\n"
+        f"{prompt('folding').strip()}\n</folding-instructions>"
+    )
+    if earlier:
+        turns = render_turns((e.turn, e.message) for e in earlier)
+        ask += f"\n\n<turns>\n{turns}\n</turns>"
+    return Request(
+        system=list(executor.system),
+        messages=ask_turn(conversation, ask, executor.volatile),
+        tools=list(executor.tools),
+        purpose="compactor",
+        phase=phase,
+        max_tokens=FOLD_TOKENS,
+    )
+
+
 def _ids(folder: Path, prefix: str) -> list[int]:
     if not folder.is_dir():
         return []
@@ -262,34 +331,32 @@ class Folder:
         return ready
 
     def run(
-        self, phase: int | None, through_turn: int | None, *, force: bool = False
+        self,
+        phase: int | None,
+        through_turn: int | None,
+        *,
+        force: bool = False,
+        executor: ExecutorRequest | None = None,
+        conversation: Sequence[Message] = (),
     ) -> list[FoldResult]:
+        """Fold what is due. `executor` and `conversation`: the executor's request of this
+        turn and the messages it held (phase `phase`); a fold on that model sends them
+        again with a fold turn after them, so the turns still in the conversation are read
+        from the prompt cache instead of being written out (`fold_request`)."""
         results = []
         for group in self.due(phase, through_turn, force=force):
-            result = self._fold(group)
+            same = executor is not None and executor.model == self.model.name
+            cached = executor if same and group[0].phase == phase else None
+            result = self._fold(group, fold_request(self.task.slug, group, cached, conversation))
             if result is None:
                 break  # logged; the same lines are tried again at the next fold point
             results.append(result)
         return results
 
     # one fold ----------------------------------------------------------------------------
-    def _fold(self, lines: list[TranscriptLine]) -> FoldResult | None:
+    def _fold(self, lines: list[TranscriptLine], request: Request) -> FoldResult | None:
         phase = lines[0].phase
         turns = (lines[0].turn, lines[-1].turn)
-        request = Request(
-            system=[SystemPart(prompt("folding"), label="folding")],
-            messages=[
-                Message.user(
-                    f"{FOLD_HEADER} (task {self.task.slug}, phase {phase}, turns "
-                    f"{turns[0]}-{turns[1]}).\n\n<turns>\n"
-                    + render_turns((e.turn, e.message) for e in lines)
-                    + "\n</turns>"
-                )
-            ],
-            purpose="compactor",
-            phase=phase,
-            max_tokens=FOLD_TOKENS,
-        )
         cascading = self.config.folding == "cascading"
         try:
             reply = self.model.complete(request)

@@ -1,8 +1,10 @@
 """`ContextManager`: keeps one phase's working context small without losing a turn.
 
-Every turn (`prepare`): old tool results are masked, in batches (tier 1); when the estimated prompt
-passes `compact_threshold_tokens`, the older turns are summarised (tier 2). `compact` does
-the same on request (tier 3: the model's `compact` tool, `orch compact SLUG`).
+Every turn (`prepare`): old tool results are masked, in batches (tier 1); when the
+estimated prompt passes `compact_threshold_tokens`, every result but the newest round's
+is masked at once if that brings it back under, and only otherwise are the older turns
+summarised (tier 2). `compact` summarises on request (tier 3: the model's `compact`
+tool, `orch compact SLUG`).
 
 Nothing is lost: before a tool result is masked or a turn is dropped, the raw turns up to
 it are appended to the open transcript (`transcripts/<n>.jsonl`, fsynced). A compaction
@@ -30,6 +32,7 @@ from orchestrator.context.compaction import (
     choose_cut,
     first_raw,
     head_message,
+    previous_request,
     read_head,
     summary_problem,
     summary_turn,
@@ -216,6 +219,10 @@ class ContextManager:
         before = system_tokens + _tokens(self._masked_view(messages))
         if before <= self.config.compact_threshold_tokens:
             return self._mask(messages, phase)
+        # tier 1 first: masking every result but the newest round's may be enough
+        pressed = system_tokens + _tokens(self._masked_view(messages, keep=1, batch=1))
+        if pressed <= self.config.compact_threshold_tokens:
+            return self._mask(messages, phase, keep=1, batch=1)
         result = self._compact(
             messages,
             phase=phase,
@@ -304,8 +311,11 @@ class ContextManager:
 
         return not supports(model_id, CONTEXT_EDITING_MODELS)
 
-    def _masked_view(self, messages: Sequence[Message]) -> list[Message]:
-        """What masking would send, without saving anything (for measuring)."""
+    def _masked_view(
+        self, messages: Sequence[Message], *, keep: int | None = None, batch: int | None = None
+    ) -> list[Message]:
+        """What masking would send, without saving anything (for measuring); `keep` and
+        `batch` default to `mask_keep_rounds` and `mask_batch_rounds`."""
         if not self.local_masking:
             return list(messages)
         start, base = first_raw(messages)
@@ -313,17 +323,26 @@ class ContextManager:
         where = segment or relative_name((transcript_numbers(self.task) or [0])[-1] + 1)
         return mask_messages(
             messages,
-            self.config.mask_keep_rounds,
+            self.config.mask_keep_rounds if keep is None else keep,
             lambda pos: pos + base - start,
             lambda pos: self._saved.get(pos + base - start, where),
-            self.config.mask_batch_rounds,
+            self.config.mask_batch_rounds if batch is None else batch,
         )
 
-    def _mask(self, messages: Sequence[Message], phase: int | None) -> list[Message]:
-        """Mask old tool results, after saving the raw turns they are in."""
+    def _mask(
+        self,
+        messages: Sequence[Message],
+        phase: int | None,
+        *,
+        keep: int | None = None,
+        batch: int | None = None,
+    ) -> list[Message]:
+        """Mask old tool results, after saving the raw turns they are in (`keep`, `batch`
+        as for `_masked_view`)."""
         if not self.local_masking:
             return list(messages)
-        keep, batch = self.config.mask_keep_rounds, self.config.mask_batch_rounds
+        keep = self.config.mask_keep_rounds if keep is None else keep
+        batch = self.config.mask_batch_rounds if batch is None else batch
         targets = rounds_to_mask(messages, keep, batch)
         if not targets:
             return list(messages)
@@ -468,7 +487,11 @@ class ContextManager:
             (first_turn, last_turn),
         )
         self._event(result, phase, messages_before=len(messages), messages_after=len(new))
-        folds = tuple(self.folder.run(phase, last_turn))
+        folds = tuple(
+            self.folder.run(
+                phase, last_turn, executor=executor, conversation=previous_request(messages)
+            )
+        )
         result = replace(result, folds=folds)
         self.last_result = result
         return result
@@ -489,7 +512,7 @@ class ContextManager:
             return Request(
                 system=list(executor.system),
                 messages=summary_turn(
-                    messages,
+                    previous_request(messages),
                     cut,
                     first_turn=base,
                     last_turn=cut - 1 + shift,

@@ -127,9 +127,11 @@ def _mark(
        the conversation reads;
     2. the longest prefix of this request that an earlier one wrote at a breakpoint
        (`written`, the digests this model's requests wrote), so it is read exactly; without
-       that memory (a new process), the user turn before the newest one, where the
-       previous request put its moving breakpoint (in every role: a compactor's request
-       that is the executor's with a summary turn after it reads there too);
+       that memory (a new process), where the previous request put its moving breakpoint:
+       in a request never continued whose newest user turn ends in text after its tool
+       results (a summary or fold: the executor's previous request with the task list and
+       the ask after them), the block before that text; else the user turn before the
+       newest one;
     3. the last user turn holding a masked tool result (the masking frontier: what
        precedes it stays as it is when the next batch of old results is masked);
     4. the end of the system prompt; then the last system part marked `cache` (the stable
@@ -191,7 +193,12 @@ def _conversation_marks(
         wanted.append(last_block(users[-1]))
     if read is not None:
         wanted.append(read)
-    elif len(users) > 1:  # a compactor's summary turn after the executor's conversation too
+    elif not conversation and users and _asked_after(messages[users[-1]]["content"]):
+        # a summary or fold: the executor's request, its newest user turn's blocks followed
+        # by text (the task list, the ask); the executor marked the last block before those
+        content = messages[users[-1]]["content"]
+        wanted.append(("messages", users[-1], _asked_after(content) - 1))
+    elif len(users) > 1:
         wanted.append(last_block(users[-2]))
     if conversation:
         masked = [i for i in users if any(_masked(b) for b in messages[i]["content"])]
@@ -216,6 +223,15 @@ def _prompt_marks(
     if system and stable:
         wanted += [("system", i, 0) for i in range(stable[-1] - 1, -1, -1)]
     return wanted
+
+
+def _asked_after(content: list[dict[str, Any]]) -> int:
+    """Where the text blocks that end a user turn begin, when a block of another kind (a
+    tool result) comes before them; 0 otherwise."""
+    start = len(content)
+    while start > 0 and content[start - 1].get("type") == "text":
+        start -= 1
+    return start if 0 < start < len(content) else 0
 
 
 def _masked(block: dict[str, Any]) -> bool:

@@ -32,6 +32,8 @@ CONTRACT: dict[str, tuple[str, ...]] = {
     # the lead of the turn that asks the executor's own model for a summary; compactor.md
     # follows it in that turn and carries the rules
     "compaction_turn": (),
+    # the same for a fold on the executor's model; folding.md follows it and carries the rules
+    "fold_turn": (),
     "folding": ("verify-before-use", "ignore-memory", "save-exclusions"),
     "cascade": ("save-exclusions",),
     "extractor": (

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from orchestrator.config import ContextConfig
-from orchestrator.context import ContextManager
-from orchestrator.messages import Message, TextBlock, ToolCall, ToolResult
+from orchestrator.context import ContextManager, ExecutorRequest
+from orchestrator.messages import Message, SystemPart, TextBlock, ToolCall, ToolResult, ToolSpec
 from orchestrator.models.scripted import ScriptedModel
 from orchestrator.store.layout import Layout
 from orchestrator.store.scaffold import scaffold
@@ -127,10 +127,25 @@ def exchange(
 
 
 def conversation(rounds: int, **kw: Any) -> list[Message]:
+    """The first user message and `rounds` tool rounds. A round of size 12,000 is past the
+    tests' usual threshold (3,000 tokens) on its own: masking cannot get the prompt under
+    it, so `prepare` compacts."""
     messages = [Message.user("add rate limiting to the API")]
     for turn in range(rounds):
         messages += exchange(turn, **kw)
     return messages
+
+
+def executor_request(
+    model: ScriptedModel, volatile: str = "Your task list: 1 of 3 done"
+) -> ExecutorRequest:
+    """The rest of an executor's request on `model`: a large cached system prompt, a tool."""
+    return ExecutorRequest(
+        model.name,
+        (SystemPart("executor rules " * 400, cache=True, label="base"),),
+        (ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {}}),),
+        volatile,
+    )
 
 
 @pytest.fixture
@@ -163,6 +178,7 @@ def kit() -> SimpleNamespace:
         script=script,
         exchange=exchange,
         conversation=conversation,
+        executor_request=executor_request,
         SUMMARY=SUMMARY,
         FOLD=FOLD,
         RULES=RULES,

@@ -61,13 +61,13 @@ def test_the_threshold_is_in_tokens_not_turns(
     small = make_manager(compact_threshold_tokens=20_000)
     run_turns(small, kit, 120, size=10)
     assert compactions(task) == []
-    # a few large rounds pass it
-    big = make_manager(compact_threshold_tokens=3000, mask_keep_rounds=8)
+    # a few large rounds pass it, by more than masking all but the newest round could save
+    big = make_manager(compact_threshold_tokens=1000, mask_keep_rounds=8)
     messages = run_turns(big, kit, 12, size=2000)
     done = compactions(task, "auto")
     assert done and done[0]["outcome"] == "ok"
-    assert done[0]["tokens_before"] > 3000 > done[0]["tokens_after"]
-    assert sum(estimate_message(m) for m in messages) <= 3000 + 2 * 700
+    assert done[0]["tokens_before"] > 1000 > done[0]["tokens_after"]
+    assert sum(estimate_message(m) for m in messages) <= 1000 + 2 * 700
 
 
 def test_every_dropped_turn_is_in_a_transcript_raw_before_the_drop(
@@ -106,7 +106,7 @@ def test_a_crash_between_transcript_and_drop_leaves_the_transcript(
     import orchestrator.context.manager as manager_module
 
     manager = make_manager(mask_keep_rounds=50)  # nothing masked: only compaction saves turns
-    messages = kit.conversation(8, size=5000)
+    messages = kit.conversation(8, size=12_000)
     before = [m.to_dict() for m in messages]
 
     def crash(*args: Any, **kw: Any) -> Message:
@@ -179,7 +179,7 @@ def test_three_failed_compactions_in_a_row_stall(
         ],
     )
     manager = make_manager(model_=model)
-    messages = kit.conversation(8, size=5000)
+    messages = kit.conversation(8, size=12_000)
     first = manager.prepare(messages, phase=1, last_instruction="go")
     assert manager.last_result is not None and manager.last_result.outcome == "failed"
     assert read_head(first) is None and len(first) == len(messages)  # unchanged, only masked
@@ -206,7 +206,7 @@ def test_an_empty_or_cut_summary_is_a_failure_and_a_success_resets_the_count(
         {"text": kit.SUMMARY},
     )
     manager = make_manager(model_=model)
-    messages = kit.conversation(8, size=5000)
+    messages = kit.conversation(8, size=12_000)
     manager.prepare(messages, phase=1, last_instruction="go")
     manager.prepare(messages, phase=1, last_instruction="go")
     out = manager.prepare(messages, phase=1, last_instruction="go")
@@ -221,7 +221,7 @@ def test_the_breaker_counts_across_processes_until_a_state_change(
     make_manager: Make, kit: SimpleNamespace, task: TaskFolder
 ) -> None:
     always_down = [{"error": {"class": "transient", "message": "down", "times": 99}}]
-    messages = kit.conversation(8, size=5000)
+    messages = kit.conversation(8, size=12_000)
     for _ in range(2):  # two processes, one failure each
         make_manager(model_=_failing(kit, always_down)).prepare(
             messages, phase=1, last_instruction="go"
@@ -322,40 +322,31 @@ def test_transcript_lines_follow_their_schema(
             assert errors("transcript", json.loads(raw)) == []
 
 
-def _executor_request(model: ScriptedModel, volatile: str = "Your task list: 1 of 3 done") -> Any:
-    from orchestrator.context import ExecutorRequest
-    from orchestrator.messages import SystemPart, ToolSpec
-
-    return ExecutorRequest(
-        model.name,
-        (SystemPart("executor rules " * 400, cache=True, label="base"),),
-        (ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {}}),),
-        volatile,
-    )
-
-
 def test_on_the_executors_model_the_compactor_gets_the_executor_request_and_a_summary_turn(
     make_manager: Make, kit: SimpleNamespace, model: ScriptedModel, task: TaskFolder
 ) -> None:
     manager = make_manager(mask_keep_rounds=50)
-    messages = kit.conversation(8, size=5000)
-    executor = _executor_request(model)
+    messages = kit.conversation(8, size=12_000)
+    executor = kit.executor_request(model)
     compacted = manager.prepare(messages, phase=1, last_instruction="go", executor=executor)
     [request] = [r for r in model.requests if r.purpose == "compactor" and r.tools]
     assert request.system == list(executor.system) and request.tools == list(executor.tools)
     assert request.max_tokens == 2048 and request.phase == 1 and request.volatile == ""
-    # every message as the caller holds it, the newest user turn with two blocks more
-    assert request.messages[:-1] == messages[:-1]
-    newest, sent = messages[-1], request.messages[-1]
+    # the conversation as the executor's previous request held it (without the newest
+    # exchange, which no request has written to the cache), its last user turn with two
+    # blocks more
+    assert request.messages[:-1] == messages[:-3]
+    newest, sent = messages[-3], request.messages[-1]
     assert sent.content[: len(newest.content)] == newest.content
     volatile, ask = sent.content[len(newest.content) :]
     assert isinstance(volatile, TextBlock) and volatile.text == executor.volatile
     assert isinstance(ask, TextBlock)
     head = read_head(compacted)
     assert head is not None
-    kept = sum(1 for m in compacted[1:] if m.role == "assistant")
+    kept = sum(1 for m in compacted[1:] if m.role == "assistant") - 1  # but the newest
+    before = f" before your last {kept}" if kept else ""
     assert ask.text.startswith(
-        f"Conversation to summarise: every turn of this conversation before your last {kept} "
+        f"Conversation to summarise: every turn of this conversation{before} "
         f"(raw turns {head.first_turn}-{head.last_turn})"
     )
     assert "<compactor-instructions>" in ask.text and "Context to preserve" in ask.text
@@ -380,7 +371,7 @@ def test_a_compactor_of_another_model_or_no_executor_request_gets_the_turns_as_t
 ) -> None:
     other = ScriptedModel(kit.script(), name="scripted:another-compactor")
     base = make_manager()
-    for compactor, executor in ((other, _executor_request(model)), (model, None)):
+    for compactor, executor in ((other, kit.executor_request(model)), (model, None)):
         manager = ContextManager(
             base.task,
             model,
@@ -390,7 +381,7 @@ def test_a_compactor_of_another_model_or_no_executor_request_gets_the_turns_as_t
             phase_card=kit.PHASE_CARD,
             compactor=compactor,
         )
-        messages = kit.conversation(8, size=5000)
+        messages = kit.conversation(8, size=12_000)
         compacted = manager.prepare(messages, phase=1, last_instruction="go", executor=executor)
         request = compactor.requests[-1]
         assert request.purpose == "compactor" and request.tools == []
@@ -399,3 +390,37 @@ def test_a_compactor_of_another_model_or_no_executor_request_gets_the_turns_as_t
         assert message.text.startswith("Conversation to summarise (task ")
         assert read_head(compacted) is not None
     assert not [r for r in model.requests if r.tools]  # nothing went to the executor's model
+
+
+def test_past_the_threshold_masking_all_but_the_newest_round_comes_before_a_compaction(
+    make_manager: Make, kit: SimpleNamespace, task: TaskFolder
+) -> None:
+    # rounds of about 600 tokens: 6 verbatim rounds pass 3500 before a batch of 4 is due
+    manager = make_manager(compact_threshold_tokens=3500, mask_keep_rounds=3, mask_batch_rounds=4)
+    messages = run_turns(manager, kit, 20, size=2000)
+    assert compactions(task) == []  # masking was enough every time
+    assert sum(estimate_message(m) for m in messages) <= 3500
+    verbatim = [m for m in messages if m.tool_results and not is_masked(m.tool_results[0])]
+    assert 1 <= len(verbatim) <= 3 + 4 and verbatim[-1] == messages[-1]
+    # every masked turn is on disk, raw
+    saved = raw_turns(task)
+    masked = [pos for pos, m in enumerate(messages) if m.tool_results and m not in verbatim]
+    assert masked and all(pos in saved for pos in masked)
+    # when masking all but the newest round is not enough either, it compacts
+    run_turns(make_manager(compact_threshold_tokens=1000, mask_keep_rounds=3), kit, 30, size=2000)
+    assert [c["outcome"] for c in compactions(task, "auto")][:1] == ["ok"]
+
+
+def test_under_the_threshold_masking_keeps_the_last_rounds_and_waits_for_its_batch(
+    make_manager: Make, kit: SimpleNamespace, task: TaskFolder
+) -> None:
+    manager = make_manager(
+        compact_threshold_tokens=100_000, mask_keep_rounds=3, mask_batch_rounds=4
+    )
+    messages = run_turns(manager, kit, 6, size=2000)
+    assert not any(is_masked(r) for m in messages for r in m.tool_results)  # 3 wait, batch is 4
+    messages = manager.prepare(
+        [*messages, *kit.exchange(6, size=2000)], phase=1, last_instruction="go"
+    )
+    masked = [m for m in messages if m.tool_results and is_masked(m.tool_results[0])]
+    assert len(masked) == 4

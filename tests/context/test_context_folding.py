@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 
 from orchestrator.context import ContextManager
-from orchestrator.context.folding import episodes, parse_fold_reply, summaries
+from orchestrator.context.compaction import read_head
+from orchestrator.context.folding import episodes, fold_request, parse_fold_reply, summaries
 from orchestrator.context.manager import l2_digest
 from orchestrator.context.semantic import Candidate, load_items, merge
-from orchestrator.context.transcripts import read_span
+from orchestrator.context.transcripts import iter_lines, read_span
 from orchestrator.events.log import read_events
-from orchestrator.messages import Message
+from orchestrator.messages import Message, TextBlock
 from orchestrator.models.scripted import ScriptedModel
 from orchestrator.schemas import errors
 from orchestrator.store.tasks import TaskFolder
@@ -287,3 +288,95 @@ def test_the_index_is_told_as_files_are_written_not_only_at_rebuild(
     with sqlite3.connect(db) as conn:
         kinds = {kind for (kind,) in conn.execute("SELECT DISTINCT kind FROM doc")}
     assert {"transcript", "episode", "l3"} <= kinds
+
+
+def drive_executor(
+    manager: ContextManager, kit: SimpleNamespace, model: ScriptedModel
+) -> tuple[Any, list[list[Message]]]:
+    """Like `drive` for 12 rounds, with an executor's request on `model` (whose system
+    prompt and tools take most of the threshold, so masking alone is soon not enough):
+    that request, and the conversations handed to `prepare`."""
+    executor = kit.executor_request(model)
+    messages = [Message.user("add rate limiting to the API")]
+    held = []
+    for turn in range(12):
+        messages = [*messages, *kit.exchange(turn, size=900, text=f"round {turn} ")]
+        held.append(messages)
+        messages = manager.prepare(
+            messages, phase=1, last_instruction="go", executor=executor, system_tokens=2000
+        )
+    return executor, held
+
+
+def test_on_the_executors_model_a_fold_repeats_the_executor_request_with_a_fold_turn(
+    make_manager: Make, kit: SimpleNamespace, task: TaskFolder, model: ScriptedModel
+) -> None:
+    # every compaction drops more than fold_every_turns turns: each fold is of turns the
+    # executor's conversation still holds
+    manager = make_manager(fold_every_turns=4, mask_keep_rounds=50, keep_recent_turns=2)
+    executor, held = drive_executor(manager, kit, model)
+    folds = [r for r in model.requests if "Turns to fold" in r.last_user_text]
+    made = episodes(task)
+    assert folds and len(folds) == len(made)
+    for request, episode in zip(folds, made, strict=True):
+        assert request.system == list(executor.system) and request.tools == list(executor.tools)
+        assert request.purpose == "compactor" and request.max_tokens == 4096
+        # the conversation as the executor's previous request held it (the newest exchange
+        # left out: no request has written it to the cache yet), one user turn longer
+        conversation = next(m for m in held if m[:-3] == request.messages[:-1])
+        newest, sent = conversation[-3], request.messages[-1]
+        assert sent.content[: len(newest.content)] == newest.content
+        volatile, ask = sent.content[len(newest.content) :]
+        assert isinstance(volatile, TextBlock) and volatile.text == executor.volatile
+        assert isinstance(ask, TextBlock)
+        first, last = episode["turns"]["first"], episode["turns"]["last"]
+        assert ask.text.startswith(f"Turns to fold: raw turns {first}-{last} of phase 1: every")
+        assert "<folding-instructions>" in ask.text and "call no tool" in ask.text
+        assert "<turns>" not in ask.text  # nothing written out: it is all in the conversation
+        # the episode still leads back to the raw turns on disk
+        turns = [
+            line["turn"]
+            for s in episode["sources"]
+            for line in read_span(task, s["transcript"], s["byte_start"], s["byte_end"])
+        ]
+        assert turns == list(range(first, last + 1))
+
+
+def test_a_fold_writes_out_only_the_turns_that_already_left_the_conversation(
+    make_manager: Make, kit: SimpleNamespace, task: TaskFolder, model: ScriptedModel
+) -> None:
+    manager = make_manager(fold_every_turns=1000, mask_keep_rounds=50, keep_recent_turns=2)
+    executor, held = drive_executor(manager, kit, model)
+    lines = list(iter_lines(task))
+    conversation = held[-1]
+    head = read_head(conversation)
+    assert head is not None and lines[0].turn < head.last_turn + 1 <= lines[-1].turn
+    inside = [e for e in lines if e.turn <= head.last_turn + len(conversation) - 1]
+    request = fold_request(task.slug, inside, executor, conversation)
+    ask = request.messages[-1].content[-1]
+    assert isinstance(ask, TextBlock)
+    left = [e for e in inside if e.turn <= head.last_turn]
+    assert f"the turns {left[0].turn}-{left[-1].turn}, which already left" in ask.text
+    written = ask.text.split("<turns>\n", 1)[1]
+    assert (
+        f"[turn {left[-1].turn} · " in written and f"[turn {head.last_turn + 1} · " not in written
+    )
+    # without the executor's request, or lines after the conversation's start: all as text
+    for args in ((None, conversation), (executor, conversation[:1])):
+        text = fold_request(task.slug, inside, *args)
+        assert [p.label for p in text.system] == ["folding"] and text.tools == []
+        assert text.messages[0].text.startswith("Turns to fold (task ")
+
+
+def test_a_fold_on_another_model_gets_the_turns_as_text(
+    make_manager: Make, kit: SimpleNamespace, task: TaskFolder, model: ScriptedModel
+) -> None:
+    other = ScriptedModel(kit.script(), name="scripted:another-compactor")
+    base = make_manager(fold_every_turns=4, mask_keep_rounds=50, keep_recent_turns=2)
+    manager = ContextManager(
+        task, model, base.config, base.log, rules="", phase_card="", compactor=other
+    )
+    drive_executor(manager, kit, model)
+    folds = [r for r in other.requests if "Turns to fold" in r.last_user_text]
+    assert folds and all([p.label for p in r.system] == ["folding"] for r in folds)
+    assert all(r.tools == [] and "<turns>" in r.last_user_text for r in folds)

@@ -200,12 +200,20 @@ def test_a_compaction_sends_the_executor_request_again_with_a_summary_turn_after
     bill = bills.bill(compactor["params"])
     # billed as the API would: all of it up to there is a cache read, nothing is written
     assert bill.read == chain(compactor["params"]).upto(last) > 0 and bill.write == 0
-    # the one new user turn: the `compact` result, the task list, then the ask
+    # the executor's conversation as that request held it (the `compact` call and its
+    # result, which no request wrote yet, left out); its last user turn, after the tool
+    # results, carries the task list, then the ask
+    held = executor["params"]["messages"]
+    assert [text for text, _ in _flat({"messages": compactor["params"]["messages"][:-1]})] == [
+        text for text, _ in _flat({"messages": held[:-1]})
+    ]
     newest = compactor["params"]["messages"][-1]["content"]
-    assert newest[0]["type"] == "tool_result"
+    assert [b["type"] for b in newest[:-2]] == [
+        b["type"] for b in held[-1]["content"] if b["type"] == "tool_result"
+    ]
     assert newest[-2]["text"].startswith("Your task list")
     ask = newest[-1]["text"]
-    assert ask.startswith("Conversation to summarise: every turn of this conversation before")
+    assert ask.startswith("Conversation to summarise: every turn of this conversation (raw")
     assert all(f"## {section}" in ask for section in SECTIONS) and "call no tool" in ask
     assert compactor["params"]["max_tokens"] == SUMMARY_TOKENS
     _lands(requests, n)

@@ -455,7 +455,7 @@ def _unmarked(body: dict[str, Any]) -> str:
     return json.dumps(body).replace(', "cache_control": {"type": "ephemeral"}', "")
 
 
-def test_a_compaction_request_reads_where_the_executor_marked_even_in_a_new_process(
+def test_a_summary_of_the_previous_request_reads_its_moving_breakpoint_in_a_new_process(
     make_model: MakeModel, server: MessagesServer
 ) -> None:
     server.on_messages(*[Reply(message(text("ok"))) for _ in range(3)])
@@ -466,13 +466,10 @@ def test_a_compaction_request_reads_where_the_executor_marked_even_in_a_new_proc
     )
     model = make_model("claude-sonnet-4-6")
     model.complete(executor)
-    # the next turn compacts: the executor's request again, one tool round on, and the ask
+    # the next turn compacts: the executor's request again (its newest exchange left out),
+    # the task list and the ask after its last tool result
     asked = summary_turn(
-        [*executor.messages, *TOOL_ROUND_2],
-        3,
-        first_turn=0,
-        last_turn=2,
-        volatile=executor.volatile,
+        executor.messages, 1, first_turn=0, last_turn=0, volatile=executor.volatile
     )
     compactor = replace(executor, messages=asked, purpose="compactor", volatile="", max_tokens=2048)
     model.complete(compactor)
@@ -480,14 +477,18 @@ def test_a_compaction_request_reads_where_the_executor_marked_even_in_a_new_proc
     sent, *compactions = (r.body for r in server.message_requests)
     assert "messages[2][0]" in _marked(sent)  # the executor's moving breakpoint
     for body in compactions:
-        # read exactly there; nothing after it is written (the request is never continued)
-        assert _marked(body)[-1] == "messages[2][0]"
+        assert _marked(body)[-1] == "messages[2][0]"  # read exactly there, nothing written
         assert _unmarked({k: body[k] for k in ("tools", "system")}) == _unmarked(
             {k: sent[k] for k in ("tools", "system")}
         )
-        # up to the executor's breakpoint (its task list came after it)
+        # byte-identical up to the executor's breakpoint (its task list came after it)
         assert _unmarked(body["messages"][:2]) == _unmarked(sent["messages"][:2])
         assert _unmarked(body["messages"][2]["content"][0]) == _unmarked(
             sent["messages"][2]["content"][0]
         )
-        assert body["messages"][4]["content"][-1]["text"].startswith("Conversation to summarise")
+        assert [b["type"] for b in body["messages"][2]["content"]] == [
+            "tool_result",
+            "text",
+            "text",
+        ]
+        assert body["messages"][2]["content"][-1]["text"].startswith("Conversation to summarise")
