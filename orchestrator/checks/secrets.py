@@ -14,7 +14,9 @@ keys (`...EXAMPLE`), `sk_live_XXXXXXXX`, `<your-token>`, `${VAR}`, `USER:PASSWOR
 `changeme` (detect-secrets' own filters already drop templates, UUIDs and sequences).
 
 To stay fast on thousands of files, a line goes to detect-secrets only when it holds a
-token that could be a credential (long and mixed, or after a keyword). detect-secrets is
+token that could be a credential (long and mixed, or after a keyword), and a text's lines
+go only when one of them holds what some enabled detect-secrets plugin needs to match at
+all (`plugin_trace`: prose that mentions a token or an API holds none). detect-secrets is
 imported then, and only then: its import costs about 100 ms (it pulls in `requests`), as
 much as a model SDK's, and `orch memory list` must start in under 150 ms. It is, with the
 SDKs, the one import left inside a function.
@@ -108,6 +110,18 @@ _RX = Patterns(
     ),
     vendor_prefix=r"^(?:[A-Za-z]{2,8}[_-]){1,2}",
     capitals=r"[A-Z][A-Z_]{2,}",
+    # what every match of an enabled detect-secrets plugin holds, one alternative per need:
+    # the keyword detector's words (and the AWS, Cloudant, IBM and SoftLayer detectors':
+    # pw, pass, key), a URL or npm registry line, a JWT, a Slack token, Artifactory's
+    # prefixes, AWS access key ids, GitLab's prefixes, Cloudant's 24-letter API key, and a
+    # run of 32 or more characters (every other detector's secret is at least that long)
+    plugin_trace=(
+        r"key|pass|pw|secret|contrase|//|eyj|xox|akc|gr1348941|"
+        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|"
+        r"(?-i:AP[\dA-F][a-zA-Z0-9]{8}|(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16})|"
+        r"[a-z]{24}|[\w+/=.-]{32}",
+        re.I,
+    ),
 )
 _LOW_WORDS = ("key", "token", "secret", "passw", "pwd", "credential")  # one is in every match
 ENTROPY_BITS = 4.2  # a random 24-character mix of cases and digits has about 4.4
@@ -339,8 +353,12 @@ def find_secrets(texts: list[str]) -> list[list[Found]]:
     batches: list[list[tuple[int, str]]] = []
     owners: list[int] = []
     for i, text in enumerate(texts):
+        if not _RX.plugin_trace.search(text):
+            continue  # no match of the trace spans lines: none of its lines holds one
         candidates = [(n, line) for n, line in enumerate(text.splitlines(), 1) if _candidate(line)]
-        if candidates:
+        # a text's candidate lines go together or not at all: detect-secrets reads a line's
+        # neighbours in its batch (the allowlist pragma of the line before)
+        if any(_RX.plugin_trace.search(line) for _, line in candidates):
             batches.append(candidates)
             owners.append(i)
     if batches:
