@@ -32,6 +32,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+# What a match of an enabled detect-secrets plugin holds, other than `plugin_shapes`: the
+# keyword detector's words (and the AWS, Cloudant, IBM and SoftLayer detectors': pw, pass,
+# key), a URL or npm registry line, a JWT, a Slack token, Artifactory's and GitLab's prefixes
+PLUGIN_WORDS = (
+    "key", "pass", "pw", "secret", "contrase", "//", "eyj", "xox", "akc", "gr1348941",
+    "glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "glagent-",
+    "gloas-",
+)  # fmt: skip
+
 
 class Patterns:
     """Named regular expressions, each compiled the first time it is used.
@@ -110,18 +119,15 @@ _RX = Patterns(
     ),
     vendor_prefix=r"^(?:[A-Za-z]{2,8}[_-]){1,2}",
     capitals=r"[A-Z][A-Z_]{2,}",
-    # what every match of an enabled detect-secrets plugin holds, one alternative per need:
-    # the keyword detector's words (and the AWS, Cloudant, IBM and SoftLayer detectors':
-    # pw, pass, key), a URL or npm registry line, a JWT, a Slack token, Artifactory's
-    # prefixes, AWS access key ids, GitLab's prefixes, Cloudant's 24-letter API key, and a
-    # run of 32 or more characters (every other detector's secret is at least that long)
-    plugin_trace=(
-        r"key|pass|pw|secret|contrase|//|eyj|xox|akc|gr1348941|"
-        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|"
+    # the rest of what `plugin_trace` looks for: AWS access key ids and Artifactory's passwords,
+    # Cloudant's 24-letter API key, and a run of 32 or more characters (every other
+    # detector's secret is at least that long); a run is tried from its start only
+    plugin_shapes=(
         r"(?-i:AP[\dA-F][a-zA-Z0-9]{8}|(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16})|"
-        r"[a-z]{24}|[\w+/=.-]{32}",
+        r"(?<![a-z])[a-z]{24}|(?<![\w+/=.-])[\w+/=.-]{32}",
         re.I,
     ),
+    plugin_words=("|".join(map(re.escape, PLUGIN_WORDS)), re.I),  # for text beyond ASCII
 )
 _LOW_WORDS = ("key", "token", "secret", "passw", "pwd", "credential")  # one is in every match
 ENTROPY_BITS = 4.2  # a random 24-character mix of cases and digits has about 4.4
@@ -302,6 +308,18 @@ def _placeholder_hit(value: str, line: str) -> bool:
     return bool(tokens) and all(is_placeholder(t) for t in tokens)
 
 
+def plugin_trace(text: str) -> bool:
+    """Whether `text` holds what some enabled detect-secrets plugin needs to match at all
+    (False: none of them can find anything in it)."""
+    if text.isascii():  # lower-cased, as the plugins' case-insensitive patterns read it
+        low = text.lower()
+        if any(word in low for word in PLUGIN_WORDS):
+            return True
+    elif _RX.plugin_words.search(text):
+        return True
+    return bool(_RX.plugin_shapes.search(text))
+
+
 def _candidate(line: str) -> bool:
     """Could detect-secrets find anything on this line? A keyword, a known key prefix, a
     long token mixing cases and digits, or a very long letters-and-digits token."""
@@ -353,12 +371,12 @@ def find_secrets(texts: list[str]) -> list[list[Found]]:
     batches: list[list[tuple[int, str]]] = []
     owners: list[int] = []
     for i, text in enumerate(texts):
-        if not _RX.plugin_trace.search(text):
-            continue  # no match of the trace spans lines: none of its lines holds one
+        if not plugin_trace(text):
+            continue  # no trace spans lines: none of its lines holds one
         candidates = [(n, line) for n, line in enumerate(text.splitlines(), 1) if _candidate(line)]
         # a text's candidate lines go together or not at all: detect-secrets reads a line's
         # neighbours in its batch (the allowlist pragma of the line before)
-        if any(_RX.plugin_trace.search(line) for _, line in candidates):
+        if any(plugin_trace(line) for _, line in candidates):
             batches.append(candidates)
             owners.append(i)
     if batches:

@@ -4,11 +4,13 @@ secret the plugins would find."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
 from evals.security_secrets import fake_secrets
-from orchestrator.checks.secrets import _RX, _detect_secrets, scan_text
+from orchestrator.checks.secrets import _RX, _detect_secrets, plugin_trace, scan_text
 
 # the plugins `plugin_trace` was written from; a detect-secrets release that adds one
 # fails here, and the new plugin's needs go into the pattern before this list changes
@@ -86,12 +88,24 @@ def test_every_line_a_plugin_flags_holds_the_trace(line: str) -> None:
     hits = _detect_secrets([list(enumerate(line.splitlines(), 1))])[0]
     lines = line.splitlines()
     for number, kind, _ in hits:
-        assert _RX.plugin_trace.search(lines[number - 1]), (kind, lines[number - 1])
+        assert plugin_trace(lines[number - 1]), (kind, lines[number - 1])
 
 
 def test_the_trace_finds_the_plugins_shapes_and_passes_prose_by() -> None:
     flagged = [line for line in LINES if _detect_secrets([[(1, line)]])[0]]
     assert len(flagged) >= 20  # the shapes above are ones the plugins know
     prose = LINES[-3:]
-    assert not any(_RX.plugin_trace.search(line) for line in prose)
+    assert not any(plugin_trace(line) for line in prose)
     assert all(scan_text(line) == [] for line in prose)
+
+
+def test_the_lower_case_look_at_ascii_text_is_the_case_insensitive_pattern() -> None:
+    rng = random.Random(5)
+    pieces = [*"aAkKeEyYpPsSwWcCrRtT/+=._-0129 \n", "Key", "PASS", "Pw", "EyJ", "Xox", "GLPAT-"]
+    hits = 0
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30)))
+        by_pattern = _RX.plugin_words.search(text) or _RX.plugin_shapes.search(text)
+        assert plugin_trace(text) == bool(by_pattern), text
+        hits += bool(by_pattern)
+    assert 500 < hits < 4500  # both answers are well represented
