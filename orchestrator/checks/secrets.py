@@ -371,8 +371,6 @@ def find_secrets(texts: list[str]) -> list[list[Found]]:
     batches: list[list[tuple[int, str]]] = []
     owners: list[int] = []
     for i, text in enumerate(texts):
-        if not plugin_trace(text):
-            continue  # no trace spans lines: none of its lines holds one
         candidates = [(n, line) for n, line in enumerate(text.splitlines(), 1) if _candidate(line)]
         # a text's candidate lines go together or not at all: detect-secrets reads a line's
         # neighbours in its batch (the allowlist pragma of the line before)
