@@ -14,7 +14,9 @@ keys (`...EXAMPLE`), `sk_live_XXXXXXXX`, `<your-token>`, `${VAR}`, `USER:PASSWOR
 `changeme` (detect-secrets' own filters already drop templates, UUIDs and sequences).
 
 To stay fast on thousands of files, a line goes to detect-secrets only when it holds a
-token that could be a credential (long and mixed, or after a keyword). detect-secrets is
+token that could be a credential (long and mixed, or after a keyword), and a text's lines
+go only when one of them holds what some enabled detect-secrets plugin needs to match at
+all (`plugin_trace`: prose that mentions a token or an API holds none). detect-secrets is
 imported then, and only then: its import costs about 100 ms (it pulls in `requests`), as
 much as a model SDK's, and `orch memory list` must start in under 150 ms. It is, with the
 SDKs, the one import left inside a function.
@@ -29,6 +31,15 @@ import math
 import re
 from dataclasses import dataclass
 from typing import Any
+
+# What a match of an enabled detect-secrets plugin holds, other than `plugin_shapes`: the
+# keyword detector's words (and the AWS, Cloudant, IBM and SoftLayer detectors': pw, pass,
+# key), a URL or npm registry line, a JWT, a Slack token, Artifactory's and GitLab's prefixes
+PLUGIN_WORDS = (
+    "key", "pass", "pw", "secret", "contrase", "//", "eyj", "xox", "akc", "gr1348941",
+    "glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "glagent-",
+    "gloas-",
+)  # fmt: skip
 
 
 class Patterns:
@@ -108,6 +119,15 @@ _RX = Patterns(
     ),
     vendor_prefix=r"^(?:[A-Za-z]{2,8}[_-]){1,2}",
     capitals=r"[A-Z][A-Z_]{2,}",
+    # the rest of what `plugin_trace` looks for: AWS access key ids and Artifactory's passwords,
+    # Cloudant's 24-letter API key, and a run of 32 or more characters (every other
+    # detector's secret is at least that long); a run is tried from its start only
+    plugin_shapes=(
+        r"(?-i:AP[\dA-F][a-zA-Z0-9]{8}|(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16})|"
+        r"(?<![a-z])[a-z]{24}|(?<![\w+/=.-])[\w+/=.-]{32}",
+        re.I,
+    ),
+    plugin_words=("|".join(map(re.escape, PLUGIN_WORDS)), re.I),  # for text beyond ASCII
 )
 _LOW_WORDS = ("key", "token", "secret", "passw", "pwd", "credential")  # one is in every match
 ENTROPY_BITS = 4.2  # a random 24-character mix of cases and digits has about 4.4
@@ -288,6 +308,18 @@ def _placeholder_hit(value: str, line: str) -> bool:
     return bool(tokens) and all(is_placeholder(t) for t in tokens)
 
 
+def plugin_trace(text: str) -> bool:
+    """Whether `text` holds what some enabled detect-secrets plugin needs to match at all
+    (False: none of them can find anything in it)."""
+    if text.isascii():  # lower-cased, as the plugins' case-insensitive patterns read it
+        low = text.lower()
+        if any(word in low for word in PLUGIN_WORDS):
+            return True
+    elif _RX.plugin_words.search(text):
+        return True
+    return bool(_RX.plugin_shapes.search(text))
+
+
 def _candidate(line: str) -> bool:
     """Could detect-secrets find anything on this line? A keyword, a known key prefix, a
     long token mixing cases and digits, or a very long letters-and-digits token."""
@@ -340,7 +372,9 @@ def find_secrets(texts: list[str]) -> list[list[Found]]:
     owners: list[int] = []
     for i, text in enumerate(texts):
         candidates = [(n, line) for n, line in enumerate(text.splitlines(), 1) if _candidate(line)]
-        if candidates:
+        # a text's candidate lines go together or not at all: detect-secrets reads a line's
+        # neighbours in its batch (the allowlist pragma of the line before)
+        if any(plugin_trace(line) for _, line in candidates):
             batches.append(candidates)
             owners.append(i)
     if batches:
