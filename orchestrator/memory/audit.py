@@ -406,12 +406,37 @@ def contradictions(
     readings: compare.Readings | None = None,
     passing: frozenset[str] = frozenset(),
 ) -> list[tuple[Memory, Memory, compare.Conflict]]:
-    """Pairs of active memories on one subject that disagree. Memories in `passing`
-    (ephemeral task state, reported as such) are not compared: a status that moved on is
-    not a second truth."""
+    """Pairs of active memories that give one slot two values: on one subject, any slot
+    `compare.conflict` reads; across subjects, one count (`slots.count`), the candidates
+    from the units the memories count (a unit more than `rarity.RARE_DF` memories count
+    is counted in too many senses to join on). Memories in `passing` (ephemeral task
+    state, reported as such) are not compared: a status that moved on is not a second
+    truth."""
+    readings = readings or compare.Readings()
+    compared = [m for m in memories if m.active and m.name not in passing]
+    found = _subject_conflicts(compared, readings)
+    # a clash of two values is reported once: a memory already at odds with another over
+    # them is not reported again against a third under another subject
+    reported: dict[str, list[compare.Conflict]] = defaultdict(list)
+    for a, b, how in found:
+        reported[a.name].append(how)
+        reported[b.name].append(how)
+    for a, b in _count_candidates(compared, readings):
+        count = compare.count_conflict(a, b, readings)
+        if count is not None and not any(
+            count.repeats(how) for how in reported[a.name] + reported[b.name]
+        ):
+            found.append((a, b, count))
+    return found
+
+
+def _subject_conflicts(
+    memories: list[Memory], readings: compare.Readings
+) -> list[tuple[Memory, Memory, compare.Conflict]]:
+    """Pairs on one subject that `compare.conflict` calls contradictory, in name order."""
     buckets: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
-        if m.active and m.name not in passing and normalise_subject(m.subject):
+        if normalise_subject(m.subject):
             buckets[normalise_subject(m.subject)].append(m)
     found = []
     for bucket in buckets.values():
@@ -424,6 +449,27 @@ def contradictions(
                     first, second = sorted((a, b), key=lambda m: m.name)
                     found.append((first, second, how))
     return found
+
+
+def _count_candidates(
+    memories: list[Memory], readings: compare.Readings
+) -> list[tuple[Memory, Memory]]:
+    """Pairs under different subjects that count one unit, in name order."""
+    by_unit: dict[str, list[Memory]] = defaultdict(list)
+    for m in memories:
+        for unit in {u for c in readings.plain(m).clauses for _, u in c.numbers}:
+            by_unit[unit].append(m)
+    pairs = set()
+    for bucket in by_unit.values():
+        if len(bucket) <= rarity.RARE_DF:
+            pairs |= {
+                (a.name, b.name) if a.name < b.name else (b.name, a.name)
+                for i, a in enumerate(bucket)
+                for b in bucket[i + 1 :]
+                if not compare.same_subject(a, b)
+            }
+    by_name = {m.name: m for m in memories}
+    return [(by_name[a], by_name[b]) for a, b in sorted(pairs)]
 
 
 def _index_findings(layout: Layout, memories: list[Memory]) -> list[Finding]:
@@ -771,7 +817,8 @@ def _compare_memories(memories: list[Memory], cache: Cache) -> AuditReport:
                 "contradiction",
                 a.name,
                 (b.name,),
-                f"both about {normalise_subject(a.subject)!r} and active: {how.detail()}; "
+                f"both about {how.slot or normalise_subject(a.subject)!r} and active: "
+                f"{how.detail()}; "
                 "supersede the wrong one",
                 "error",
             )

@@ -38,6 +38,7 @@ RARE_DF = 12  # a term more memories carry than this proposes no pair
 RARE_JACCARD = 0.3  # the weighted Jaccard of the two term sets, at least
 RARE_HELD = 0.6  # the weight of the smaller set the other holds, at least
 RARE_UNNAMED = 0.5  # the weighted Jaccard of two facts that name nothing in common
+RARE_WHOLE = 0.9  # ...or the weight of the smaller set the other holds
 
 
 @dataclass(frozen=True)
@@ -124,17 +125,27 @@ def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading) -> bool:
     return bool(own_a & (sa - sb) or own_b & (sb - sa))
 
 
+def _generic(reading: Reading) -> bool:
+    """A fact of at most `compare.GENERIC` words besides its numbers, naming no code span,
+    path or URL ("to be determined in the plan phase", "created on 02.05.2025"), means what
+    its subject makes it mean: under two subjects it says two things."""
+    words = terms(reading) - compare.numeric_values(reading.flat_values)
+    return len(words) <= compare.GENERIC and not compare.anchored(reading.values)
+
+
 def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> bool:
     """Whether a pair `rare_pairs` scored high enough says one thing (see the module)."""
-    if compare.linked(a, b) or compare.different_slots(a, b):
+    if compare.linked(a, b) or compare.different_slots(a, b, nested=True):
         return False
     ra, rb = readings.plain(a), readings.plain(b)
+    if (_generic(ra) or _generic(rb)) and not compare.same_subject(a, b):
+        return False
     if ra.negated != rb.negated or compare.opposed(ra, rb):
         return False
     va, vb = folded(ra.flat_values), folded(rb.flat_values)
     if va and vb and not (va <= vb or vb <= va):
         return False
-    if not va & vb and score.jaccard < RARE_UNNAMED:
+    if not va & vb and score.jaccard < RARE_UNNAMED and score.held < RARE_WHOLE:
         return False  # sharing no named thing, the facts must share more of their words
     na, nb = compare.numeric_values(va), compare.numeric_values(vb)
     if na and nb and not (na <= nb or nb <= na):
@@ -150,7 +161,7 @@ def rare_duplicates(
     out = set()
     for (i, j), score in rare_pairs(active, readings).items():
         a, b = active[i], active[j]
-        if not score.passes or a.name in passing or b.name in passing:
+        if not score.passes:
             continue
         if alike(a, b, readings, score):
             out.add((min(a.name, b.name), max(a.name, b.name)))
