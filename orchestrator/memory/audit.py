@@ -5,7 +5,7 @@ Finding kinds and their severity (`--check` fails on errors only):
 | kind | severity | what |
 |---|---|---|
 | near_duplicate | warning | a decay candidate of a near-duplicate group (`related`: keeper first) |
-| contradiction | error | two active memories on one subject disagree; neither supersedes the other |
+| contradiction | error | two active memories give one slot two values; neither supersedes the other |
 | stale_citation | error | a claim (citation or backticked name) fails against the working tree |
 | moved_citation | warning | a path a memory names went elsewhere; its fact holds (`orch memory verify --fix`) |
 | excluded_content | warning | a save exclusion: git history, ephemeral task state, derivable from code |
@@ -19,8 +19,9 @@ Finding kinds and their severity (`--check` fails on errors only):
 Near-duplicates and contradictions never compare all pairs: near-duplicate candidates
 come from exact prefix-filter joins and value buckets (see `duplicate_candidates`) and
 from an inverted index of rare words (see `rarity`);
-contradiction candidates from buckets of one normalised subject. Each candidate pair then
-gets the full test in `compare`.
+contradiction candidates from buckets of one normalised subject, and across subjects from
+buckets of one counted unit (see `contradictions`). Each candidate pair then gets the full
+test in `compare`.
 
 The audit changes nothing in the repository. It keeps caches in `.orch/cache.sqlite`:
 verification results (see `verify`), secret scans by the digest of each file's text, and
@@ -385,7 +386,7 @@ def near_duplicate_groups(
     accepted = {
         (a, b) for a, b in candidates if _duplicates(by_name[a], by_name[b], readings, passing)
     }
-    accepted |= rarity.rare_duplicates(active, readings, passing)
+    accepted |= rarity.rare_duplicates(active, readings)
     for a, b in sorted(accepted):
         parent[find(a)] = find(b)
         members.update((a, b))

@@ -17,10 +17,13 @@ active memories, df being how many carry it.
   API), the same polarity and no clause of one denying the other, values nested once
   folded (code spans and paths as their words, names as their stems: one may add a value,
   neither may assert one the other lacks), numbers nested, and not parallel statements
-  about two parts (one fact has words the other lacks that are its own subject's).
+  about two parts (one fact has words the other lacks that are its own subject's). Labels
+  in plain words one inside the other are one name (`compare.different_slots`), and a
+  short fact naming no code span, path or URL pairs only under its own subject
+  (`_generic`).
 
-Ephemeral task state is left to the copy rule of `compare.duplicate_across`: change
-accounts and to-dos worded alike are still two events.
+Ephemeral task state is compared here too: one change account or to-do in two lists is
+one event told twice; accounts of two changes share too few rare words to pair.
 """
 
 from __future__ import annotations
@@ -153,11 +156,9 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
     return not _parallel(a, b, ra, rb)
 
 
-def rare_duplicates(
-    active: Sequence[Memory], readings: compare.Readings, passing: frozenset[str]
-) -> set[tuple[str, str]]:
-    """Pairs of active memories that say one thing by their rare words (neither in
-    `passing`, ephemeral task state)."""
+def rare_duplicates(active: Sequence[Memory], readings: compare.Readings) -> set[tuple[str, str]]:
+    """Pairs of active memories that say one thing by their rare words (ephemeral task
+    state included, see the module)."""
     out = set()
     for (i, j), score in rare_pairs(active, readings).items():
         a, b = active[i], active[j]
