@@ -13,7 +13,9 @@ active memories, df being how many carry it.
   weight shared is summed from those; the score is the weighted Jaccard of the two term
   sets, and the weighted share of the smaller set the other holds.
 - `alike`: the rules a candidate must meet on top of its scores (`RARE_JACCARD` and
-  `RARE_HELD`): not two list items labelled with different names (two endpoints of one
+  `RARE_HELD`, or a lower Jaccard, `RARE_JACCARD_HELD`, when nearly all the smaller
+  fact's weight stands in the other, `RARE_MOSTLY_HELD`: "52-week Technical CTO
+  curriculum tracker" inside the project line that adds its stack): not two list items labelled with different names (two endpoints of one
   API), the same polarity and no clause of one denying the other, values nested once
   folded (code spans and paths as their words, names as their stems: one may add a value,
   neither may assert one the other lacks), numbers nested, and not parallel statements
@@ -40,6 +42,8 @@ from orchestrator.store.memfile import Memory
 RARE_DF = 12  # a term more memories carry than this proposes no pair
 RARE_JACCARD = 0.3  # the weighted Jaccard of the two term sets, at least
 RARE_HELD = 0.6  # the weight of the smaller set the other holds, at least
+RARE_MOSTLY_HELD = 0.85  # ...or this much of it, when the weighted Jaccard is lower
+RARE_JACCARD_HELD = 0.2  # ...but still this much
 RARE_UNNAMED = 0.5  # the weighted Jaccard of two facts that name nothing in common
 RARE_WHOLE = 0.9  # ...or the weight of the smaller set the other holds
 
@@ -51,7 +55,9 @@ class Score:
 
     @property
     def passes(self) -> bool:
-        return self.jaccard >= RARE_JACCARD and self.held >= RARE_HELD
+        return (self.jaccard >= RARE_JACCARD and self.held >= RARE_HELD) or (
+            self.jaccard >= RARE_JACCARD_HELD and self.held >= RARE_MOSTLY_HELD
+        )
 
 
 def terms(reading: Reading) -> frozenset[str]:

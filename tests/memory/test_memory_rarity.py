@@ -144,7 +144,16 @@ def test_task_state_labels_and_whole_containment_by_rare_words(layout: Layout, p
     # one fact holds all of another's words, naming nothing
     put("peer-a", "npm install --legacy-peer-deps", subject="must do")
     put("peer-b", "npm install --legacy-peer-deps (React 19 + Next 14 conflict).", subject="setup")
+    # nearly all of one fact's rare words in a longer one that adds the stack
+    put("tracker-a", "A 52-week Technical CTO curriculum tracker.", subject="project summary")
+    put(
+        "tracker-b",
+        "Project: CTO Map, a 52-week Technical CTO curriculum tracker. Stack: Next.js 14 "
+        "(App Router), TypeScript, Prisma with SQLite, Tailwind CSS with a dark mode.",
+        subject="boltrules",
+    )
     dups = found(audit(layout))
+    assert frozenset({"tracker-a", "tracker-b"}) in dups
     assert frozenset({"sorting-a", "sorting-b"}) in dups
     assert frozenset({"persist-a", "persist-b"}) in dups
     assert frozenset({"peer-a", "peer-b"}) in dups
