@@ -5,7 +5,7 @@ Finding kinds and their severity (`--check` fails on errors only):
 | kind | severity | what |
 |---|---|---|
 | near_duplicate | warning | a decay candidate of a near-duplicate group (`related`: keeper first) |
-| contradiction | error | two active memories on one subject disagree; neither supersedes the other |
+| contradiction | error | two active memories give one slot two values; neither supersedes the other |
 | stale_citation | error | a claim (citation or backticked name) fails against the working tree |
 | moved_citation | warning | a path a memory names went elsewhere; its fact holds (`orch memory verify --fix`) |
 | excluded_content | warning | a save exclusion: git history, ephemeral task state, derivable from code |
@@ -19,8 +19,9 @@ Finding kinds and their severity (`--check` fails on errors only):
 Near-duplicates and contradictions never compare all pairs: near-duplicate candidates
 come from exact prefix-filter joins and value buckets (see `duplicate_candidates`) and
 from an inverted index of rare words (see `rarity`);
-contradiction candidates from buckets of one normalised subject. Each candidate pair then
-gets the full test in `compare`.
+contradiction candidates from buckets of one normalised subject, and across subjects from
+buckets of one counted unit (see `contradictions`). Each candidate pair then gets the full
+test in `compare`.
 
 The audit changes nothing in the repository. It keeps caches in `.orch/cache.sqlite`:
 verification results (see `verify`), secret scans by the digest of each file's text, and
@@ -385,7 +386,7 @@ def near_duplicate_groups(
     accepted = {
         (a, b) for a, b in candidates if _duplicates(by_name[a], by_name[b], readings, passing)
     }
-    accepted |= rarity.rare_duplicates(active, readings, passing)
+    accepted |= rarity.rare_duplicates(active, readings)
     for a, b in sorted(accepted):
         parent[find(a)] = find(b)
         members.update((a, b))
@@ -406,12 +407,37 @@ def contradictions(
     readings: compare.Readings | None = None,
     passing: frozenset[str] = frozenset(),
 ) -> list[tuple[Memory, Memory, compare.Conflict]]:
-    """Pairs of active memories on one subject that disagree. Memories in `passing`
-    (ephemeral task state, reported as such) are not compared: a status that moved on is
-    not a second truth."""
+    """Pairs of active memories that give one slot two values: on one subject, any slot
+    `compare.conflict` reads; across subjects, one count (`slots.count`), the candidates
+    from the units the memories count (a unit more than `rarity.RARE_DF` memories count
+    is counted in too many senses to join on). Memories in `passing` (ephemeral task
+    state, reported as such) are not compared: a status that moved on is not a second
+    truth."""
+    readings = readings or compare.Readings()
+    compared = [m for m in memories if m.active and m.name not in passing]
+    found = _subject_conflicts(compared, readings)
+    # a clash of two values is reported once: a memory already at odds with another over
+    # them is not reported again against a third under another subject
+    reported: dict[str, list[compare.Conflict]] = defaultdict(list)
+    for a, b, how in found:
+        reported[a.name].append(how)
+        reported[b.name].append(how)
+    for a, b in _count_candidates(compared, readings):
+        count = compare.count_conflict(a, b, readings)
+        if count is not None and not any(
+            count.repeats(how) for how in reported[a.name] + reported[b.name]
+        ):
+            found.append((a, b, count))
+    return found
+
+
+def _subject_conflicts(
+    memories: list[Memory], readings: compare.Readings
+) -> list[tuple[Memory, Memory, compare.Conflict]]:
+    """Pairs on one subject that `compare.conflict` calls contradictory, in name order."""
     buckets: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
-        if m.active and m.name not in passing and normalise_subject(m.subject):
+        if normalise_subject(m.subject):
             buckets[normalise_subject(m.subject)].append(m)
     found = []
     for bucket in buckets.values():
@@ -424,6 +450,27 @@ def contradictions(
                     first, second = sorted((a, b), key=lambda m: m.name)
                     found.append((first, second, how))
     return found
+
+
+def _count_candidates(
+    memories: list[Memory], readings: compare.Readings
+) -> list[tuple[Memory, Memory]]:
+    """Pairs under different subjects that count one unit, in name order."""
+    by_unit: dict[str, list[Memory]] = defaultdict(list)
+    for m in memories:
+        for unit in {u for c in readings.plain(m).clauses for _, u in c.numbers}:
+            by_unit[unit].append(m)
+    pairs = set()
+    for bucket in by_unit.values():
+        if len(bucket) <= rarity.RARE_DF:
+            pairs |= {
+                (a.name, b.name) if a.name < b.name else (b.name, a.name)
+                for i, a in enumerate(bucket)
+                for b in bucket[i + 1 :]
+                if not compare.same_subject(a, b)
+            }
+    by_name = {m.name: m for m in memories}
+    return [(by_name[a], by_name[b]) for a, b in sorted(pairs)]
 
 
 def _index_findings(layout: Layout, memories: list[Memory]) -> list[Finding]:
@@ -771,7 +818,8 @@ def _compare_memories(memories: list[Memory], cache: Cache) -> AuditReport:
                 "contradiction",
                 a.name,
                 (b.name,),
-                f"both about {normalise_subject(a.subject)!r} and active: {how.detail()}; "
+                f"both about {how.slot or normalise_subject(a.subject)!r} and active: "
+                f"{how.detail()}; "
                 "supersede the wrong one",
                 "error",
             )

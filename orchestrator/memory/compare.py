@@ -51,9 +51,18 @@ PURPOSE = 0.5  # the frames two facts share for a conflict of values
 class Conflict:
     clause_a: Clause
     clause_b: Clause
-    how: str  # values | polarity
+    how: str  # values | polarity | count
+    slot: str = ""  # what the two values are of, when it is not the subject
+
+    def repeats(self, other: Conflict) -> bool:
+        """`other` sets the same two values against each other (among others)."""
+        a, b = self.clause_a.values, self.clause_b.values
+        x, y = other.clause_a.values, other.clause_b.values
+        return (a <= x - y and b <= y - x) or (a <= y - x and b <= x - y)
 
     def detail(self) -> str:
+        if self.how == "count":
+            return slots.Count(self.slot, self.clause_a.values, self.clause_b.values).detail()
         if self.how == "values":
             left = ", ".join(sorted(self.clause_a.values - self.clause_b.values))
             right = ", ".join(sorted(self.clause_b.values - self.clause_a.values))
@@ -195,17 +204,28 @@ def clause_conflict(a: Clause, b: Clause) -> str | None:
 _LABEL = re.compile(r"^\W{0,4}(`[^`]{1,80}`|[\w][\w ./{}\[\]()-]{0,40}?)\**\s*(?::|\s[-–—]\s)")
 
 
+_LABEL_CODE = re.compile(r"[`/.{}\[\]_]")
+
+
 def label(fact: str) -> str:
     """The name a list item gives before its description (lower case), or ''."""
     found = _LABEL.match(fact)
     return found.group(1).strip("` ").lower() if found else ""
 
 
-def different_slots(a: Memory, b: Memory) -> bool:
+def different_slots(a: Memory, b: Memory, *, nested: bool = False) -> bool:
     """Two list items labelled with different names describe different things: the
-    endpoints of an API, the folders of a tree, the libraries of a project."""
+    endpoints of an API, the folders of a tree, the libraries of a project. With `nested`,
+    labels in plain words are one name when one's stems hold the other's ("Data
+    Persistence" and "Data Persistence (MongoDB)", "API" and "API routes"); a label that
+    is code or a path must be the very same."""
     la, lb = label(a.fact), label(b.fact)
-    return bool(la and lb and la != lb)
+    if not (la and lb and la != lb):
+        return False
+    if not nested or _LABEL_CODE.search(la + lb):
+        return True
+    sa, sb = subject_stems(la), subject_stems(lb)
+    return not (sa and sb and (sa <= sb or sb <= sa))
 
 
 def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Conflict | None:
@@ -216,14 +236,38 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
         return None
     ra, rb = reading(a, readings), reading(b, readings)
     purpose = _same_purpose(ra, rb)
+    forbidding = slots.forbids(a.fact) and slots.forbids(b.fact)
     for ca in ra.clauses[:MAX_CLAUSES]:
         for cb in rb.clauses[:MAX_CLAUSES]:
             how = clause_conflict(ca, cb)
-            if how == "values" and slots.prohibitions(ca, cb):
+            if how == "values" and slots.prohibitions(ca, cb, forbidding=forbidding):
                 continue
             if how is not None and (purpose or how == "polarity"):
                 return Conflict(ca, cb, how)
     return None
+
+
+def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
+    """`a` and `b`, whatever their subjects, give one count two values (`slots.count`).
+    Not one slot: list items with different labels, chains of arrows, one supersession, a
+    bound against a value, parallel statements about two parts (they differ in words one
+    subject names), and a subject that narrows its fact (the words a subject adds to the
+    other's do not appear in the other memory: "import page size limit" against "import
+    page size")."""
+    if linked(a, b) or different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
+        return None
+    ra, rb = readings.plain(a), readings.plain(b)
+    bound_a, bound_b = (slots.bounds(f"{m.subject or ''}: {m.fact}") for m in (a, b))
+    if bound_a != bound_b or _parallel(a, b, ra, rb):
+        return None
+    sa, sb = subject_stems(a.subject or ""), subject_stems(b.subject or "")
+    if (sa < sb or sb < sa) and not _subjects_compatible(a, b, readings):
+        return None
+    found = slots.count(ra, rb, a.fact, b.fact)
+    if found is None:
+        return None
+    left, right = (Clause(frozenset(), v, False) for v in (found.left, found.right))
+    return Conflict(left, right, "count", found.slot)
 
 
 def _same_purpose(ra: Reading, rb: Reading) -> bool:

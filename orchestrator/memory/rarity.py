@@ -13,14 +13,19 @@ active memories, df being how many carry it.
   weight shared is summed from those; the score is the weighted Jaccard of the two term
   sets, and the weighted share of the smaller set the other holds.
 - `alike`: the rules a candidate must meet on top of its scores (`RARE_JACCARD` and
-  `RARE_HELD`): not two list items labelled with different names (two endpoints of one
+  `RARE_HELD`, or a lower Jaccard, `RARE_JACCARD_HELD`, when nearly all the smaller
+  fact's weight stands in the other, `RARE_MOSTLY_HELD`: "52-week Technical CTO
+  curriculum tracker" inside the project line that adds its stack): not two list items labelled with different names (two endpoints of one
   API), the same polarity and no clause of one denying the other, values nested once
   folded (code spans and paths as their words, names as their stems: one may add a value,
   neither may assert one the other lacks), numbers nested, and not parallel statements
-  about two parts (one fact has words the other lacks that are its own subject's).
+  about two parts (one fact has words the other lacks that are its own subject's). Labels
+  in plain words one inside the other are one name (`compare.different_slots`), and a
+  short fact naming no code span, path or URL pairs only under its own subject
+  (`_generic`).
 
-Ephemeral task state is left to the copy rule of `compare.duplicate_across`: change
-accounts and to-dos worded alike are still two events.
+Ephemeral task state is compared here too: one change account or to-do in two lists is
+one event told twice; accounts of two changes share too few rare words to pair.
 """
 
 from __future__ import annotations
@@ -37,7 +42,10 @@ from orchestrator.store.memfile import Memory
 RARE_DF = 12  # a term more memories carry than this proposes no pair
 RARE_JACCARD = 0.3  # the weighted Jaccard of the two term sets, at least
 RARE_HELD = 0.6  # the weight of the smaller set the other holds, at least
+RARE_MOSTLY_HELD = 0.85  # ...or this much of it, when the weighted Jaccard is lower
+RARE_JACCARD_HELD = 0.2  # ...but still this much
 RARE_UNNAMED = 0.5  # the weighted Jaccard of two facts that name nothing in common
+RARE_WHOLE = 0.9  # ...or the weight of the smaller set the other holds
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,9 @@ class Score:
 
     @property
     def passes(self) -> bool:
-        return self.jaccard >= RARE_JACCARD and self.held >= RARE_HELD
+        return (self.jaccard >= RARE_JACCARD and self.held >= RARE_HELD) or (
+            self.jaccard >= RARE_JACCARD_HELD and self.held >= RARE_MOSTLY_HELD
+        )
 
 
 def terms(reading: Reading) -> frozenset[str]:
@@ -124,17 +134,27 @@ def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading) -> bool:
     return bool(own_a & (sa - sb) or own_b & (sb - sa))
 
 
+def _generic(reading: Reading) -> bool:
+    """A fact of at most `compare.GENERIC` words besides its numbers, naming no code span,
+    path or URL ("to be determined in the plan phase", "created on 02.05.2025"), means what
+    its subject makes it mean: under two subjects it says two things."""
+    words = terms(reading) - compare.numeric_values(reading.flat_values)
+    return len(words) <= compare.GENERIC and not compare.anchored(reading.values)
+
+
 def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> bool:
     """Whether a pair `rare_pairs` scored high enough says one thing (see the module)."""
-    if compare.linked(a, b) or compare.different_slots(a, b):
+    if compare.linked(a, b) or compare.different_slots(a, b, nested=True):
         return False
     ra, rb = readings.plain(a), readings.plain(b)
+    if (_generic(ra) or _generic(rb)) and not compare.same_subject(a, b):
+        return False
     if ra.negated != rb.negated or compare.opposed(ra, rb):
         return False
     va, vb = folded(ra.flat_values), folded(rb.flat_values)
     if va and vb and not (va <= vb or vb <= va):
         return False
-    if not va & vb and score.jaccard < RARE_UNNAMED:
+    if not va & vb and score.jaccard < RARE_UNNAMED and score.held < RARE_WHOLE:
         return False  # sharing no named thing, the facts must share more of their words
     na, nb = compare.numeric_values(va), compare.numeric_values(vb)
     if na and nb and not (na <= nb or nb <= na):
@@ -142,15 +162,13 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
     return not _parallel(a, b, ra, rb)
 
 
-def rare_duplicates(
-    active: Sequence[Memory], readings: compare.Readings, passing: frozenset[str]
-) -> set[tuple[str, str]]:
-    """Pairs of active memories that say one thing by their rare words (neither in
-    `passing`, ephemeral task state)."""
+def rare_duplicates(active: Sequence[Memory], readings: compare.Readings) -> set[tuple[str, str]]:
+    """Pairs of active memories that say one thing by their rare words (ephemeral task
+    state included, see the module)."""
     out = set()
     for (i, j), score in rare_pairs(active, readings).items():
         a, b = active[i], active[j]
-        if not score.passes or a.name in passing or b.name in passing:
+        if not score.passes:
             continue
         if alike(a, b, readings, score):
             out.add((min(a.name, b.name), max(a.name, b.name)))

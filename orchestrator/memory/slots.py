@@ -9,22 +9,91 @@ values. Two shapes of fact fill no slot that way:
 - `flow`: a fact written as a chain of arrows ("3 phases → 52 weeks → 312 days", "task
   changes → recount the day → update the week") names the steps of a hierarchy or a
   cascade; another fact naming other steps describes another part of it.
+
+A fact that opens with a prohibition ("Don't use the Pages Router (no
+getServerSideProps)") is one however many negations it holds (`forbids`).
+
+Across subjects one slot is read (`count`): the same count of the same thing, "a
+138-column output format" against "output mappings (139 columns)": one unit given two
+numbers, no number agreeing, in clauses that share a word besides the unit (what is
+counted: "output"). A 6-column database schema is another slot, and so is a bound
+(`bounds`: "at most 200 orders a page") against a plain value ("50 orders per page by
+default"); `compare.count_conflict` adds the rules on subjects.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from orchestrator.memory.text import Clause
+from orchestrator.memory.text import Clause, Reading, stem
 
 _ARROW = re.compile(r"→|⇒|->|=>")
 MIN_ARROWS = 2  # a chain: three steps at least
+_BOUND = re.compile(
+    r"\b(?:at (?:most|least)|up to|no (?:more|fewer|less) than|max(?:imum)?|min(?:imum)?|"
+    r"limit(?:s|ed)?|caps?|capped)\b",
+    re.IGNORECASE,
+)
+_COUNT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[\s-]+([a-z]+)")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_FORBIDS = re.compile(r"^\W*(?:don'?t|do not|never|avoid|no)\b", re.IGNORECASE)
 
 
-def prohibitions(a: Clause, b: Clause) -> bool:
-    """Both clauses rule things out, and neither by a number (two limits, "uploads over
-    10 MB are rejected" and "over 25 MB", do compete)."""
-    return a.negated and b.negated and not a.numbers and not b.numbers
+@dataclass(frozen=True)
+class Count:
+    """One count given two values: `slot` names what is counted."""
+
+    slot: str
+    left: frozenset[str]
+    right: frozenset[str]
+
+    def detail(self) -> str:
+        return (
+            f"the number of {self.slot}: one says {', '.join(sorted(self.left))}, "
+            f"the other {', '.join(sorted(self.right))}"
+        )
+
+
+def prohibitions(a: Clause, b: Clause, *, forbidding: bool = False) -> bool:
+    """Both clauses rule things out (or both facts open with a prohibition: `forbidding`),
+    and neither by a number (two limits, "uploads over 10 MB are rejected" and "over 25
+    MB", do compete)."""
+    ruled_out = forbidding or (a.negated and b.negated)
+    return ruled_out and not a.numbers and not b.numbers
+
+
+def forbids(fact: str) -> bool:
+    """The fact opens with a prohibition: don't, do not, never, avoid, no."""
+    return _FORBIDS.match(fact) is not None
+
+
+def bounds(fact: str) -> bool:
+    """The fact states a bound (at most, up to, a maximum, a limit), not a value."""
+    return _BOUND.search(fact) is not None
+
+
+def counts(fact: str) -> frozenset[tuple[str, str]]:
+    """(number, unit) for each number written right before its unit: "138-column",
+    "139 columns", "20,000 rows"; not "Setting 8" or "part 1", where the number names
+    which one."""
+    plain = _THOUSANDS.sub("", fact.lower())
+    return frozenset((n, stem(w)) for n, w in _COUNT.findall(plain))
+
+
+def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
+    """The facts give one count two values (see the module), or None."""
+    written_a, written_b = counts(fact_a), counts(fact_b)
+    for ca in a.clauses:
+        for cb in b.clauses:
+            ka, kb = ca.numbers & written_a, cb.numbers & written_b
+            for unit in {u for _, u in ka} & {u for _, u in kb}:
+                na = frozenset(n for n, u in ka if u == unit)
+                nb = frozenset(n for n, u in kb if u == unit)
+                counted = sorted((ca.frame & cb.frame) - {unit})
+                if counted and not na & nb:
+                    return Count(f"{unit} ({', '.join(counted)})", na, nb)
+    return None
 
 
 def flow(fact: str) -> bool:

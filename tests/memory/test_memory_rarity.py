@@ -119,3 +119,65 @@ def test_terms_fold_names_and_values_fold_to_their_words() -> None:
         "taskitem",
         "44",
     }
+
+
+def test_task_state_labels_and_whole_containment_by_rare_words(layout: Layout, put: Put) -> None:
+    plant_filler(put)
+    # one change account in two lists (ephemeral task state, still one event)
+    put(
+        "sorting-a",
+        "**Adding command-line options** for sorting and filtering results:",
+        subject="recent work",
+    )
+    put("sorting-b", "Added command-line sorting options", subject="project evolution")
+    # labels in plain words, one inside the other, are one name
+    put(
+        "persist-a",
+        "**Data Persistence:** Ensure tasks are stored in MongoDB and fetched correctly.",
+        subject="sprint goals",
+    )
+    put(
+        "persist-b",
+        "**Data Persistence (MongoDB):** Ensuring data is stored and fetched correctly.",
+        subject="priorities",
+    )
+    # one fact holds all of another's words, naming nothing
+    put("peer-a", "npm install --legacy-peer-deps", subject="must do")
+    put("peer-b", "npm install --legacy-peer-deps (React 19 + Next 14 conflict).", subject="setup")
+    # nearly all of one fact's rare words in a longer one that adds the stack
+    put("tracker-a", "A 52-week Technical CTO curriculum tracker.", subject="project summary")
+    put(
+        "tracker-b",
+        "Project: CTO Map, a 52-week Technical CTO curriculum tracker. Stack: Next.js 14 "
+        "(App Router), TypeScript, Prisma with SQLite, Tailwind CSS with a dark mode.",
+        subject="boltrules",
+    )
+    dups = found(audit(layout))
+    assert frozenset({"tracker-a", "tracker-b"}) in dups
+    assert frozenset({"sorting-a", "sorting-b"}) in dups
+    assert frozenset({"persist-a", "persist-b"}) in dups
+    assert frozenset({"peer-a", "peer-b"}) in dups
+    assert not any(name.startswith("filler") for pair in dups for name in pair)
+
+
+def test_short_facts_and_other_labels_under_other_subjects_stay_apart(
+    layout: Layout, put: Put
+) -> None:
+    plant_filler(put)
+    # a short fact means what its subject makes it mean
+    put("tbd-a", "To be determined in PLAN/CREATIVE phase", subject="code organization")
+    put("tbd-b", "To be determined in PLAN phase", subject="testing strategy")
+    put("date-a", "Created on 02.05.2025", subject="priorities")
+    put("date-b", "Created on 02.05.2025 Updated on 02.07.2025", subject="scalability")
+    # labels that name two parts stay two slots
+    put(
+        "err-a",
+        "**Backend Error Handling:** Preventing crashes with informative error messages.",
+        subject="priorities",
+    )
+    put(
+        "err-b",
+        "**Frontend Error Handling:** Feedback to the user when an error occurs.",
+        subject="sprint goals",
+    )
+    assert found(audit(layout)) == set()

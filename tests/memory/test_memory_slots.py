@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from orchestrator.memory import slots
 from orchestrator.memory.audit import audit
 from orchestrator.store.layout import Layout
 
@@ -37,3 +38,51 @@ def test_limits_and_plain_statements_still_conflict(layout: Layout, put: Put) ->
         frozenset({"up-10", "up-25"}),
         frozenset({"db-pg", "db-bq"}),
     }
+
+
+def test_a_fact_that_opens_with_a_prohibition_is_one_whatever_its_negations(
+    layout: Layout, put: Put
+) -> None:
+    # "no getServerSideProps" inside a "Don't" rule makes two negations, still a prohibition
+    put("no-pages", "Don't use Pages Router (no getServerSideProps)", subject="must not")
+    put("no-ui-libs", "Don't use external UI libraries (Tailwind only)", subject="must not")
+    assert contradictions(layout) == set()
+
+
+def test_one_count_given_two_values_across_subjects(layout: Layout, put: Put) -> None:
+    put("cols-a", "Output is a standardized 138-column e-shop CSV format.", subject="overview")
+    put("cols-b", "`config.json` maps the output to 139 columns.", subject="key files")
+    # another thing counted, a bound against a value, two parts, a number naming which one
+    put("schema", "The SQLite store has a 6-column schema.", subject="storage")
+    put("page-max", "A client may ask for at most 200 orders a page.", subject="paging limit")
+    put("page-def", "`list_orders()` returns 50 orders a page by default.", subject="orders")
+    put("api-ttl", "The api cache keeps entries for 43 minutes.", subject="api cache")
+    put("web-ttl", "The web cache keeps entries for 72 minutes.", subject="web cache")
+    put("set-1", "Setting 1 of part 1 defaults to 8.", subject="setting one")
+    put("set-8", "Setting 8 of part 1 defaults to 57.", subject="setting eight")
+    report = audit(layout)
+    found = [f for f in report.findings if f.kind == "contradiction"]
+    assert {frozenset({f.memory or "", *f.related[:1]}) for f in found} == {
+        frozenset({"cols-a", "cols-b"})
+    }
+    assert "column" in found[0].detail and "138" in found[0].detail and "139" in found[0].detail
+
+
+def test_a_clash_already_reported_under_one_subject_is_not_reported_again(
+    layout: Layout, put: Put
+) -> None:
+    put("batch-5k", "`WarehouseLoader` writes 5000 rows per batch.", subject="load batch size")
+    put("batch-20k", "Each load batch holds 20,000 rows.", subject="load batch size")
+    put("upserts", "Loading upserts rows in batches of 5000 rows.", subject="warehouse loading")
+    assert contradictions(layout) == {frozenset({"batch-5k", "batch-20k"})}
+
+
+def test_counts_are_numbers_written_before_their_unit() -> None:
+    assert slots.counts("A 138-column format, 20,000 rows and 2.5 seconds") == {
+        ("138", "column"),
+        ("20000", "row"),
+        ("2.5", "second"),
+    }
+    assert ("8", "set") not in slots.counts("Setting 8 of part 1")
+    assert slots.bounds("at most 200 orders") and not slots.bounds("50 orders by default")
+    assert slots.forbids("Don't use X (no Y)") and not slots.forbids("Use X, not Y")
