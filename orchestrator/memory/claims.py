@@ -40,6 +40,11 @@ _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 _TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
+_PROSE_PATH = re.compile(r"(?<![\w@:/.~$-])((?:\.?/)?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)*/?)")
+_PROSE_CALL = re.compile(
+    r"(?<![\w.`])([a-z_][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Za-z0-9]+\.[a-z_][A-Za-z0-9_]*)\(\)"
+)
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
 FILE_EXTENSIONS = frozenset(
     [
         "py",
@@ -264,7 +269,31 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
     for match in CODE_SPAN.finditer(body):
         for claim in span_claims(match.group(1), shape):
             found.setdefault((claim.kind, claim.text), claim)
+    for claim in prose_claims(body, shape):
+        found.setdefault((claim.kind, claim.text), claim)
     return tuple(found.values())
+
+
+def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
+    """Names the prose gives outside code spans and links: a repository path (a file with
+    an extension under a folder, `apps/web/src/main.ts`; a folder written with its slash,
+    `client/`, `packages/core/`) and a call (`parse_config()`, `Loader.load()`)."""
+    prose = _LINK_TARGET.sub(" ", CODE_SPAN.sub(" ", body))
+    out: list[Claim] = []
+    for word in _PROSE_PATH.findall(prose):
+        word = word.rstrip(".,;:)")
+        parts = word.strip("/").split("/")
+        if "/" not in word or word.startswith("//") or not all(parts):
+            continue
+        if (
+            (len(parts) > 1 and _has_extension(parts[-1]))
+            or (len(parts) == 1 and word.endswith("/") and not word.startswith("/"))
+            or (word.endswith("/") and parts[0] in shape.top_level)
+        ):
+            out.append(Claim("path", word, "body", path=word))
+    for call in _PROSE_CALL.findall(prose):
+        out += span_claims(call + "()", shape)
+    return out
 
 
 def memory_claims(memory: Memory, shape: RepoShape) -> list[Claim]:

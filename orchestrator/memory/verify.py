@@ -194,7 +194,11 @@ class Verifier:
         key = (memory.name, memory.body, memory.citations)
         found = self._claims.get(key)
         if found is None:
-            found = self._claims[key] = citation_claims(memory) + self.body_claims(memory.body)
+            body = self.body_claims(memory.body)
+            cited = {c.path for c in memory.citations}
+            if len(cited) == 1:  # a size the body states is the one cited file's
+                body = [replace(c, path=min(cited)) if c.kind == "size" else c for c in body]
+            found = self._claims[key] = citation_claims(memory) + body
         return found
 
     def body_claims(self, body: str) -> list[Claim]:
@@ -415,11 +419,29 @@ class Verifier:
             "member": self._check_member,
             "module": lambda claim: self._check_module(claim.symbol or ""),
             "env": self._check_env,
-            **{k: self._check_kind for k in kinds.KINDS if k != "env"},
+            "size": self._check_size,
+            **{k: self._check_kind for k in kinds.KINDS if k not in ("env", "size")},
         }
 
     def _check_kind(self, claim: Claim) -> str | None:
         return kinds.check(claim, self.project())
+
+    def _check_size(self, claim: Claim) -> str | None:
+        """A stated size of the file the claim names, or whose code defines the name it
+        gives, else of the one file the memory cites; None when no one file is found."""
+        name = (claim.symbol or "").strip("/").removeprefix("./")
+        path = None
+        if name:
+            path = name if self._is_file(name) else None if "/" in name else self._defined_in(name)
+        path = path or claim.path
+        facts = self.facts.of(path) if path is not None else None
+        if path is None or facts is None:
+            return None
+        try:
+            size = (self.layout.root / path).stat().st_size
+        except OSError:
+            return None
+        return kinds.size_check(claim, path, size, facts.lines)
 
     def _check_env(self, claim: Claim) -> str | None:
         symbol, index = claim.symbol or "", self._index(claim)

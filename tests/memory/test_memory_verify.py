@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from orchestrator.cli import cli
 from orchestrator.memory import codeindex
-from orchestrator.memory.claims import RepoShape, span_claims
+from orchestrator.memory.claims import RepoShape, body_claims, span_claims
 from orchestrator.memory.record import record
 from orchestrator.memory.verify import Verifier, verify_memories
 from orchestrator.store.layout import Layout
@@ -345,3 +345,70 @@ def test_only_changed_memories_are_checked_again(
     results, _ = verify_module.verify_store(layout)
     assert checked == ["two"]
     assert {v.name: v.result for v in results} == {"one": "ok", "two": "stale"}
+
+
+def test_a_stated_size_is_the_size_of_the_file_named_cited_or_defining_the_name(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    root = layout.root
+    (root / "app" / "Models").mkdir()
+    model = root / "app" / "Models" / "Server.php"
+    model.write_text("<?php\nclass Server extends Model\n{\n" + "    // x\n" * 1000 + "}\n")
+    commit_all(root, "model")
+    kb = model.stat().st_size // 1024
+    put("named", f"`Server` - remote servers ({kb}KB, complex)")
+    put("pathed", "`app/Models/Server.php` is about 1004 lines long.")
+    put("cited", f"The model is big ({kb} KB).", citations=(Citation("app/Models/Server.php"),))
+    memories = RepoMemoryStore(layout).load_all().memories
+    assert {v.name: v.result for v in verify_memories(layout, memories)} == {
+        "named": "ok",
+        "pathed": "ok",
+        "cited": "ok",
+    }
+    model.write_text(model.read_text() + "    // y\n" * 600)  # half as large again
+    results = {v.name: v for v in verify_memories(layout, memories)}
+    assert {n: v.result for n, v in results.items()} == {
+        "named": "stale",
+        "pathed": "stale",
+        "cited": "stale",
+    }
+    reason = results["named"].failures[0].reason
+    assert reason.startswith(f"states Server is {kb} KB; app/Models/Server.php is now")
+    assert "1604 lines" in results["pathed"].failures[0].reason
+
+
+def test_definitions_of_languages_without_a_grammar_are_found_by_pattern() -> None:
+    php = codeindex.file_facts(
+        b"<?php\nfinal class Server extends Model {\n  public static function boot() {}\n}\n",
+        "app/Server.php",
+    )
+    assert {"Server", "boot", "Server.boot"} <= php.defs and not php.syntax
+    ruby = codeindex.file_facts(
+        b"class Account::Balance < ApplicationRecord\n  def series?\n  end\nend\n", "a.rb"
+    )
+    assert {"Account::Balance", "Balance", "Balance.series?"} <= ruby.defs
+    cs = codeindex.file_facts(
+        b"public sealed class CipherService : ICipherService\n{\n"
+        b"    public async Task<Cipher> SaveAsync(Cipher c)\n    {\n    }\n}\n",
+        "src/CipherService.cs",
+    )
+    assert {"CipherService", "CipherService.SaveAsync"} <= cs.defs
+    kotlin = codeindex.file_facts(b"data class User(val id: Int)\nfun User.greet() = 1\n", "U.kt")
+    assert {"User", "greet"} <= kotlin.defs
+
+
+def test_paths_and_calls_in_prose_are_claims() -> None:
+    claims = {
+        (c.kind, c.text)
+        for c in body_claims(
+            "Config lives in app/settings.py and web/ (see https://example.com/a/b.py, "
+            "[guide](docs/guide.md)); call parse_config() or Loader.load() and/or retry.",
+            SHAPE,
+        )
+    }
+    assert claims == {
+        ("path", "app/settings.py"),
+        ("path", "web/"),
+        ("function", "parse_config()"),
+        ("member", "Loader.load()"),
+    }
