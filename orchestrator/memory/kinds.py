@@ -41,7 +41,18 @@ from typing import Any
 from orchestrator.memory import tasksources
 from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
 
-KINDS = ("script", "task", "extra", "directory", "pattern", "env", "value", "import", "size")
+KINDS = (
+    "script",
+    "task",
+    "extra",
+    "directory",
+    "pattern",
+    "env",
+    "value",
+    "import",
+    "size",
+    "setting",
+)
 _SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _NAME = r"[A-Za-z0-9_][\w.:@/-]*"
 _ENV_REF = re.compile(r"\$\{?([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\}?")
@@ -64,6 +75,14 @@ _ASDF = {"go": ("golang", "go"), "golang": ("golang", "go"), "node": ("nodejs", 
 _SIZE = re.compile(
     r"(?<![\w.])(?:~\s*)?(\d+(?:\.\d+)?)\s*(KB|KiB|kB|MB|MiB|lines|LOC)\b(?!\s*(?:/|per\b))"
 )
+# a value stated beside a name the code or config sets: "`MAX_RETRIES` is 5", "`timeout`
+# defaults to 30", "`--jobs` (default 4)", "`PORT=3000`"
+_SETTING = re.compile(
+    r"`(--?[A-Za-z][\w-]*|[A-Za-z_][\w-]*)`\s*(?:\(\s*)?"
+    r"(?:is|=|:|of|defaults?\s+(?:to|is)|is\s+set\s+to|set\s+to|\(?default:?)\s*`?"
+    r"(-?\d+(?:\.\d+)?)(?![\w.]*\.\d)"
+)
+_SETTING_SPAN = re.compile(r"^([A-Za-z_][\w-]*)\s*[=:]\s*(-?\d+(?:\.\d+)?)$")
 _SIZE_TOLERANCE = 0.15  # a stated size holds within 15% of the file's (sizes are rounded)
 _SIZE_UNITS = {"kb": 1024, "kib": 1024, "mb": 1024 * 1024, "mib": 1024 * 1024}
 _DEP_STATED = re.compile(rf"\b([A-Za-z][\w.-]*[A-Za-z0-9])\s+{_VERSION}(?![\w%]|\.\d)")
@@ -509,7 +528,7 @@ def text_claims(text: str) -> list[Claim]:
     for suffix in _SUFFIX_WORDS.findall(text):
         pattern = suffix if "*" in suffix else "*" + suffix
         claims.append(Claim("pattern", pattern, "body", symbol=pattern))
-    claims += _value_claims(CODE_SPAN.sub(" ", text)) + size_claims(text)
+    claims += _value_claims(CODE_SPAN.sub(" ", text)) + size_claims(text) + setting_claims(text)
     for alias in _ALIAS_IMPORT.findall(text):
         claims.append(Claim("import", alias, "body", symbol=alias))
     claims += [
@@ -719,8 +738,9 @@ def _value_claims(prose: str) -> list[Claim]:
         tool, version = found.group(1), found.group(3)
         if _MINIMUM.search(found.group(0)) or _REQUIRES.search(prose):
             stated = version
-        elif found.group("named"):
-            stated = "=" + version  # "Go Version: 1.25.0": that version, not a minimum
+        elif found.group("named") or tool.lower() in ("pnpm", "yarn", "bun"):
+            # "Go Version: 1.25.0", "pnpm 9" (packageManager pins one): that version
+            stated = "=" + version
         else:
             continue  # "runs Python 3.12": not what a minimum in the config says
         out.append(
@@ -773,6 +793,48 @@ def size_claims(text: str) -> list[Claim]:
         value = f"{found.group(1)} {found.group(2)}"
         out.append(Claim("size", f"{name} {value}".strip(), "body", symbol=name, value=value))
     return out
+
+
+def setting_claims(text: str) -> list[Claim]:
+    """A number stated as the value a named setting has: "`MAX_RETRIES` is 5", "`--jobs`
+    (default 4)", `` `timeout = 30` ``."""
+    out = []
+    for found in _SETTING.finditer(text):
+        name, value = found.group(1), found.group(2)
+        out.append(Claim("setting", f"{name} {value}", "body", symbol=name, value=value))
+    for span in CODE_SPAN.findall(text):
+        assigned = _SETTING_SPAN.match(span.strip())
+        if assigned and not _ENV_ASSIGN.match(span.strip()):
+            name, value = assigned.group(1), assigned.group(2)
+            out.append(Claim("setting", f"{name} {value}", "body", symbol=name, value=value))
+    return out
+
+
+def setting_values(name: str, lines: Iterable[str]) -> list[str]:
+    """The numbers these lines set `name` to: `NAME = 5`, `name: 5`, `"name": 5`,
+    `NAME := 5`, `name = "5"`, or a flag's `default=5` on the line that defines it."""
+    if name.startswith("-"):
+        pattern = re.compile(
+            rf"{re.escape(name)}\b.*?\bdefault\w*\s*[=:(,]\s*[\"']?(-?\d+(?:\.\d+)?)\b"
+        )
+    else:
+        pattern = re.compile(
+            rf"(?<![\w-]){re.escape(name)}[\"']?\s*(?::\s*[\w.\[\]| <>]{{1,40}}?)?\s*"
+            rf"(?::=|=|:)\s*[\"']?(-?\d+(?:\.\d+)?)(?![\w.]*\.\d)\b"
+        )
+    return [m.group(1) for line in lines for m in pattern.finditer(line)]
+
+
+def setting_check(claim: Claim, found: list[tuple[str, str]]) -> str | None:
+    """None when some place sets the name to the stated number (or none sets it), else
+    both values. A number in another unit (30 s against 30000 ms) counts as the same."""
+    stated = float(claim.value or 0)
+    if not found or any(
+        float(v) in (stated, stated * 1000, stated / 1000, stated * 60) for _, v in found
+    ):
+        return None
+    where = "; ".join(f"{path} sets {v}" for path, v in found[:3])
+    return f"states {claim.symbol} is {claim.value}; {where}"
 
 
 def size_check(claim: Claim, path: str, size: int, lines: int) -> str | None:
@@ -982,6 +1044,9 @@ __all__ = [
     "Project",
     "check",
     "link_claims",
+    "setting_check",
+    "setting_claims",
+    "setting_values",
     "size_check",
     "size_claims",
     "text_claims",

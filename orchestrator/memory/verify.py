@@ -420,7 +420,8 @@ class Verifier:
             "module": lambda claim: self._check_module(claim.symbol or ""),
             "env": self._check_env,
             "size": self._check_size,
-            **{k: self._check_kind for k in kinds.KINDS if k not in ("env", "size")},
+            "setting": self._check_setting,
+            **{k: self._check_kind for k in kinds.KINDS if k not in ("env", "size", "setting")},
         }
 
     def _check_kind(self, claim: Claim) -> str | None:
@@ -442,6 +443,23 @@ class Verifier:
         except OSError:
             return None
         return kinds.size_check(claim, path, size, facts.lines)
+
+    def _check_setting(self, claim: Claim) -> str | None:
+        """A value stated for a name: the tracked files that set the name (found by `git
+        grep`, memories and prose aside) must set it to that value somewhere."""
+        name = claim.symbol or ""
+        listed = git(self.layout.root, "grep", "-n", "-w", "-F", "-I", "-e", name, "--")
+        by_path: dict[str, list[str]] = {}
+        for row in listed.decode("utf-8", "replace").splitlines():
+            path, _, rest = row.partition(":")
+            if is_code(path) and not path.endswith(".mdc"):  # .mdc: an agent's rules
+                by_path.setdefault(path, []).append(rest.partition(":")[2])
+        found = [
+            (path, value)
+            for path, lines in by_path.items()
+            for value in kinds.setting_values(name, lines)
+        ]
+        return kinds.setting_check(claim, found)
 
     def _check_env(self, claim: Claim) -> str | None:
         symbol, index = claim.symbol or "", self._index(claim)

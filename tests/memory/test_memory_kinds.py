@@ -155,3 +155,8 @@ def test_a_minimum_is_the_root_configs_and_a_named_version_is_any_pin(tmp_path: 
     assert verdicts("CI: Go version 1.26", proj) == {"value:go": None}  # the workflow's pin
     assert verdicts("Node version 20", proj) == {"value:node": None}  # .tool-versions
     assert verdicts("Node version 18", proj)["value:node"] is not None
+    pinned = project(
+        tmp_path / "js", {"package.json": json.dumps({"packageManager": "pnpm@9.1.0"})}
+    )
+    assert verdicts("We use pnpm 9.", pinned) == {"value:pnpm": None}
+    assert verdicts("We use pnpm 8.", pinned)["value:pnpm"] is not None

@@ -188,7 +188,9 @@ def test_changed_means_the_cited_code_moved_on_but_the_claims_hold(
     results = {v.name: v for v in verify_memories(layout, memories)}
     assert results["timeout"].result == "ok"  # the file changed, not DEFAULT_TIMEOUT
 
-    main.write_text(main.read_text().replace("DEFAULT_TIMEOUT = 30", "DEFAULT_TIMEOUT = 45"))
+    # the cited symbol's own source changes, the value the memory states does not (a new
+    # value would make it stale: test_a_value_stated_for_a_name_is_what_the_code_sets_it_to)
+    main.write_text(main.read_text().replace("DEFAULT_TIMEOUT = 30", "DEFAULT_TIMEOUT = 30.0"))
     commit_all(layout.root, "touch the cited symbol")
     results = {v.name: v for v in verify_memories(layout, memories)}
     assert results["timeout"].result == "changed"
@@ -412,3 +414,32 @@ def test_paths_and_calls_in_prose_are_claims() -> None:
         ("function", "parse_config()"),
         ("member", "Loader.load()"),
     }
+
+
+def test_a_value_stated_for_a_name_is_what_the_code_sets_it_to(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    root = layout.root
+    (root / "app" / "limits.py").write_text(
+        'MAX_RETRIES = 5\nTIMEOUT_MS: int = 30000\n\nparser.add_argument("--jobs", default=4)\n'
+    )
+    (root / "config.toml").write_text("[server]\nworkers = 8\n")
+    commit_all(root, "limits")
+    put("retries", "`MAX_RETRIES` is 5.")
+    put("timeout", "`TIMEOUT_MS` defaults to 30 s.")
+    put("jobs", "`--jobs` (default 4) runs that many at once.")
+    put("workers", "Set `workers = 8` in config.toml.")
+    put("unset", "`BATCH` is 3.")  # nothing sets it: nothing to compare with
+    memories = RepoMemoryStore(layout).load_all().memories
+    assert {v.name: v.result for v in verify_memories(layout, memories)} == dict.fromkeys(
+        ("retries", "timeout", "jobs", "workers", "unset"), "ok"
+    )
+    (root / "app" / "limits.py").write_text(
+        'MAX_RETRIES = 3\nTIMEOUT_MS: int = 5000\n\nparser.add_argument("--jobs", default=2)\n'
+    )
+    (root / "config.toml").write_text("[server]\nworkers = 8\n")
+    results = {v.name: v for v in verify_memories(layout, memories)}
+    assert {n for n, v in results.items() if v.stale} == {"retries", "timeout", "jobs"}
+    assert results["retries"].failures[0].reason == (
+        "states MAX_RETRIES is 5; app/limits.py sets 3"
+    )
