@@ -20,7 +20,9 @@ symbol is defined there) plus what its body names in backticks:
   `python -m` one of its modules). Flags of other programs (`git log --oneline`) are not
   claims: nothing in this repository could confirm them.
 
-Anything else in backticks (`pytest -q`, `os.path.join`, `x = 1`) is not a claim.
+Anything else in backticks (`pytest -q`, `os.path.join`, `x = 1`) is not a claim. Outside
+backticks and links, the prose's paths (`apps/web/main.ts`, `packages/core/`) and calls
+(`parse_config()`, `Loader.load()`) are claims too (`prose_claims`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 _TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
-_PROSE_PATH = re.compile(r"(?<![\w@:/.~$-])((?:\.?/)?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)*/?)")
+_PROSE_PATH = re.compile(
+    r"(?<![\w@:/.~$<{-])((?:\.?/)?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)+/?)(?![\w<{*\[$/-])"
+)
 _PROSE_CALL = re.compile(
     r"(?<![\w.`])([a-z_][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Za-z0-9]+\.[a-z_][A-Za-z0-9_]*)\(\)"
 )
@@ -276,20 +280,16 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
 
 def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
     """Names the prose gives outside code spans and links: a repository path (a file with
-    an extension under a folder, `apps/web/src/main.ts`; a folder written with its slash,
-    `client/`, `packages/core/`) and a call (`parse_config()`, `Loader.load()`)."""
+    an extension under a folder, `apps/web/src/main.ts`, or a folder below a top-level
+    entry written with its slash, `packages/core/`) and a call (`parse_config()`, `Loader.load()`)."""
     prose = _LINK_TARGET.sub(" ", CODE_SPAN.sub(" ", body))
     out: list[Claim] = []
     for word in _PROSE_PATH.findall(prose):
         word = word.rstrip(".,;:)")
         parts = word.strip("/").split("/")
-        if "/" not in word or word.startswith("//") or not all(parts):
+        if len(parts) < 2 or word.startswith("//") or not all(parts):
             continue
-        if (
-            (len(parts) > 1 and _has_extension(parts[-1]))
-            or (len(parts) == 1 and word.endswith("/") and not word.startswith("/"))
-            or (word.endswith("/") and parts[0] in shape.top_level)
-        ):
+        if _has_extension(parts[-1]) or (word.endswith("/") and parts[0] in shape.top_level):
             out.append(Claim("path", word, "body", path=word))
     for call in _PROSE_CALL.findall(prose):
         out += span_claims(call + "()", shape)

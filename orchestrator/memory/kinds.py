@@ -21,7 +21,14 @@ Each kind has its own check against what the project declares now (`Project`):
 - `value`: a stated value beside a thing the config defines: a language or tool version
   ("Python 3.10+", "Go 1.25", "Node 20", "pnpm 9", "Rust 1.80"), a dependency's version
   ("React 18"), the pytest timeout, compared with pyproject.toml, setup.cfg, package.json,
-  go.mod, Cargo.toml and the version files now; a different value is stale, with both.
+  go.mod, Cargo.toml and the version files now (a minimum: the declarations nearest the
+  root); a different value is stale, with both. A named version ("Go Version: 1.25.0",
+  "pnpm 9") is one version: some declaration or pin (a CI workflow's `go-version:`,
+  `.tool-versions`, mise's `[tools]`, `packageManager`) must have it.
+- `size`: a file's size stated beside its name ("`Application` (74KB)", "about 156
+  lines"): the file named, defining the name, or cited, within `_SIZE_TOLERANCE`.
+- `setting`: a number stated as a named setting's value ("`MAX_RETRIES` is 5", "`--jobs`
+  (default 4)"): some tracked file sets the name to it (checked in `verify`, by `git grep`).
 """
 
 from __future__ import annotations
@@ -71,9 +78,11 @@ _STATED = re.compile(
 # "Go Version: 1.25.0" names one version: CI's setup, a tool pin, or the config's own
 _CI_VERSION = {"go": "go", "golang": "go", "node": "node", "python": "python", "ruby": "ruby"}
 _ASDF = {"go": ("golang", "go"), "golang": ("golang", "go"), "node": ("nodejs", "node")}
-# a file's size stated beside its name: "(74KB, highly complex)", "about 156 lines"
+# a file's size stated beside its name, as an approximation: "(74KB, highly complex)",
+# "about 156 lines" ("has 57 lines" is a count of the moment: the audit's excluded content)
 _SIZE = re.compile(
-    r"(?<![\w.])(?:~\s*)?(\d+(?:\.\d+)?)\s*(KB|KiB|kB|MB|MiB|lines|LOC)\b(?!\s*(?:/|per\b))"
+    r"(?:\(\s*(?:~\s*|(?:about|around|roughly)\s+)?|\b(?:about|around|roughly|approximately)\s+|~\s*)"
+    r"(\d+(?:\.\d+)?)\s*(KB|KiB|kB|MB|MiB|lines|LOC)\b(?!\s*(?:/|per\b))"
 )
 # a value stated beside a name the code or config sets: "`MAX_RETRIES` is 5", "`timeout`
 # defaults to 30", "`--jobs` (default 4)", "`PORT=3000`"
@@ -780,8 +789,8 @@ def _value_claims(prose: str) -> list[Claim]:
 def size_claims(text: str) -> list[Claim]:
     """A file's size stated beside its name (`` `Application` (74KB) ``, "`src/app.ts`,
     about 156 lines"): the name is the code span or link nearest before the size (else the
-    first after it), a path or a name some file defines; with no name, the size is the
-    cited file's."""
+    first after it), a path or a name some file defines (else the memory's one cited
+    file: `verify`)."""
     names = [(m.start(), m.group(1).strip()) for m in CODE_SPAN.finditer(text)]
     names += [(m.start(), m.group(1)) for m in _LINK.finditer(text)]
     names = sorted((at, n) for at, n in names if n and " " not in n)
@@ -789,9 +798,10 @@ def size_claims(text: str) -> list[Claim]:
     for found in _SIZE.finditer(CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)):
         before = [n for at, n in names if at < found.start()]
         after = [n for at, n in names if at > found.start()]
-        name = before[-1] if before else after[0] if after else ""
-        value = f"{found.group(1)} {found.group(2)}"
-        out.append(Claim("size", f"{name} {value}".strip(), "body", symbol=name, value=value))
+        name = before[-1] if before else after[0] if after else None
+        if name is not None:
+            value = f"{found.group(1)} {found.group(2)}"
+            out.append(Claim("size", f"{name} {value}", "body", symbol=name, value=value))
     return out
 
 
@@ -845,7 +855,7 @@ def size_check(claim: Claim, path: str, size: int, lines: int) -> str | None:
     if stated <= 0 or abs(actual - stated) <= _SIZE_TOLERANCE * stated:
         return None
     now = f"{lines} lines" if actual == lines else f"{size / 1024:.0f} KB"
-    return f"states {claim.symbol or path} is {number} {unit}; {path} is now {now}"
+    return f"states {claim.symbol} is {number} {unit}; {path} is now {now}"
 
 
 def link_claims(words: str) -> list[Claim]:

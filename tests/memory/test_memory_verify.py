@@ -360,12 +360,16 @@ def test_a_stated_size_is_the_size_of_the_file_named_cited_or_defining_the_name(
     kb = model.stat().st_size // 1024
     put("named", f"`Server` - remote servers ({kb}KB, complex)")
     put("pathed", "`app/Models/Server.php` is about 1004 lines long.")
-    put("cited", f"The model is big ({kb} KB).", citations=(Citation("app/Models/Server.php"),))
+    put("cited", f"The `model` is big ({kb} KB).", citations=(Citation("app/Models/Server.php"),))
+    put("counted", "`app/Models/Server.php` has 3 lines.")  # a count of the moment: no claim
+    put("limit", "Uploads are limited to 1 MB (`MAX_UPLOAD`).")  # a limit, not a file's size
     memories = RepoMemoryStore(layout).load_all().memories
     assert {v.name: v.result for v in verify_memories(layout, memories)} == {
         "named": "ok",
         "pathed": "ok",
         "cited": "ok",
+        "counted": "ok",
+        "limit": "ok",
     }
     model.write_text(model.read_text() + "    // y\n" * 600)  # half as large again
     results = {v.name: v for v in verify_memories(layout, memories)}
@@ -373,6 +377,8 @@ def test_a_stated_size_is_the_size_of_the_file_named_cited_or_defining_the_name(
         "named": "stale",
         "pathed": "stale",
         "cited": "stale",
+        "counted": "ok",
+        "limit": "ok",
     }
     reason = results["named"].failures[0].reason
     assert reason.startswith(f"states Server is {kb} KB; app/Models/Server.php is now")
@@ -403,14 +409,15 @@ def test_paths_and_calls_in_prose_are_claims() -> None:
     claims = {
         (c.kind, c.text)
         for c in body_claims(
-            "Config lives in app/settings.py and web/ (see https://example.com/a/b.py, "
-            "[guide](docs/guide.md)); call parse_config() or Loader.load() and/or retry.",
+            "Config lives in app/settings.py and web/static/ (see https://example.com/a/b.py, "
+            "[guide](docs/guide.md)); call parse_config() or Loader.load() and/or retry on "
+            "branches named hotfix/<ticket> or feature/{name}.",
             SHAPE,
         )
     }
     assert claims == {
         ("path", "app/settings.py"),
-        ("path", "web/"),
+        ("path", "web/static/"),
         ("function", "parse_config()"),
         ("member", "Loader.load()"),
     }
