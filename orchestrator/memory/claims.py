@@ -153,7 +153,7 @@ BARE_FILES = frozenset(
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement. `kind`: path, line, symbol, function, member, module,
-    class, type (a single capitalised word), identifier, flag. `path` is set for claims about one file (citations, body paths)."""
+    class, type (a single capitalised word), identifier, flag, mention (a path in prose). `path` is set for claims about one file (citations, body paths)."""
 
     kind: str
     text: str  # as the memory wrote it
@@ -290,7 +290,7 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
         if len(parts) < 2 or word.startswith("//") or not all(parts):
             continue
         if _has_extension(parts[-1]) or (word.endswith("/") and parts[0] in shape.top_level):
-            out.append(Claim("path", word, "body", path=word))
+            out.append(Claim("mention", word, "body", path=word))
     for call in _PROSE_CALL.findall(prose):
         out += span_claims(call + "()", shape)
     return out

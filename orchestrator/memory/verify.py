@@ -409,6 +409,7 @@ class Verifier:
         """How each kind of claim is checked (see `claims` for the kinds)."""
         return {
             "path": self._check_path,
+            "mention": self._check_mention,
             "line": self._check_line,
             "symbol": self._check_cited_symbol,
             "flag": self._check_flag,
@@ -443,6 +444,19 @@ class Verifier:
         except OSError:
             return None
         return kinds.size_check(claim, path, size, facts.lines)
+
+    def _check_mention(self, claim: Claim) -> str | None:
+        """A path the prose names, less exact than one in backticks (written from some
+        folder, abbreviated): it holds as a path would, or where a tracked file has its
+        name; so it is stale only when that file is gone from the whole tree."""
+        name = (claim.path or "").rstrip("/").rsplit("/", 1)[-1]
+        if self._check_path(claim) is None or ("." in name and self._basename_exists(name)):
+            return None
+        return (
+            f"{claim.path} does not exist, nor any file named {name}"
+            if "." in name
+            else (f"{claim.path} does not exist")
+        )
 
     def _check_setting(self, claim: Claim) -> str | None:
         """A value stated for a name: the tracked files that set the name (found by `git

@@ -416,8 +416,8 @@ def test_paths_and_calls_in_prose_are_claims() -> None:
         )
     }
     assert claims == {
-        ("path", "app/settings.py"),
-        ("path", "web/static/"),
+        ("mention", "app/settings.py"),
+        ("mention", "web/static/"),
         ("function", "parse_config()"),
         ("member", "Loader.load()"),
     }
@@ -450,3 +450,15 @@ def test_a_value_stated_for_a_name_is_what_the_code_sets_it_to(
     assert results["retries"].failures[0].reason == (
         "states MAX_RETRIES is 5; app/limits.py sets 3"
     )
+
+
+def test_a_path_in_prose_is_stale_only_when_its_file_is_gone_from_the_tree(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    put("abbreviated", "The cart is drawn in src/cart.js of the web client.")  # web/cart.js
+    put("gone", "Settings are read in app/settings.py at start-up.")
+    results = {
+        v.name: v.result
+        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
+    }
+    assert results == {"abbreviated": "ok", "gone": "stale"}
