@@ -20,7 +20,9 @@ symbol is defined there) plus what its body names in backticks:
   `python -m` one of its modules). Flags of other programs (`git log --oneline`) are not
   claims: nothing in this repository could confirm them.
 
-Anything else in backticks (`pytest -q`, `os.path.join`, `x = 1`) is not a claim.
+Anything else in backticks (`pytest -q`, `os.path.join`, `x = 1`) is not a claim. Outside
+backticks and links, the prose's paths (`apps/web/main.ts`, `packages/core/`) and calls
+(`parse_config()`, `Loader.load()`) are claims too (`prose_claims`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,13 @@ _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 _TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
+_PROSE_PATH = re.compile(
+    r"(?<![\w@:/.~$<{-])((?:\.?/)?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)+/?)(?![\w<{*\[$/-])"
+)
+_PROSE_CALL = re.compile(
+    r"(?<![\w.`])([a-z_][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Za-z0-9]+\.[a-z_][A-Za-z0-9_]*)\(\)"
+)
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
 FILE_EXTENSIONS = frozenset(
     [
         "py",
@@ -144,7 +153,7 @@ BARE_FILES = frozenset(
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement. `kind`: path, line, symbol, function, member, module,
-    class, type (a single capitalised word), identifier, flag. `path` is set for claims about one file (citations, body paths)."""
+    class, type (a single capitalised word), identifier, flag, mention (a path in prose). `path` is set for claims about one file (citations, body paths)."""
 
     kind: str
     text: str  # as the memory wrote it
@@ -264,7 +273,27 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
     for match in CODE_SPAN.finditer(body):
         for claim in span_claims(match.group(1), shape):
             found.setdefault((claim.kind, claim.text), claim)
+    for claim in prose_claims(body, shape):
+        found.setdefault((claim.kind, claim.text), claim)
     return tuple(found.values())
+
+
+def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
+    """Names the prose gives outside code spans and links: a repository path (a file with
+    an extension under a folder, `apps/web/src/main.ts`, or a folder below a top-level
+    entry written with its slash, `packages/core/`) and a call (`parse_config()`, `Loader.load()`)."""
+    prose = _LINK_TARGET.sub(" ", CODE_SPAN.sub(" ", body))
+    out: list[Claim] = []
+    for word in _PROSE_PATH.findall(prose):
+        word = word.rstrip(".,;:)")
+        parts = word.strip("/").split("/")
+        if len(parts) < 2 or word.startswith("//") or not all(parts):
+            continue
+        if _has_extension(parts[-1]) or (word.endswith("/") and parts[0] in shape.top_level):
+            out.append(Claim("mention", word, "body", path=word))
+    for call in _PROSE_CALL.findall(prose):
+        out += span_claims(call + "()", shape)
+    return out
 
 
 def memory_claims(memory: Memory, shape: RepoShape) -> list[Claim]:

@@ -33,7 +33,7 @@ from orchestrator.memory import grammars
 from orchestrator.memory.claims import Claim, RepoShape
 from orchestrator.store.cache import Cache
 
-FACTS_VERSION = 7  # of the cache tables below: a change of what is stored empties them
+FACTS_VERSION = 8  # of the cache tables below: a change of what is stored empties them
 FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
@@ -238,6 +238,9 @@ def file_facts(data: bytes, path: str) -> FileFacts:
             code_words=frozenset(w for w in parsed.code_words if not secret_word(w)),
         )
     words = frozenset(w for w in _WORDS.findall(text) if not secret_word(w))
+    fallback = _PATTERNS.get(path.rsplit(".", 1)[-1].lower()) if "." in path else None
+    if fallback is not None:
+        return FileFacts(lines, pattern_defs(text, fallback), words, flags, False, True)
     if path.endswith((".py", ".pyi")):
         try:
             tree = ast.parse(data, filename=path)
@@ -248,6 +251,56 @@ def file_facts(data: bytes, path: str) -> FileFacts:
             lines, frozenset(python_defs(tree)), words, flags, True, True, frozenset(exports), star
         )
     return FileFacts(lines, frozenset(), words, flags, False, True)
+
+
+def pattern_defs(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str]]) -> frozenset[str]:
+    """A language without a grammar here: its type names (`class X`, `module X`,
+    `interface X`...) and each function or method under the type declared last above it
+    (`X.method`) as well as on its own. A fallback by patterns, not a parse: the names
+    serve to find where a name is defined (`moved`, sizes), never to call one undefined."""
+    types, functions = patterns
+    out: set[str] = set()
+    owner: str | None = None
+    for line in text.splitlines():
+        found = types.match(line)
+        if found:
+            owner = found.group(1).rsplit("::", 1)[-1].rsplit(".", 1)[-1]
+            out.update({owner, found.group(1)})
+            continue
+        found = functions.match(line)
+        if found:
+            out.add(found.group(1))
+            if owner is not None:
+                out.add(f"{owner}.{found.group(1)}")
+    return frozenset(out)
+
+
+_MODIFIERS = (
+    r"(?:(?:public|private|protected|internal|static|abstract|final|sealed|open|override|"
+    r"readonly|partial|async|virtual|data|inline|suspend|operator|enum|value|annotation|"
+    r"companion|new|unsafe|extern)\s+)*"
+)
+_C_LIKE_TYPES = re.compile(
+    rf"^\s*{_MODIFIERS}(?:class|interface|trait|struct|record|enum|object)\s+([A-Za-z_]\w*)"
+)
+_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "php": (_C_LIKE_TYPES, re.compile(rf"^\s*{_MODIFIERS}function\s+&?([A-Za-z_]\w*)\s*\(")),
+    "rb": (
+        re.compile(r"^\s*(?:class|module)\s+([A-Z][\w:]*)"),
+        re.compile(r"^\s*def\s+(?:self\.)?([a-z_]\w*[?!=]?)"),
+    ),
+    "cs": (
+        _C_LIKE_TYPES,
+        re.compile(
+            rf"^\s*{_MODIFIERS}(?:[\w.<>\[\],?]+\s+)+([A-Z]\w*)\s*(?:<[^>]*>)?\s*\((?!.*;\s*$)"
+        ),
+    ),
+    "kt": (
+        _C_LIKE_TYPES,
+        re.compile(rf"^\s*{_MODIFIERS}fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\("),
+    ),
+}
+_PATTERNS["kts"] = _PATTERNS["kt"]
 
 
 def is_code(path: str) -> bool:
@@ -275,8 +328,9 @@ class CodeIndex:
 
     def add(self, facts: FileFacts) -> None:
         self.flags |= facts.flags
-        self.defs |= facts.defs
-        self.qualified.update(d for d in facts.defs if "." in d)
+        if facts.syntax:  # names a parser found: what no file defines is undefined
+            self.defs |= facts.defs
+            self.qualified.update(d for d in facts.defs if "." in d)
         if facts.python:
             self.py_words |= facts.words
         else:

@@ -21,7 +21,14 @@ Each kind has its own check against what the project declares now (`Project`):
 - `value`: a stated value beside a thing the config defines: a language or tool version
   ("Python 3.10+", "Go 1.25", "Node 20", "pnpm 9", "Rust 1.80"), a dependency's version
   ("React 18"), the pytest timeout, compared with pyproject.toml, setup.cfg, package.json,
-  go.mod, Cargo.toml and the version files now; a different value is stale, with both.
+  go.mod, Cargo.toml and the version files now (a minimum: the declarations nearest the
+  root); a different value is stale, with both. A named version ("Go Version: 1.25.0",
+  "pnpm 9") is one version: some declaration or pin (a CI workflow's `go-version:`,
+  `.tool-versions`, mise's `[tools]`, `packageManager`) must have it.
+- `size`: a file's size stated beside its name ("`Application` (74KB)", "about 156
+  lines"): the file named, defining the name, or cited, within `_SIZE_TOLERANCE`.
+- `setting`: a number stated as a named setting's value ("`MAX_RETRIES` is 5", "`--jobs`
+  (default 4)"): some tracked file sets the name to it (checked in `verify`, by `git grep`).
 """
 
 from __future__ import annotations
@@ -41,7 +48,18 @@ from typing import Any
 from orchestrator.memory import tasksources
 from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
 
-KINDS = ("script", "task", "extra", "directory", "pattern", "env", "value", "import")
+KINDS = (
+    "script",
+    "task",
+    "extra",
+    "directory",
+    "pattern",
+    "env",
+    "value",
+    "import",
+    "size",
+    "setting",
+)
 _SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _NAME = r"[A-Za-z0-9_][\w.:@/-]*"
 _ENV_REF = re.compile(r"\$\{?([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\}?")
@@ -50,11 +68,32 @@ _SUFFIX_WORDS = re.compile(
     r"(?:end(?:s|ing)?\s+(?:in|with)|suffix(?:ed)?(?:\s+with)?|named\s+like)\s+`([^`\s]+)`", re.I
 )
 _VERSION = r"v?(\d+(?:\.\d+){0,2})(?:\.x|\+)?"
+_EMPHASIS = r"(?:\*\*|__|\*|_)?"
 _STATED = re.compile(
     rf"\b(Python|Go|Golang|Node(?:\.js|JS)?|pnpm|npm|yarn|Rust|Ruby|PHP|Java|Bun|Deno)"
-    rf"\s*(?:>=|≥|version)?\s*{_VERSION}(?![\w%]|\.\d)",
+    rf"\s*(?:>=|≥|(?P<named>version){_EMPHASIS}\s*:?\s*{_EMPHASIS})?\s*{_VERSION}"
+    rf"(?![\w%]|\.\d)",
     re.I,
 )
+# "Go Version: 1.25.0" names one version: CI's setup, a tool pin, or the config's own
+_CI_VERSION = {"go": "go", "golang": "go", "node": "node", "python": "python", "ruby": "ruby"}
+_ASDF = {"go": ("golang", "go"), "golang": ("golang", "go"), "node": ("nodejs", "node")}
+# a file's size stated beside its name, as an approximation: "(74KB, highly complex)",
+# "about 156 lines" ("has 57 lines" is a count of the moment: the audit's excluded content)
+_SIZE = re.compile(
+    r"(?:\(\s*(?:~\s*|(?:about|around|roughly)\s+)?|\b(?:about|around|roughly|approximately)\s+|~\s*)"
+    r"(\d+(?:\.\d+)?)\s*(KB|KiB|kB|MB|MiB|lines|LOC)\b(?!\s*(?:/|per\b))"
+)
+# a value stated beside a name the code or config sets: "`MAX_RETRIES` is 5", "`timeout`
+# defaults to 30", "`--jobs` (default 4)", "`PORT=3000`"
+_SETTING = re.compile(
+    r"`(--?[A-Za-z][\w-]*|[A-Za-z_][\w-]*)`\s*(?:\(\s*)?"
+    r"(?:is|=|:|of|defaults?\s+(?:to|is)|is\s+set\s+to|set\s+to|\(?default:?)\s*`?"
+    r"(-?\d+(?:\.\d+)?)(?![\w.]*\.\d)"
+)
+_SETTING_SPAN = re.compile(r"^([A-Za-z_][\w-]*)\s*[=:]\s*(-?\d+(?:\.\d+)?)$")
+_SIZE_TOLERANCE = 0.15  # a stated size holds within 15% of the file's (sizes are rounded)
+_SIZE_UNITS = {"kb": 1024, "kib": 1024, "mb": 1024 * 1024, "mib": 1024 * 1024}
 _DEP_STATED = re.compile(rf"\b([A-Za-z][\w.-]*[A-Za-z0-9])\s+{_VERSION}(?![\w%]|\.\d)")
 _LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
 _MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
@@ -416,6 +455,39 @@ class Project:
             out += self._version_files(".ruby-version")
         return out
 
+    def pins(self, tool: str) -> list[tuple[str, str]]:
+        """(where, version) pairs that pin a tool's version outside the package config: a
+        CI workflow's `<tool>-version:` (each of a matrix), `.tool-versions`, mise's
+        `[tools]`."""
+        tool = tool.lower().removesuffix(".js").removesuffix("js")
+        out: list[tuple[str, str]] = []
+        ci = _CI_VERSION.get(tool)
+        workflows = [
+            p
+            for p in self.paths
+            if p.startswith(".github/workflows/") and p.endswith((".yml", ".yaml"))
+        ]
+        for path in workflows if ci else []:
+            for raw in re.findall(rf"^\s*-?\s*{ci}-version:\s*(.+)$", self.text(path) or "", re.M):
+                for value in re.split(r"[,\[\]\s]+", raw.split("#", 1)[0]):
+                    value = value.strip("'\"")
+                    if value[:1].isdigit():
+                        out.append((f"{path} {ci}-version", value))
+        names = _ASDF.get(tool, (tool,))
+        for path in self.named(".tool-versions"):
+            for line in (self.text(path) or "").splitlines():
+                words = line.split("#", 1)[0].split()
+                if len(words) > 1 and words[0] in names:
+                    out += [(path, v) for v in words[1:] if v[:1].isdigit()]
+        for path in tasksources.mise_configs(self.paths):
+            tools = self._toml(path).get("tools", {})
+            for name in names:
+                value = tools.get(name) if isinstance(tools, dict) else None
+                for v in value if isinstance(value, list) else [value]:
+                    if isinstance(v, str | int | float) and str(v)[:1].isdigit():
+                        out.append((f"{path} tools.{name}", str(v)))
+        return out
+
     def _version_files(self, *names: str) -> list[tuple[str, str]]:
         out = []
         for path in self.named(*names):
@@ -465,7 +537,7 @@ def text_claims(text: str) -> list[Claim]:
     for suffix in _SUFFIX_WORDS.findall(text):
         pattern = suffix if "*" in suffix else "*" + suffix
         claims.append(Claim("pattern", pattern, "body", symbol=pattern))
-    claims += _value_claims(CODE_SPAN.sub(" ", text))
+    claims += _value_claims(CODE_SPAN.sub(" ", text)) + size_claims(text) + setting_claims(text)
     for alias in _ALIAS_IMPORT.findall(text):
         claims.append(Claim("import", alias, "body", symbol=alias))
     claims += [
@@ -672,11 +744,22 @@ def _extra_claims(args: list[str], text: str) -> list[Claim]:
 def _value_claims(prose: str) -> list[Claim]:
     out: list[Claim] = []
     for found in _STATED.finditer(prose):
-        tool, version = found.group(1), found.group(2)
-        if not _MINIMUM.search(found.group(0)) and not _REQUIRES.search(prose):
+        tool, version = found.group(1), found.group(3)
+        if _MINIMUM.search(found.group(0)) or _REQUIRES.search(prose):
+            stated = version
+        elif found.group("named") or tool.lower() in ("pnpm", "yarn", "bun"):
+            # "Go Version: 1.25.0", "pnpm 9" (packageManager pins one): that version
+            stated = "=" + version
+        else:
             continue  # "runs Python 3.12": not what a minimum in the config says
         out.append(
-            Claim("value", found.group(0).strip(), "body", symbol=tool.lower(), value=version)
+            Claim(
+                "value",
+                found.group(0).replace("*", "").strip(),
+                "body",
+                symbol=tool.lower(),
+                value=stated,
+            )
         )
     if re.search(r"\bpytest\b", prose, re.I):
         timeout = _TIMEOUT.search(prose)
@@ -695,10 +778,84 @@ def _value_claims(prose: str) -> list[Claim]:
         # "React 18", "Prisma 5.x": checked only where the project depends on the name
         if found.group(0) not in tools and not _STATED.match(found.group(0)):
             name = found.group(1).lower().removesuffix(".js")
+            if name in ("version", "versions"):
+                continue  # "Go version 1.26": the tool's, above
             out.append(
                 Claim("value", found.group(0), "body", symbol="dep:" + name, value=found.group(2))
             )
     return out
+
+
+def size_claims(text: str) -> list[Claim]:
+    """A file's size stated beside its name (`` `Application` (74KB) ``, "`src/app.ts`,
+    about 156 lines"): the name is the code span or link nearest before the size (else the
+    first after it), a path or a name some file defines (else the memory's one cited
+    file: `verify`)."""
+    names = [(m.start(), m.group(1).strip()) for m in CODE_SPAN.finditer(text)]
+    names += [(m.start(), m.group(1)) for m in _LINK.finditer(text)]
+    names = sorted((at, n) for at, n in names if n and " " not in n)
+    out = []
+    for found in _SIZE.finditer(CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)):
+        before = [n for at, n in names if at < found.start()]
+        after = [n for at, n in names if at > found.start()]
+        name = before[-1] if before else after[0] if after else None
+        if name is not None:
+            value = f"{found.group(1)} {found.group(2)}"
+            out.append(Claim("size", f"{name} {value}", "body", symbol=name, value=value))
+    return out
+
+
+def setting_claims(text: str) -> list[Claim]:
+    """A number stated as the value a named setting has: "`MAX_RETRIES` is 5", "`--jobs`
+    (default 4)", `` `timeout = 30` ``."""
+    out = []
+    for found in _SETTING.finditer(text):
+        name, value = found.group(1), found.group(2)
+        out.append(Claim("setting", f"{name} {value}", "body", symbol=name, value=value))
+    for span in CODE_SPAN.findall(text):
+        assigned = _SETTING_SPAN.match(span.strip())
+        if assigned and not _ENV_ASSIGN.match(span.strip()):
+            name, value = assigned.group(1), assigned.group(2)
+            out.append(Claim("setting", f"{name} {value}", "body", symbol=name, value=value))
+    return out
+
+
+def setting_values(name: str, lines: Iterable[str]) -> list[str]:
+    """The numbers these lines set `name` to: `NAME = 5`, `name: 5`, `"name": 5`,
+    `NAME := 5`, `name = "5"`, or a flag's `default=5` on the line that defines it."""
+    if name.startswith("-"):
+        pattern = re.compile(
+            rf"{re.escape(name)}\b.*?\bdefault\w*\s*[=:(,]\s*[\"']?(-?\d+(?:\.\d+)?)\b"
+        )
+    else:
+        pattern = re.compile(
+            rf"(?<![\w-]){re.escape(name)}[\"']?\s*(?::\s*[\w.\[\]| <>]{{1,40}}?)?\s*"
+            rf"(?::=|=|:)\s*[\"']?(-?\d+(?:\.\d+)?)(?![\w.]*\.\d)\b"
+        )
+    return [m.group(1) for line in lines for m in pattern.finditer(line)]
+
+
+def setting_check(claim: Claim, found: list[tuple[str, str]]) -> str | None:
+    """None when some place sets the name to the stated number (or none sets it), else
+    both values. A number in another unit (30 s against 30000 ms) counts as the same."""
+    stated = float(claim.value or 0)
+    if not found or any(
+        float(v) in (stated, stated * 1000, stated / 1000, stated * 60) for _, v in found
+    ):
+        return None
+    where = "; ".join(f"{path} sets {v}" for path, v in found[:3])
+    return f"states {claim.symbol} is {claim.value}; {where}"
+
+
+def size_check(claim: Claim, path: str, size: int, lines: int) -> str | None:
+    """None when the stated size is within `_SIZE_TOLERANCE` of the file's, else why not."""
+    number, unit = (claim.value or "0 lines").split()
+    stated = float(number) * _SIZE_UNITS.get(unit.lower(), 1)
+    actual = lines if unit.lower() in ("lines", "loc") else size
+    if stated <= 0 or abs(actual - stated) <= _SIZE_TOLERANCE * stated:
+        return None
+    now = f"{lines} lines" if actual == lines else f"{size / 1024:.0f} KB"
+    return f"states {claim.symbol} is {number} {unit}; {path} is now {now}"
 
 
 def link_claims(words: str) -> list[Claim]:
@@ -866,8 +1023,15 @@ def _check_value(claim: Claim, project: Project) -> str | None:
         if not versions or any(_same_version(stated, v) for v in versions):
             return None
         return f"states {key[4:]} {stated}; the project now declares {', '.join(sorted(set(versions)))}"
+    elif stated.startswith("="):
+        stated = stated[1:]
+        declared = project.versions(key) + project.pins(key)
+        if not declared or any(_same_version(stated, v) for _, v in declared):
+            return None
+        found = "; ".join(f"{where} says {value}" for where, value in declared[:3])
+        return f"states {claim.text.strip()}; now {found}"
     else:
-        declared = project.versions(key)
+        declared = _shallowest(project.versions(key))
     same = _same_version if key == "pytest-timeout" else _at_least
     if not declared or any(same(stated, v) for _, v in declared):
         return None
@@ -875,4 +1039,25 @@ def _check_value(claim: Claim, project: Project) -> str | None:
     return f"states {claim.text.strip()}; {where} now says {value}"
 
 
-__all__ = ["KINDS", "KNOWN_ENV", "Project", "check", "link_claims", "text_claims"]
+def _shallowest(declared: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The declarations nearest the root: the project's own minimum is its root config's
+    (a nested go.mod or package.json is a test fixture's, an example's or a sub-package's)."""
+    if not declared:
+        return declared
+    depth = min(where.split(" ", 1)[0].count("/") for where, _ in declared)
+    return [(w, v) for w, v in declared if w.split(" ", 1)[0].count("/") == depth]
+
+
+__all__ = [
+    "KINDS",
+    "KNOWN_ENV",
+    "Project",
+    "check",
+    "link_claims",
+    "setting_check",
+    "setting_claims",
+    "setting_values",
+    "size_check",
+    "size_claims",
+    "text_claims",
+]

@@ -170,6 +170,11 @@ def _project_root(config: str) -> str:
     return _folder(config)
 
 
+def mise_configs(paths: Sequence[str]) -> list[str]:
+    """The mise config files among `paths` (see the module docstring)."""
+    return [p for p in paths if _MISE_CONFIG.search(p)]
+
+
 def mise_tasks(paths: Sequence[str], read: Reader) -> set[str]:
     """Every mise task the configs, task files and task folders define (see the module
     docstring)."""

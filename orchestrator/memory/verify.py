@@ -194,7 +194,11 @@ class Verifier:
         key = (memory.name, memory.body, memory.citations)
         found = self._claims.get(key)
         if found is None:
-            found = self._claims[key] = citation_claims(memory) + self.body_claims(memory.body)
+            body = self.body_claims(memory.body)
+            cited = {c.path for c in memory.citations}
+            if len(cited) == 1:  # a size the body states is the one cited file's
+                body = [replace(c, path=min(cited)) if c.kind == "size" else c for c in body]
+            found = self._claims[key] = citation_claims(memory) + body
         return found
 
     def body_claims(self, body: str) -> list[Claim]:
@@ -405,6 +409,7 @@ class Verifier:
         """How each kind of claim is checked (see `claims` for the kinds)."""
         return {
             "path": self._check_path,
+            "mention": self._check_mention,
             "line": self._check_line,
             "symbol": self._check_cited_symbol,
             "flag": self._check_flag,
@@ -415,11 +420,60 @@ class Verifier:
             "member": self._check_member,
             "module": lambda claim: self._check_module(claim.symbol or ""),
             "env": self._check_env,
-            **{k: self._check_kind for k in kinds.KINDS if k != "env"},
+            "size": self._check_size,
+            "setting": self._check_setting,
+            **{k: self._check_kind for k in kinds.KINDS if k not in ("env", "size", "setting")},
         }
 
     def _check_kind(self, claim: Claim) -> str | None:
         return kinds.check(claim, self.project())
+
+    def _check_size(self, claim: Claim) -> str | None:
+        """A stated size of the file the claim names, or whose code defines the name it
+        gives, else of the one file the memory cites; None when no one file is found."""
+        name = (claim.symbol or "").strip("/").removeprefix("./")
+        path = None
+        if name:
+            path = name if self._is_file(name) else None if "/" in name else self._defined_in(name)
+        path = path or claim.path
+        facts = self.facts.of(path) if path is not None else None
+        if path is None or facts is None:
+            return None
+        try:
+            size = (self.layout.root / path).stat().st_size
+        except OSError:
+            return None
+        return kinds.size_check(claim, path, size, facts.lines)
+
+    def _check_mention(self, claim: Claim) -> str | None:
+        """A path the prose names, less exact than one in backticks (written from some
+        folder, abbreviated): it holds as a path would, or where a tracked file has its
+        name; so it is stale only when that file is gone from the whole tree."""
+        name = (claim.path or "").rstrip("/").rsplit("/", 1)[-1]
+        if self._check_path(claim) is None or ("." in name and self._basename_exists(name)):
+            return None
+        return (
+            f"{claim.path} does not exist, nor any file named {name}"
+            if "." in name
+            else (f"{claim.path} does not exist")
+        )
+
+    def _check_setting(self, claim: Claim) -> str | None:
+        """A value stated for a name: the tracked files that set the name (found by `git
+        grep`, memories and prose aside) must set it to that value somewhere."""
+        name = claim.symbol or ""
+        listed = git(self.layout.root, "grep", "-n", "-w", "-F", "-I", "-e", name, "--")
+        by_path: dict[str, list[str]] = {}
+        for row in listed.decode("utf-8", "replace").splitlines():
+            path, _, rest = row.partition(":")
+            if is_code(path) and not path.endswith(".mdc"):  # .mdc: an agent's rules
+                by_path.setdefault(path, []).append(rest.partition(":")[2])
+        found = [
+            (path, value)
+            for path, lines in by_path.items()
+            for value in kinds.setting_values(name, lines)
+        ]
+        return kinds.setting_check(claim, found)
 
     def _check_env(self, claim: Claim) -> str | None:
         symbol, index = claim.symbol or "", self._index(claim)

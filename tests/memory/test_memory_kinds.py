@@ -135,3 +135,28 @@ def test_tasks_are_read_wherever_the_tools_define_them(tmp_path: Path) -> None:
         "task:just:deploy": "no just recipe deploy",
         "task:mise:ignored": "no mise task ignored",
     }
+
+
+def test_a_minimum_is_the_root_configs_and_a_named_version_is_any_pin(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "go.mod": "module example.com/x\n\ngo 1.26.0\n",
+            "testdata/go.mod": "module example.com/fixture\n\ngo 1.24.0\n",  # a fixture's
+            ".github/workflows/ci.yml": "steps:\n  - uses: actions/setup-go@v5\n"
+            "    with:\n      go-version: '1.26.5'\n",
+            ".tool-versions": "nodejs 20.11.0\n",
+        },
+    )
+    found = verdicts("**Go 1.25.0+** is required.", proj)
+    assert found == {"value:go": "states Go 1.25.0+; go.mod go now says 1.26.0"}
+    named = verdicts("- **Go Version:** 1.25.0", proj)["value:go"]
+    assert named is not None and "Go Version: 1.25.0" in named and "1.26.5" in named
+    assert verdicts("CI: Go version 1.26", proj) == {"value:go": None}  # the workflow's pin
+    assert verdicts("Node version 20", proj) == {"value:node": None}  # .tool-versions
+    assert verdicts("Node version 18", proj)["value:node"] is not None
+    pinned = project(
+        tmp_path / "js", {"package.json": json.dumps({"packageManager": "pnpm@9.1.0"})}
+    )
+    assert verdicts("We use pnpm 9.", pinned) == {"value:pnpm": None}
+    assert verdicts("We use pnpm 8.", pinned)["value:pnpm"] is not None

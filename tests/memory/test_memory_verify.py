@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from orchestrator.cli import cli
 from orchestrator.memory import codeindex
-from orchestrator.memory.claims import RepoShape, span_claims
+from orchestrator.memory.claims import RepoShape, body_claims, span_claims
 from orchestrator.memory.record import record
 from orchestrator.memory.verify import Verifier, verify_memories
 from orchestrator.store.layout import Layout
@@ -188,7 +188,9 @@ def test_changed_means_the_cited_code_moved_on_but_the_claims_hold(
     results = {v.name: v for v in verify_memories(layout, memories)}
     assert results["timeout"].result == "ok"  # the file changed, not DEFAULT_TIMEOUT
 
-    main.write_text(main.read_text().replace("DEFAULT_TIMEOUT = 30", "DEFAULT_TIMEOUT = 45"))
+    # the cited symbol's own source changes, the value the memory states does not (a new
+    # value would make it stale: test_a_value_stated_for_a_name_is_what_the_code_sets_it_to)
+    main.write_text(main.read_text().replace("DEFAULT_TIMEOUT = 30", "DEFAULT_TIMEOUT = 30.0"))
     commit_all(layout.root, "touch the cited symbol")
     results = {v.name: v for v in verify_memories(layout, memories)}
     assert results["timeout"].result == "changed"
@@ -345,3 +347,118 @@ def test_only_changed_memories_are_checked_again(
     results, _ = verify_module.verify_store(layout)
     assert checked == ["two"]
     assert {v.name: v.result for v in results} == {"one": "ok", "two": "stale"}
+
+
+def test_a_stated_size_is_the_size_of_the_file_named_cited_or_defining_the_name(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    root = layout.root
+    (root / "app" / "Models").mkdir()
+    model = root / "app" / "Models" / "Server.php"
+    model.write_text("<?php\nclass Server extends Model\n{\n" + "    // x\n" * 1000 + "}\n")
+    commit_all(root, "model")
+    kb = model.stat().st_size // 1024
+    put("named", f"`Server` - remote servers ({kb}KB, complex)")
+    put("pathed", "`app/Models/Server.php` is about 1004 lines long.")
+    put("cited", f"The `model` is big ({kb} KB).", citations=(Citation("app/Models/Server.php"),))
+    put("counted", "`app/Models/Server.php` has 3 lines.")  # a count of the moment: no claim
+    put("limit", "Uploads are limited to 1 MB (`MAX_UPLOAD`).")  # a limit, not a file's size
+    memories = RepoMemoryStore(layout).load_all().memories
+    assert {v.name: v.result for v in verify_memories(layout, memories)} == {
+        "named": "ok",
+        "pathed": "ok",
+        "cited": "ok",
+        "counted": "ok",
+        "limit": "ok",
+    }
+    model.write_text(model.read_text() + "    // y\n" * 600)  # half as large again
+    results = {v.name: v for v in verify_memories(layout, memories)}
+    assert {n: v.result for n, v in results.items()} == {
+        "named": "stale",
+        "pathed": "stale",
+        "cited": "stale",
+        "counted": "ok",
+        "limit": "ok",
+    }
+    reason = results["named"].failures[0].reason
+    assert reason.startswith(f"states Server is {kb} KB; app/Models/Server.php is now")
+    assert "1604 lines" in results["pathed"].failures[0].reason
+
+
+def test_definitions_of_languages_without_a_grammar_are_found_by_pattern() -> None:
+    php = codeindex.file_facts(
+        b"<?php\nfinal class Server extends Model {\n  public static function boot() {}\n}\n",
+        "app/Server.php",
+    )
+    assert {"Server", "boot", "Server.boot"} <= php.defs and not php.syntax
+    ruby = codeindex.file_facts(
+        b"class Account::Balance < ApplicationRecord\n  def series?\n  end\nend\n", "a.rb"
+    )
+    assert {"Account::Balance", "Balance", "Balance.series?"} <= ruby.defs
+    cs = codeindex.file_facts(
+        b"public sealed class CipherService : ICipherService\n{\n"
+        b"    public async Task<Cipher> SaveAsync(Cipher c)\n    {\n    }\n}\n",
+        "src/CipherService.cs",
+    )
+    assert {"CipherService", "CipherService.SaveAsync"} <= cs.defs
+    kotlin = codeindex.file_facts(b"data class User(val id: Int)\nfun User.greet() = 1\n", "U.kt")
+    assert {"User", "greet"} <= kotlin.defs
+
+
+def test_paths_and_calls_in_prose_are_claims() -> None:
+    claims = {
+        (c.kind, c.text)
+        for c in body_claims(
+            "Config lives in app/settings.py and web/static/ (see https://example.com/a/b.py, "
+            "[guide](docs/guide.md)); call parse_config() or Loader.load() and/or retry on "
+            "branches named hotfix/<ticket> or feature/{name}.",
+            SHAPE,
+        )
+    }
+    assert claims == {
+        ("mention", "app/settings.py"),
+        ("mention", "web/static/"),
+        ("function", "parse_config()"),
+        ("member", "Loader.load()"),
+    }
+
+
+def test_a_value_stated_for_a_name_is_what_the_code_sets_it_to(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    root = layout.root
+    (root / "app" / "limits.py").write_text(
+        'MAX_RETRIES = 5\nTIMEOUT_MS: int = 30000\n\nparser.add_argument("--jobs", default=4)\n'
+    )
+    (root / "config.toml").write_text("[server]\nworkers = 8\n")
+    commit_all(root, "limits")
+    put("retries", "`MAX_RETRIES` is 5.")
+    put("timeout", "`TIMEOUT_MS` defaults to 30 s.")
+    put("jobs", "`--jobs` (default 4) runs that many at once.")
+    put("workers", "Set `workers = 8` in config.toml.")
+    put("unset", "`BATCH` is 3.")  # nothing sets it: nothing to compare with
+    memories = RepoMemoryStore(layout).load_all().memories
+    assert {v.name: v.result for v in verify_memories(layout, memories)} == dict.fromkeys(
+        ("retries", "timeout", "jobs", "workers", "unset"), "ok"
+    )
+    (root / "app" / "limits.py").write_text(
+        'MAX_RETRIES = 3\nTIMEOUT_MS: int = 5000\n\nparser.add_argument("--jobs", default=2)\n'
+    )
+    (root / "config.toml").write_text("[server]\nworkers = 8\n")
+    results = {v.name: v for v in verify_memories(layout, memories)}
+    assert {n for n, v in results.items() if v.stale} == {"retries", "timeout", "jobs"}
+    assert results["retries"].failures[0].reason == (
+        "states MAX_RETRIES is 5; app/limits.py sets 3"
+    )
+
+
+def test_a_path_in_prose_is_stale_only_when_its_file_is_gone_from_the_tree(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    put("abbreviated", "The cart is drawn in src/cart.js of the web client.")  # web/cart.js
+    put("gone", "Settings are read in app/settings.py at start-up.")
+    results = {
+        v.name: v.result
+        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
+    }
+    assert results == {"abbreviated": "ok", "gone": "stale"}
