@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 # What a match of an enabled detect-secrets plugin holds, other than `plugin_shapes`: the
 # keyword detector's words (and the AWS, Cloudant, IBM and SoftLayer detectors': pw, pass,
@@ -167,8 +168,7 @@ def is_placeholder(value: str) -> bool:
     return bool(_RX.capitals.fullmatch(value))
 
 
-@dataclass(frozen=True)
-class SecretHit:
+class SecretHit(Struct, frozen=True):
     """A line of a scanned text that holds a secret, and what kind."""
 
     line: int  # 1-based, within the scanned text
@@ -189,8 +189,7 @@ def _looks_real(value: str) -> bool:
     return has_alpha and (has_digit or has_other or (mixed_case and not value.istitle()))
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(Struct, frozen=True):
     """Where a secret stands in a text: the characters [start, end) and what it is."""
 
     start: int

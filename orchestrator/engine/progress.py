@@ -15,7 +15,6 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from msgspec import Struct
-from msgspec.structs import fields
 
 from orchestrator.engine.enums import Decision, Step
 from orchestrator.events.log import Event
@@ -279,7 +278,10 @@ class Spent(Struct):
             self.cache_write_tokens += _count(usage.get("cache_write_tokens"))
 
     def plus(self, other: Spent) -> Spent:
-        return Spent(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+        # the field names, as msgspec keeps them (`msgspec.structs.fields` would also read
+        # every annotation, compiling each from its text)
+        names = self.__struct_fields__
+        return Spent(*(getattr(self, name) + getattr(other, name) for name in names))
 
     @classmethod
     def sum(cls, parts: Iterable[Spent]) -> Spent:

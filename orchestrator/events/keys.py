@@ -19,8 +19,9 @@ import hashlib
 import hmac
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct
 
 from orchestrator.errors import OrchError, UsageError
 
@@ -44,12 +45,14 @@ def state_dir() -> Path:
     return base / "orch"
 
 
-@dataclass(frozen=True, slots=True)
-class Key:
+class Key(Struct, frozen=True):
     """The signing key; `kid` names it (a hash, so the id reveals nothing of the key)."""
 
-    secret: bytes = field(repr=False)
+    secret: bytes
     kid: str
+
+    def __repr__(self) -> str:  # the secret is never shown
+        return f"Key(kid={self.kid!r})"
 
     @classmethod
     def of(cls, secret: bytes) -> Key:

@@ -24,12 +24,12 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from orchestrator.checks.secrets import redact_data
 from orchestrator.events.chain import (
@@ -69,9 +69,11 @@ def utc_ts() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One line of a task's event log: the envelope, its payload and its seal."""
+class Event(Struct, frozen=True):
+    """One line of a task's event log: the envelope, its payload and its seal.
+
+    Two events are equal when their envelopes are: where a line was read (`line`) and
+    its seal are left out."""
 
     ts: str
     trace_id: str
@@ -81,11 +83,14 @@ class Event:
     event_type: str
     payload: dict[str, Any]
     v: int = 1
-    line: int = field(default=0, compare=False)  # 1-based line number when read from a file
+    line: int = 0  # 1-based line number when read from a file
     # The seal (None on a line written before logs were signed): see orchestrator.events.chain.
-    prev: str | None = field(default=None, compare=False)
-    kid: str | None = field(default=None, compare=False)
-    mac: str | None = field(default=None, compare=False)
+    prev: str | None = None
+    kid: str | None = None
+    mac: str | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Event) and self.envelope() == other.envelope()
 
     def envelope(self) -> dict[str, Any]:
         """The event without its seal: what the seal signs."""

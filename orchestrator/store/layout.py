@@ -7,8 +7,9 @@ This module is the only place that spells the folder layout; everything else ask
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from orchestrator.errors import NotARepository, NotInitialised
 
@@ -25,8 +26,7 @@ def find_repo_root(start: Path | None = None) -> Path:
     raise NotARepository(here)
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(Struct, frozen=True):
     """Where orch's folders are in one repository."""
 
     root: Path
