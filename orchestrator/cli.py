@@ -6,6 +6,8 @@ until a command runs, so `orch --help` stays fast and never imports the model SD
 
 from __future__ import annotations
 
+import atexit
+import gc
 import sys
 
 import click
@@ -80,6 +82,11 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    # At exit every object goes with the process; Python's last collections would still walk
+    # them all (about 25 ms for `orch status`, a sixth of its time). Frozen, they are left
+    # out of those walks; nothing else changes: the collector works as ever while a command
+    # runs, and what a command closes or flushes it does so explicitly before it returns.
+    atexit.register(gc.freeze)
     try:
         cli.main(args=argv, prog_name="orch")
     except KeyboardInterrupt:
