@@ -26,7 +26,7 @@ FALSE = ("0", "false", "no", "off")
 
 @dataclass(frozen=True)
 class ContextConfig:
-    mask_keep_rounds: int = 3  # tool rounds whose results stay verbatim
+    mask_keep_rounds: int = 3  # tool rounds kept verbatim (past the threshold: the newest only)
     # older results are masked when this many rounds wait for it, all at once, so the
     # conversation's prefix stays byte-stable (cacheable) between batches
     mask_batch_rounds: int = 4
