@@ -41,6 +41,53 @@ _DOTTED = re.compile(rf"^{_IDENT}(?:\.{_IDENT})+$")
 _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 _TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+# A name that stands for any name (`TypeName`, `MyClass`, `foo_bar`, `method_name`): every
+# word of it generic, one of them a placeholder's own word. Such a name is an example in a
+# convention ("prefer [`TypeName`] references"), not a claim that the code defines it.
+_NAME_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_PLACEHOLDER_WORDS = frozenset(
+    [
+        "foo",
+        "bar",
+        "baz",
+        "qux",
+        "quux",
+        "my",
+        "your",
+        "some",
+        "example",
+        "sample",
+        "name",
+        "placeholder",
+        "xxx",
+    ]
+)
+_GENERIC_WORDS = _PLACEHOLDER_WORDS | frozenset(
+    [
+        "type",
+        "class",
+        "method",
+        "function",
+        "func",
+        "fn",
+        "var",
+        "variable",
+        "field",
+        "struct",
+        "interface",
+        "trait",
+        "enum",
+        "component",
+        "module",
+        "package",
+        "value",
+        "thing",
+        "item",
+        "arg",
+        "param",
+        "key",
+    ]
+)
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
 _PROSE_PATH = re.compile(
     r"(?<![\w@:/.~$<{-])((?:\.?/)?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)+/?)(?![\w<{*\[$/-])"
@@ -218,10 +265,19 @@ def _program_flags(span: str, shape: RepoShape) -> list[str]:
     return []
 
 
+def placeholder_name(name: str) -> bool:
+    words = [w.lower() for w in _NAME_WORD.findall(name)]
+    return (
+        len(words) > 1
+        and all(w in _GENERIC_WORDS for w in words)
+        and any(w in _PLACEHOLDER_WORDS for w in words)
+    )
+
+
 def span_claims(span: str, shape: RepoShape) -> list[Claim]:
     """The claims one backtick span makes (most spans make none)."""
     span = span.strip()
-    if not span:
+    if not span or placeholder_name(span.removesuffix("()")):
         return []
     if FLAG.fullmatch(span):
         return [Claim("flag", span, "body", symbol=span)]

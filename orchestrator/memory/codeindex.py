@@ -595,10 +595,12 @@ def _grep(root: Path, paths: list[str], words: list[str]) -> set[str] | None:
     """The `paths` that hold one of `words` as a whole word, in any case (None when grep
     cannot search). GNU and BSD grep match fixed strings with one automaton for all the
     words; `git grep` tries each word in turn, a second of CPU per 500 files at 2,000
-    words. In the C locale, as `-i` in a UTF-8 one costs grep several times more."""
+    words. In the C locale, as `-i` in a UTF-8 one costs grep several times more. A
+    tracked symbolic link to a folder is skipped (`-d skip`), not an error that would
+    send every code file of the tree to the parser."""
     found: set[str] = set()
     patterns = "\n".join(words).encode()
-    command = ["grep", "-l", "--null", "-I", "-i", "-F", "-w", "-f", "-", "--"]
+    command = ["grep", "-l", "--null", "-I", "-i", "-F", "-w", "-d", "skip", "-f", "-", "--"]
     for start in range(0, len(paths), GREP_BATCH):
         try:
             done = subprocess.run(

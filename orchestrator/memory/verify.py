@@ -716,7 +716,7 @@ class Verifier:
             reason = self.check_claim(claim)
             if reason is not None:
                 failures.append(ClaimFailure(claim, reason))
-        if failures and _STATES_CHANGE.search(memory.fact):
+        if failures and states_change(memory.fact):
             # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
             failures = [f for f in failures if f.claim.origin != "body"]
         moves: tuple[Move, ...] = ()
@@ -753,6 +753,12 @@ _STATES_CHANGE = re.compile(
     r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
     re.I,
 )
+
+
+def states_change(text: str) -> bool:
+    """Whether `text` tells of a removal or a replacement ("`X` collapsed into `y()`", "use
+    `a` instead of `b`"): the names it says are gone are expected gone."""
+    return _STATES_CHANGE.search(text) is not None
 
 
 def _outside_records(blobs: dict[str, str]) -> dict[str, str]:

@@ -305,6 +305,18 @@ def test_the_whole_tree_index_reads_only_files_that_hold_the_names_asked_for(
     assert "F3" in index.defs
 
 
+def test_a_tracked_link_to_a_folder_does_not_send_the_whole_tree_to_the_parser(
+    polyglot: Layout, commit_all: Callable[..., str]
+) -> None:
+    (polyglot.root / "filler").mkdir()
+    (polyglot.root / "filler" / "f1.go").write_text("package filler\n\nfunc F1() {}\n")
+    (polyglot.root / "linked.go").symlink_to("filler", target_is_directory=True)
+    commit_all(polyglot.root, "a link git tracks, to a folder, with a code file's name")
+    facts = Facts(TreeState.read(polyglot.root), None)
+    facts.index(["ListenAndServe"])
+    assert facts.indexed == {"server/server.go"}
+
+
 def test_grammars_load_only_when_a_file_of_their_language_is_read(
     layout: Layout, put: Callable[..., Any]
 ) -> None:

@@ -133,3 +133,17 @@ def test_a_missing_file_is_one_line(plain_repo: Path) -> None:
     )
     assert done.returncode != 0
     assert len(done.stderr.strip().splitlines()) == 1 and "NOPE.md" in done.stderr
+
+
+def test_examples_and_replacements_are_not_stale(plain_repo: Path) -> None:
+    (plain_repo / "AGENTS.md").write_text(
+        "- PREFER [`TypeName`] references in doc comments, e.g. `MyClass` or `method_name()`.\n"
+        "- ALWAYS use `src/helpers.py` instead of adding `legacy_helpers` modules.\n"
+        "- The app starts in `start_server()`.\n"
+    )
+    done = lint(plain_repo, "--json")
+    report = json.loads(done.stdout)
+    status = {c["line"]: c["status"] for c in report["claims"]}
+    # placeholders name no code; the replaced name is expected gone; a real name is checked
+    assert status == {2: "ok", 3: "stale"}, report
+    assert "start_server" in report["claims"][1]["reason"]
