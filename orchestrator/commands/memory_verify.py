@@ -11,6 +11,7 @@ import click
 from orchestrator.commands._common import emit_json, json_option, repo
 from orchestrator.errors import UsageError
 from orchestrator.memory import repair
+from orchestrator.memory.lint import Finding, imports, lint, report
 from orchestrator.memory.record import record as record_results
 from orchestrator.memory.verify import RESULTS, Verification, verify_changed, verify_store
 from orchestrator.store.layout import Layout
@@ -200,26 +201,31 @@ def _repo_path(layout: Layout, name: str) -> str:
 
 
 def _lint(name: str, check: bool, as_json: bool) -> None:
-    from orchestrator.memory.lint import lint, report
-
     layout = repo(initialised=False)
     path = _repo_path(layout, name)
     try:
         source = (layout.root / path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
-    findings = lint(layout.root, path, source)
-    out = report(path, findings)
+    # the file, then each file it imports (`@AGENTS.md` in a CLAUDE.md), linted on its own
+    reports = []
+    for at, text in [(path, source), *imports(layout.root, path, source)]:
+        findings = lint(layout.root, at, text)
+        reports.append(report(at, findings))
+        if not as_json:
+            _print_lint(at, findings, reports[-1]["counts"])
+    out = {**reports[0], "imports": reports[1:]} if len(reports) > 1 else reports[0]
     if as_json:
         emit_json(out)
-    else:
-        for f in findings:
-            if f.status != "ok":
-                click.echo(f"{path}:{f.line}: {f.status.upper()} {f.text[:100]}: {f.reason}")
-        c = out["counts"]
-        click.echo(
-            f"{path}: {len(findings)} claims name code: {c['ok']} ok, {c['moved']} moved, "
-            f"{c['stale']} stale."
-        )
-    if check and out["counts"]["stale"]:
+    if check and any(r["counts"]["stale"] for r in reports):
         sys.exit(1)
+
+
+def _print_lint(path: str, findings: list[Finding], counts: dict[str, int]) -> None:
+    for f in findings:
+        if f.status != "ok":
+            click.echo(f"{path}:{f.line}: {f.status.upper()} {f.text[:100]}: {f.reason}")
+    click.echo(
+        f"{path}: {len(findings)} claims name code: {counts['ok']} ok, {counts['moved']} moved, "
+        f"{counts['stale']} stale."
+    )

@@ -81,6 +81,60 @@ def _sentences(text: str) -> list[str]:
     return [s for s in out if s.strip()]
 
 
+# Claude Code's import: `@path` at a line's start or after a space, outside code
+_IMPORT = re.compile(r"(?:^|(?<=\s))@((?:[\w.~-]+/)*[\w.-]+)")
+IMPORT_DEPTH = 5  # imports of imports, as deep as Claude Code follows them
+
+
+def imports(root: Path, path: str, source: str) -> list[tuple[str, str]]:
+    """(path, text) of each repository file `source` (the file at `path`) imports with Claude Code's
+    `@path` (relative to its folder; `@AGENTS.md` in a CLAUDE.md), then theirs, each once,
+    up to `IMPORT_DEPTH` deep. An import outside the repository (`@~/.claude/x.md`) or of
+    no file is left out: the lint reads the project only."""
+    out: dict[str, str] = {}
+    todo = [(path, source, 0)]
+    base = root.resolve()
+    while todo:
+        at, text, depth = todo.pop(0)
+        if depth >= IMPORT_DEPTH:
+            continue
+        for target in _import_targets(text):
+            if target.startswith("~"):
+                continue
+            full = (base / at).parent / target
+            try:
+                rel = full.resolve().relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if rel in out or rel == path or not full.is_file():
+                continue
+            try:
+                out[rel] = full.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            todo.append((rel, out[rel], depth + 1))
+    return list(out.items())
+
+
+def _import_targets(source: str) -> list[str]:
+    found, in_code = [], False
+    for line in source.splitlines():
+        if _FENCE.match(line):
+            in_code = not in_code
+        elif not in_code:
+            found += _IMPORT.findall(CODE_SPAN.sub(" ", line))
+    return found
+
+
+def _followed(root: Path, path: str, words: str, code: bool) -> str:
+    """`words` without the imports the lint follows (`@docs/more.md`, linted on its own):
+    an import is no claim about the code."""
+    if code or "@" not in words:
+        return words
+    folder = (root / path).parent
+    return _IMPORT.sub(lambda m: "" if (folder / m.group(1)).is_file() else m.group(0), words)
+
+
 def as_body(words: str, code: bool) -> str:
     """A claim's words as a memory body: a line of code becomes a code span, its trailing
     `# comment` kept as prose."""
@@ -98,7 +152,7 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     findings = []
     with Verifier(Layout(root), use_cache=False) as verifier:
         split = [
-            (number, words, verifier.body_claims(as_body(words, code)))
+            (number, words, verifier.body_claims(as_body(_followed(root, path, words, code), code)))
             for number, words, code in split_claims(source)
         ]
         # one search of the tree for every name the file's claims ask about

@@ -147,3 +147,34 @@ def test_examples_and_replacements_are_not_stale(plain_repo: Path) -> None:
     # placeholders name no code; the replaced name is expected gone; a real name is checked
     assert status == {2: "ok", 3: "stale"}, report
     assert "start_server" in report["claims"][1]["reason"]
+
+
+def test_a_claude_md_lints_the_files_it_imports(plain_repo: Path) -> None:
+    (plain_repo / "CLAUDE.md").write_text(
+        "@AGENTS.md\n\nAlso read @docs/more.md, not `@NOPE.md`; mail me@example.com.\n"
+        "@~/.claude/personal.md\n"
+    )
+    (plain_repo / "docs").mkdir()
+    (plain_repo / "docs" / "more.md").write_text("- Run `make lint` first. See @../AGENTS.md\n")
+    done = subprocess.run(
+        [str(ORCH), "memory", "verify", "--file", "CLAUDE.md", "--json"],
+        cwd=plain_repo,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("ORCH_")},
+    )
+    report = json.loads(done.stdout)
+    assert report["file"] == "CLAUDE.md" and report["claims"] == []
+    # each imported file once, in the order met, outside the repository never read
+    assert [r["file"] for r in report["imports"]] == ["AGENTS.md", "docs/more.md"]
+    assert report["imports"][0]["counts"] == {"ok": 4, "moved": 1, "stale": 5}
+    assert report["imports"][1]["claims"][0]["status"] == "stale"  # no Make target lint
+    text = subprocess.run(
+        [str(ORCH), "memory", "verify", "--file", "CLAUDE.md", "--check"],
+        cwd=plain_repo,
+        capture_output=True,
+        text=True,
+    )
+    assert text.returncode == 1  # a stale claim in an imported file fails the check
+    assert "AGENTS.md:3: STALE" in text.stdout and "docs/more.md:1: STALE" in text.stdout
+    assert "CLAUDE.md: 0 claims name code" in text.stdout
