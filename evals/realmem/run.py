@@ -143,8 +143,9 @@ def lint_files(
 
 
 def _finding_for(text: Text, source: str, findings: list[dict[str, Any]]) -> tuple[Status, str]:
-    """The worst finding on the claim's line that overlaps the claim's words (a finding
-    whose text is not found on the line counts for every claim of that line)."""
+    """The worst finding over the claim's line that overlaps the claim's words (a finding
+    whose text is not found on the line counts for every claim of that line; one wrapped
+    over several lines, for each claim of its lines whose words it holds)."""
     claim = text.claim
     line_start = source.rfind("\n", 0, claim.start) + 1
     line_end = source.find("\n", claim.start)
@@ -152,11 +153,14 @@ def _finding_for(text: Text, source: str, findings: list[dict[str, Any]]) -> tup
     order = {Status.OK: 0, Status.CHANGED: 1, Status.MOVED: 2, Status.STALE: 3}
     worst, reason = Status.OK, ""
     for finding in findings:
-        if finding.get("line") != claim.line:
+        first = int(finding.get("line", 0))
+        if not first <= claim.line <= int(finding.get("end_line", first)):
             continue
         words = str(finding.get("text", ""))
-        at = line.find(words) if words else -1
-        if at >= 0:
+        if int(finding.get("end_line", first)) > first:  # wrapped: its words hold the claim's
+            if " ".join(source[claim.start : claim.end].split()) not in " ".join(words.split()):
+                continue
+        elif (at := line.find(words) if words else -1) >= 0:
             a, b = line_start + at, line_start + at + len(words)
             if b <= claim.start or a >= claim.end:
                 continue

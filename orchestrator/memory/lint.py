@@ -33,14 +33,22 @@ class Finding:
     text: str
     status: str  # ok | moved | stale
     reason: str = ""
+    end_line: int = 0  # the claim's last line (a wrapped bullet or sentence), 0: `line`
 
     def to_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "text": self.text, "status": self.status, "reason": self.reason}
+        return {
+            "line": self.line,
+            "end_line": self.end_line or self.line,
+            "text": self.text,
+            "status": self.status,
+            "reason": self.reason,
+        }
 
 
-def split_claims(source: str) -> list[tuple[int, str, bool]]:
-    """(line number, words, whether the words are a line of code) for each claim."""
-    out: list[tuple[int, str, bool]] = []
+def split_claims(source: str) -> list[tuple[int, int, str, bool]]:
+    """(first line, last line, words, whether the words are a line of code) for each claim.
+    A bullet's wrapped lines are one claim; a paragraph's sentences run across its lines."""
+    out: list[tuple[int, int, str, bool]] = []
     lines = source.splitlines()
     start = 0
     if lines and lines[0].strip() == "---":  # frontmatter (.mdc rules)
@@ -49,36 +57,56 @@ def split_claims(source: str) -> list[tuple[int, str, bool]]:
                 start = i + 1
                 break
     in_code = False
+    block: list[tuple[int, str]] = []  # the lines of the bullet or paragraph being read
     for number, line in enumerate(lines[start:], start=start + 1):
-        if _FENCE.match(line):
-            in_code = not in_code
+        text = line.strip()
+        if in_code or _FENCE.match(line) or not text or _HEADING.match(line) or text[0] == "|":
+            out += _block_claims(block)
+            block = []
+            if _FENCE.match(line):
+                in_code = not in_code
+            elif in_code and text:
+                out.append((number, number, text, True))
+            elif text[:1] == "|" and not set(text) <= set("|-: "):
+                out.append((number, number, text, False))  # a table row
             continue
-        if not line.strip():
-            continue
-        if in_code:
-            out.append((number, line.strip(), True))
-            continue
-        if _HEADING.match(line) or set(line.strip()) <= set("|-: "):
-            continue
-        if _BULLET.match(line) or line.lstrip().startswith("|"):
-            out.append((number, line.strip(), False))
-            continue
-        for sentence in _sentences(line.strip()):
-            out.append((number, sentence, False))
-    return out
+        if _BULLET.match(line):
+            out += _block_claims(block)
+            block = []
+        block.append((number, text))
+    return out + _block_claims(block)
 
 
-def _sentences(text: str) -> list[str]:
-    """The sentences of a line, never cut inside a code span."""
+def _block_claims(block: list[tuple[int, str]]) -> list[tuple[int, int, str, bool]]:
+    """A bullet (its first line is one) as one claim, else a paragraph's sentences, each
+    with the lines it spans."""
+    if not block:
+        return []
+    text = " ".join(words for _, words in block)
+    if _BULLET.match(block[0][1]):
+        return [(block[0][0], block[-1][0], text, False)]
+    starts, at = [], 0  # where each line begins in the joined text
+    for number, words in block:
+        starts.append((at, number))
+        at += len(words) + 1
+
+    def line_at(offset: int) -> int:
+        return max(number for begin, number in starts if begin <= offset)
+
+    return [(line_at(a), line_at(b - 1), text[a:b], False) for a, b in _sentences(text)]
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """Where each sentence of `text` begins and ends, never cut inside a code span."""
     spans = [(m.start(), m.end()) for m in CODE_SPAN.finditer(text)]
     out, begin = [], 0
     for cut in _SENTENCE_END.finditer(text):
         if any(a < cut.start() < b for a, b in spans):
             continue
-        out.append(text[begin : cut.start()])
+        out.append((begin, cut.start()))
         begin = cut.end()
-    out.append(text[begin:])
-    return [s for s in out if s.strip()]
+    out.append((begin, len(text)))
+    return [(a, b) for a, b in out if text[a:b].strip()]
 
 
 # Claude Code's import: `@path` at a line's start or after a space, outside code
@@ -152,12 +180,17 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     findings = []
     with Verifier(Layout(root), use_cache=False) as verifier:
         split = [
-            (number, words, verifier.body_claims(as_body(_followed(root, path, words, code), code)))
-            for number, words, code in split_claims(source)
+            (
+                number,
+                end,
+                words,
+                verifier.body_claims(as_body(_followed(root, path, words, code), code)),
+            )
+            for number, end, words, code in split_claims(source)
         ]
         # one search of the tree for every name the file's claims ask about
-        verifier.facts.index(index_words(c for _, _, claims in split for c in claims))
-        for number, words, claims in split:
+        verifier.facts.index(index_words(c for *_, claims in split for c in claims))
+        for number, end, words, claims in split:
             if not claims:
                 continue
             status, reasons = "ok", []
@@ -179,7 +212,7 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
                     status = "stale"
             if status == "stale":
                 reasons = [r for r in reasons if " moved to " not in r] or reasons
-            findings.append(Finding(number, words, status, "; ".join(reasons)))
+            findings.append(Finding(number, words, status, "; ".join(reasons), end))
     return findings
 
 

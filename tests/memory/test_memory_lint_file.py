@@ -178,3 +178,20 @@ def test_a_claude_md_lints_the_files_it_imports(plain_repo: Path) -> None:
     assert text.returncode == 1  # a stale claim in an imported file fails the check
     assert "AGENTS.md:3: STALE" in text.stdout and "docs/more.md:1: STALE" in text.stdout
     assert "CLAUDE.md: 0 claims name code" in text.stdout
+
+
+def test_a_wrapped_bullet_is_one_claim_and_a_sentence_runs_across_lines(plain_repo: Path) -> None:
+    (plain_repo / "AGENTS.md").write_text(
+        "- ALWAYS keep helpers in `src/helpers.py` and call them from scripts\n"
+        "  instead of the old `legacy_helpers` module\n"
+        "- The entry point is\n"
+        "  `src/app/gone.py`.\n"
+        "\n"
+        "Build with `npm run build`. The client is built\n"
+        "with `npm run build-client`. Done.\n"
+    )
+    done = lint(plain_repo, "--json")
+    claims = [(c["line"], c["end_line"], c["status"]) for c in json.loads(done.stdout)["claims"]]
+    # the replacement is read on the bullet's second line; the stale path on the fourth
+    # belongs to the bullet of the third; the sentence of line 6 ends on line 7
+    assert claims == [(1, 2, "ok"), (3, 4, "stale"), (6, 6, "ok"), (6, 7, "stale")]
