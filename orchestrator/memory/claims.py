@@ -41,9 +41,10 @@ _DOTTED = re.compile(rf"^{_IDENT}(?:\.{_IDENT})+$")
 _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 _TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
-# A name that stands for any name (`TypeName`, `MyClass`, `foo_bar`, `method_name`): every
-# word of it generic, one of them a placeholder's own word. Such a name is an example in a
-# convention ("prefer [`TypeName`] references"), not a claim that the code defines it.
+# A name that stands for any name (`TypeName`, `MyClass`, `foo_bar`, `method_name`,
+# `test_my_mutation`): one word of it an example's own (foo, my...), or every word generic
+# and one a placeholder's. Such a name is an example in a convention ("prefer [`TypeName`]
+# references"), not a claim that the code defines it.
 _NAME_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _PLACEHOLDER_WORDS = frozenset(
     [
@@ -62,6 +63,7 @@ _PLACEHOLDER_WORDS = frozenset(
         "xxx",
     ]
 )
+_EXAMPLE_WORDS = frozenset(["foo", "bar", "baz", "qux", "quux", "my", "your"])  # any name
 _GENERIC_WORDS = _PLACEHOLDER_WORDS | frozenset(
     [
         "type",
@@ -267,11 +269,11 @@ def _program_flags(span: str, shape: RepoShape) -> list[str]:
 
 def placeholder_name(name: str) -> bool:
     words = [w.lower() for w in _NAME_WORD.findall(name)]
-    return (
-        len(words) > 1
-        and all(w in _GENERIC_WORDS for w in words)
-        and any(w in _PLACEHOLDER_WORDS for w in words)
-    )
+    if len(words) < 2:
+        return False
+    if any(w in _EXAMPLE_WORDS for w in words):  # `test_my_mutation`, `FooService`
+        return True
+    return all(w in _GENERIC_WORDS for w in words) and any(w in _PLACEHOLDER_WORDS for w in words)
 
 
 def span_claims(span: str, shape: RepoShape) -> list[Claim]:

@@ -545,6 +545,8 @@ class Verifier:
         symbol, index = claim.symbol or "", self._index(claim)
         if symbol in index.defs or symbol in index.names or symbol in BUILTINS:
             return None
+        if symbol[:1].isupper() and symbol in index.py_words:
+            return None  # `AddConstraint()`: a class of a library the code calls
         return f"{symbol}() is not defined in the code"
 
     def _check_identifier(self, claim: Claim) -> str | None:
@@ -742,10 +744,11 @@ class Verifier:
 
 
 # A path written as a pattern or an example, not a name: placeholders in capitals, braces
-# or angles, names such as `./script.sh` or `my_module.py`.
+# or angles, names such as `./script.sh`, `my_module.py` or `test_my_feature.py`.
 _TEMPLATE = re.compile(
     r"\b(?:YYYY|MM|DD|NNN|XXX)\b|[{<*]|\[[a-z_]+\]|_YYYY|YYYY_|\bpath/to/"
     r"|(?:^|/)(?:foo|bar|baz|example|script|file|my[_-]?\w*|your[_-]?\w*)\.\w+$"
+    r"|(?:^|/)[\w-]*[_-](?:foo|bar|baz|my|your)(?:[_-][\w-]*)?\.\w+$"
 )
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
 _STATES_CHANGE = re.compile(

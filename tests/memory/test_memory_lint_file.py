@@ -136,17 +136,24 @@ def test_a_missing_file_is_one_line(plain_repo: Path) -> None:
 
 
 def test_examples_and_replacements_are_not_stale(plain_repo: Path) -> None:
+    (plain_repo / "src" / "ops.py").write_text("from lib import ops\n\nALL = [ops.AddIndex()]\n")
+    git(plain_repo, "add", "-A")
+    git(plain_repo, "commit", "-qm", "ops")
     (plain_repo / "AGENTS.md").write_text(
         "- PREFER [`TypeName`] references in doc comments, e.g. `MyClass` or `method_name()`.\n"
         "- ALWAYS use `src/helpers.py` instead of adding `legacy_helpers` modules.\n"
         "- The app starts in `start_server()`.\n"
+        "- Name a test file `test_my_feature.py`, its class `FooService`.\n"
+        "- Indexes are made with `AddIndex()`; constraints with `AddConstraint()`.\n"
     )
     done = lint(plain_repo, "--json")
     report = json.loads(done.stdout)
     status = {c["line"]: c["status"] for c in report["claims"]}
-    # placeholders name no code; the replaced name is expected gone; a real name is checked
-    assert status == {2: "ok", 3: "stale"}, report
+    # placeholders and examples name no code; the replaced name is expected gone; a real
+    # name is checked; a library's class the code calls holds, one it never calls does not
+    assert status == {2: "ok", 3: "stale", 5: "stale"}, report
     assert "start_server" in report["claims"][1]["reason"]
+    assert report["claims"][2]["reason"] == "AddConstraint() is not defined in the code"
 
 
 def test_a_claude_md_lints_the_files_it_imports(plain_repo: Path) -> None:
