@@ -246,6 +246,8 @@ def looks_like_path(span: str, shape: RepoShape) -> bool:
     parts = span.strip("/").split("/")
     if not all(_PATH_PART.match(p) for p in parts) or any(p in ("", "..") for p in parts):
         return False
+    if span.startswith("/") and parts[0] not in shape.top_level:
+        return False  # a route (`/api/v1/`) or a path of the machine (`/etc/hosts`)
     if "/" in span.strip("/") or span.endswith("/"):
         return span.endswith("/") or _has_extension(parts[-1]) or parts[0] in shape.top_level
     return _has_extension(span) or span in BARE_FILES

@@ -33,7 +33,13 @@ from typing import Any
 
 from orchestrator.errors import PathEscape
 from orchestrator.memory import kinds, past, symbols
-from orchestrator.memory.claims import Claim, body_claims, citation_claims, claim_paths
+from orchestrator.memory.claims import (
+    CODE_SPAN,
+    Claim,
+    body_claims,
+    citation_claims,
+    claim_paths,
+)
 from orchestrator.memory.codeindex import (
     BUILTINS,
     SKIP_PREFIXES,
@@ -721,6 +727,9 @@ class Verifier:
         if failures and states_change(memory.fact):
             # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
             failures = [f for f in failures if f.claim.origin != "body"]
+        if failures and "`" in memory.body:
+            warned = counter_examples(memory.body)
+            failures = [f for f in failures if f.claim.origin != "body" or not warned(f.claim)]
         moves: tuple[Move, ...] = ()
         unconfirmed: tuple[ClaimFailure, ...] = ()
         if failures:
@@ -744,18 +753,41 @@ class Verifier:
 
 
 # A path written as a pattern or an example, not a name: placeholders in capitals, braces
-# or angles, names such as `./script.sh`, `my_module.py` or `test_my_feature.py`.
+# or angles, names such as `./script.sh`, `my_module.py`, `test_my_feature.py`, `SomeTest.php`.
 _TEMPLATE = re.compile(
     r"\b(?:YYYY|MM|DD|NNN|XXX)\b|[{<*]|\[[a-z_]+\]|_YYYY|YYYY_|\bpath/to/"
     r"|(?:^|/)(?:foo|bar|baz|example|script|file|my[_-]?\w*|your[_-]?\w*)\.\w+$"
     r"|(?:^|/)[\w-]*[_-](?:foo|bar|baz|my|your)(?:[_-][\w-]*)?\.\w+$"
+    r"|(?:^|/)(?:Some|My|Your|Foo)[A-Z]\w*\.\w+$"
 )
+# A rule's negation, and where its clause ends
+_WARNS = re.compile(
+    r"\b(?:never|not|don't|do not|must not|should not|avoid|instead of|rather than)\b", re.I
+)
+_CLAUSE_END = re.compile(r"[;.!?:](?:\s|$)|\n|\bbut\b|\binstead\b")
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
 _STATES_CHANGE = re.compile(
     r"\b(?:removed|deleted|dropped|replaced|collapsed|renamed|moved|migrated|split into|"
     r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
     re.I,
 )
+
+
+def counter_examples(text: str) -> Callable[[Claim], bool]:
+    """Whether a claim of `text` names what a rule warns against: a code span with a
+    negation earlier in its clause ("never name tests `TestIssue1234`", "`isReady`, not
+    `ready()`", "avoid `eval()`", "rather than `make all`") and that no other span names.
+    Such a name is expected absent."""
+    warned: list[str] = []
+    stated: list[str] = []
+    for match in CODE_SPAN.finditer(text):
+        before = text[: match.start()]
+        clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
+        (warned if _WARNS.search(clause) else stated).append(match.group(1))
+    return lambda claim: (
+        any(claim.text in span for span in warned)
+        and not any(claim.text in span for span in stated)
+    )
 
 
 def states_change(text: str) -> bool:

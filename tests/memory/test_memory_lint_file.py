@@ -202,3 +202,19 @@ def test_a_wrapped_bullet_is_one_claim_and_a_sentence_runs_across_lines(plain_re
     # the replacement is read on the bullet's second line; the stale path on the fourth
     # belongs to the bullet of the third; the sentence of line 6 ends on line 7
     assert claims == [(1, 2, "ok"), (3, 4, "stale"), (6, 6, "ok"), (6, 7, "stale")]
+
+
+def test_a_name_a_rule_warns_against_and_a_route_are_not_stale(plain_repo: Path) -> None:
+    (plain_repo / "AGENTS.md").write_text(
+        "- Never name tests `TestIssue1234`; give them a descriptive name.\n"
+        "- Prefer `is_ready()`, not `ready_flag()`.\n"
+        "- Use `make test` rather than `make all`.\n"
+        "- Run `make test`, then `make all`.\n"
+        "- The REST API lives at `/api/v1/`; run `tests/Feature/SomeTest.php` alone.\n"
+    )
+    done = lint(plain_repo, "--json")
+    status = {c["line"]: (c["status"], c["reason"]) for c in json.loads(done.stdout)["claims"]}
+    assert status[1][0] == status[3][0] == "ok"
+    assert status[2] == ("stale", "is_ready() is not defined in the code")  # the preferred one
+    assert status[4][0] == "stale" and "all" in status[4][1]  # stated, not warned against
+    assert status[5] == ("ok", "")  # a route and an example name no file

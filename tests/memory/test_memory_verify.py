@@ -56,6 +56,10 @@ def test_spans_that_are_claims(span: str, kind: str) -> None:
         "x = 1",
         "application/json",
         "true",
+        "/api/v1/",  # a route: no top-level entry of that name
+        "TypeName",  # placeholders and examples
+        "test_my_mutation",
+        "FooService()",
     ],
 )
 def test_spans_that_are_not_claims(span: str) -> None:
@@ -142,6 +146,19 @@ def test_missing_paths_git_ignores_are_outputs_not_stale_claims(
         for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
     }
     assert results == {"docs": "ok", "legacy": "stale"}
+
+
+def test_a_name_the_fact_warns_against_is_expected_absent(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    put("naming", "Never name tests `TestIssue1234`; describe what they test.")
+    put("prefer", "Prefer `legacy_setup()`, not `old_setup()`.")
+    results = {
+        v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
+    }
+    assert results["naming"].result == "ok"
+    # the name the fact recommends is checked; the one it warns against is not
+    assert [f.claim.text for f in results["prefer"].failures] == ["legacy_setup()"]
 
 
 def test_a_word_boundary_search_checks_other_languages(
