@@ -152,10 +152,11 @@ def parse_all(
     racy_after = time.time_ns() - RACY_NS
     fresh = []
     reader = plain_reader()
+    encoder = json.JSONEncoder(ensure_ascii=False, default=str)  # as json.dumps(...) with these
     for path, st in todo:
         out[path] = parse_file(path, texts, reader)
         if max(st.st_mtime_ns, st.st_ctime_ns) < racy_after:
-            data = json.dumps(_row(out[path]), ensure_ascii=False, default=str)
+            data = encoder.encode(_row(out[path]))
             fresh.append((path, f"{keys[path]}\t{data}"))
     table.put_many(fresh, drop=[p for p in cached if p not in keys])
     return out
