@@ -32,7 +32,7 @@ import re
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, cached_property
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 NOT_IN_SCHEMA: Mapping[str, bool] = types.MappingProxyType({"schema": False})
@@ -52,8 +52,11 @@ class Pattern:
 
     regex: str
 
+    def holds(self, value: Any) -> bool:
+        return re.search(self.regex, value) is not None
+
     def problem(self, value: Any, where: str) -> str | None:
-        if re.search(self.regex, value):
+        if self.holds(value):
             return None
         return f"{where} {value!r} does not match {self.regex}"
 
@@ -65,8 +68,11 @@ class Pattern:
 class MinLen:
     length: int
 
+    def holds(self, value: Any) -> bool:
+        return len(value) >= self.length
+
     def problem(self, value: Any, where: str) -> str | None:
-        if len(value) >= self.length:
+        if self.holds(value):
             return None
         if self.length == 1:
             return f"{where} must not be empty"
@@ -80,8 +86,11 @@ class MinLen:
 class MaxLen:
     length: int
 
+    def holds(self, value: Any) -> bool:
+        return len(value) <= self.length
+
     def problem(self, value: Any, where: str) -> str | None:
-        if len(value) <= self.length:
+        if self.holds(value):
             return None
         return f"{where} is longer than {self.length} characters"
 
@@ -93,8 +102,11 @@ class MaxLen:
 class Minimum:
     least: int
 
+    def holds(self, value: Any) -> bool:
+        return bool(value >= self.least)
+
     def problem(self, value: Any, where: str) -> str | None:
-        return None if value >= self.least else f"{where} must be at least {self.least}"
+        return None if self.holds(value) else f"{where} must be at least {self.least}"
 
     def schema(self) -> dict[str, Any]:
         return {"minimum": self.least}
@@ -150,6 +162,15 @@ NOUNS = {
     Kind.RECORD: "a mapping",
 }
 SCALARS = {str: Kind.TEXT, int: Kind.INTEGER, float: Kind.NUMBER, bool: Kind.BOOLEAN}
+# the one type whose values a kind always accepts (`Shape.plainly_accepts`)
+EXACT_TYPES = {
+    Kind.TEXT: str,
+    Kind.INTEGER: int,
+    Kind.BOOLEAN: bool,
+    Kind.LIST: list,
+    Kind.MAPPING: dict,
+    Kind.RECORD: dict,
+}
 
 
 @dataclass(frozen=True)
@@ -162,6 +183,29 @@ class Shape:
     choices: tuple[Any, ...] = ()  # CHOICE
     item: Shape | None = None  # LIST
     record: type | None = None  # RECORD
+
+    @cached_property
+    def exact_type(self) -> type | None:
+        """The one type whose values this kind always accepts (None for a choice, a number)."""
+        return EXACT_TYPES.get(self.kind)
+
+    def plainly_accepts(self, value: Any) -> bool:
+        """Whether `value` passes on sight: null where null is allowed, one of the choices,
+        or a value of the very type its kind asks for that meets every constraint (a list's
+        items and a record's fields passing on sight too). False says nothing: the full
+        check (`problems`) decides, and says why."""
+        if value is None:
+            return self.nullable
+        if self.kind is Kind.CHOICE:
+            return not self.constraints and any(_same_choice(value, c) for c in self.choices)
+        exact = type(value) is self.exact_type
+        if not exact or (self.constraints and not all(c.holds(value) for c in self.constraints)):
+            return False
+        if self.item is not None:
+            return all(self.item.plainly_accepts(v) for v in value)
+        if self.record is not None:
+            return next(_record_problems(self.record, value, ""), None) is None
+        return True
 
 
 def shape_of(annotation: Any) -> Shape:
@@ -232,14 +276,21 @@ def problems(cls: type, raw: Any) -> list[str]:
     return list(_record_problems(cls, raw, ""))
 
 
+@cache
+def _checks(cls: type) -> tuple[tuple[str, Shape, bool], ...]:
+    """(field, shape, whether required) of each field of a record's mapping, in order."""
+    return tuple((f.name, shapes(cls)[f.name], required(f)) for f in schema_fields(cls))
+
+
 def _record_problems(cls: type, raw: dict[Any, Any], prefix: str) -> Iterator[str]:
-    declared_shapes = shapes(cls)
-    for f in schema_fields(cls):
-        where = f"{prefix}.{f.name}" if prefix else f.name
-        if f.name in raw:
-            yield from _value_problems(declared_shapes[f.name], raw[f.name], where)
-        elif required(f):
-            yield f"{prefix + ': ' if prefix else ''}missing required field {f.name!r}"
+    for name, shape, needed in _checks(cls):
+        if name in raw:
+            value = raw[name]
+            if not shape.plainly_accepts(value):
+                where = f"{prefix}.{name}" if prefix else name
+                yield from _value_problems(shape, value, where)
+        elif needed:
+            yield f"{prefix + ': ' if prefix else ''}missing required field {name!r}"
 
 
 def _value_problems(shape: Shape, value: Any, where: str) -> Iterator[str]:

@@ -248,9 +248,9 @@ def _high_entropy(token: str) -> bool:
     """A long run of mixed-case letters and digits as random as a generated key (not a hex
     digest, not an identifier made of words: those repeat letters and have few digits)."""
     if not (
-        any(c.isupper() for c in token)
-        and any(c.islower() for c in token)
-        and sum(c.isdigit() for c in token) >= 3
+        any(map(str.isupper, token))
+        and any(map(str.islower, token))
+        and sum(map(str.isdigit, token)) >= 3
     ) or is_placeholder(token):
         return False  # the cheap tests first: most tokens are digests, in one case
     words = sum(len(w) for w in _RX.wordish.findall(token))

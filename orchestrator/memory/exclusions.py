@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from orchestrator.memory.ephemeral import LABELS, ephemeral
+from orchestrator.memory.ephemeral import LABELS, ephemeral, needed_words
 
 KINDS = ("git_history", "ephemeral_task_state", "derivable_from_code")
 
@@ -240,6 +240,26 @@ _EPHEMERAL_HINTS = (
     "todo", "next", "status", "still", "so far", "moment", "as of", "done", "complete",
 )  # fmt: skip
 _HEX = re.compile(r"\b[0-9a-f]{7,40}\b")
+Rules = list[tuple[re.Pattern[str], frozenset[str] | None]]
+
+
+def _with_needs(rules: list[re.Pattern[str]]) -> Rules:
+    """Each rule with the words one of which its every match holds in an ASCII text
+    lowered (`ephemeral.needed_words`; None: no such words)."""
+    return [(rx, needed_words(rx.pattern)) for rx in rules]
+
+
+# a fact holding none of a rule's words skips that rule's scan (the costly step)
+_GIT_RULES = _with_needs(_GIT_HISTORY)
+_EPHEMERAL_RULES = _with_needs(_EPHEMERAL)
+_DERIVABLE_RULES = _with_needs(_DERIVABLE)
+
+
+def _may_match(rules: Rules, text: str, low: str) -> list[re.Pattern[str]]:
+    """The rules a match of which `text` (`low`: it lowered) may hold, in order."""
+    if not text.isascii():
+        return [rx for rx, _ in rules]
+    return [rx for rx, words in rules if words is None or any(map(low.__contains__, words))]
 
 
 @lru_cache(maxsize=65536)
@@ -252,13 +272,13 @@ def excluded(fact: str, subject: str = "") -> Exclusion | None:
     low = f" {text.lower()} "
     if any(h in low for h in _GIT_HINTS) or _HEX.search(low):
         pins = {m.group(0).rsplit(None, 1)[-1].strip("`") for m in _PIN.finditer(text)}
-        for rx in _GIT_HISTORY:
+        for rx in _may_match(_GIT_RULES, text, low):
             for found in rx.finditer(text):
                 if pins and any(pin in found.group(0) for pin in pins):
                     continue  # "pinned to revision 9c1e5f7": configuration
                 return Exclusion("git_history", found.group(0).strip())
     if any(h in low for h in _EPHEMERAL_HINTS):
-        for rx in _EPHEMERAL:
+        for rx in _may_match(_EPHEMERAL_RULES, text, low):
             match = rx.search(text)
             if match:
                 return Exclusion("ephemeral_task_state", match.group(0).strip())
@@ -266,7 +286,7 @@ def excluded(fact: str, subject: str = "") -> Exclusion | None:
     if state is not None:
         return Exclusion("ephemeral_task_state", state.evidence, state.cls)
     if "`" in text:
-        for rx in _DERIVABLE:
+        for rx in _may_match(_DERIVABLE_RULES, text, low):
             match = rx.search(text)
             if match and not _CARRIES_MORE.search(text):
                 return Exclusion("derivable_from_code", match.group(0).strip())

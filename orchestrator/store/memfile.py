@@ -44,7 +44,7 @@ from orchestrator.checks.schema import (
     problems,
     schema_fields,
 )
-from orchestrator.store.plainfront import plain_mapping
+from orchestrator.store.plainfront import PlainReader
 
 try:  # libyaml's C parser and emitter, when PyYAML was built with them
     from yaml import CSafeDumper as SafeDumper
@@ -182,6 +182,7 @@ class Memory:
 
 
 FRONTMATTER_KEYS = tuple(f.name for f in schema_fields(Memory))  # in file order
+_KNOWN_KEYS = frozenset(FRONTMATTER_KEYS)
 
 
 def _stored(value: Any) -> Any:
@@ -264,16 +265,31 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
     if first_nl == -1 or text[:first_nl].strip() != "---":
         return None, text
     rest = text[first_nl + 1 :]
-    match = re.search(r"^---[ \t]*\r?$", rest, flags=re.MULTILINE)
-    if match is None:
+    fence = _closing_fence(rest)
+    if fence is None:
         return None, text
-    fm = rest[: match.start()]
-    body = rest[match.end() :]
+    fm = rest[: fence[0]]
+    body = rest[fence[1] :]
     if body.startswith("\r\n"):
         body = body[2:]
     elif body.startswith("\n"):
         body = body[1:]
     return fm, body
+
+
+def _closing_fence(rest: str) -> tuple[int, int] | None:
+    """(start, end) of the first line of `rest` that is `---`, then spaces or tabs and at
+    most a carriage return (the end before the line's newline); None when there is none."""
+    at = rest.find("---")
+    while at >= 0:
+        if at == 0 or rest[at - 1] == "\n":
+            end = rest.find("\n", at)
+            end = len(rest) if end < 0 else end
+            tail = rest[at + 3 : end]
+            if not tail.removesuffix("\r").strip(" \t"):
+                return at, end
+        at = rest.find("---", at + 1)
+    return None
 
 
 def load_yaml(text: str) -> Any:
@@ -312,10 +328,16 @@ def _yaml_reason(exc: Exception) -> str:
     return _short(str(exc) or type(exc).__name__)
 
 
-def _read_mapping(fm_text: str) -> dict[str, Any] | str:
+def plain_reader() -> PlainReader:
+    """A reader of the frontmatter shape orch writes, typing as `load_yaml` does; one
+    reader serves the files of one listing (see `plainfront`)."""
+    return PlainReader(_RESOLVER)
+
+
+def _read_mapping(fm_text: str, reader: PlainReader | None = None) -> dict[str, Any] | str:
     """The frontmatter as a mapping with text keys, or why it is not one. The shape orch
     writes is read directly (`plainfront`), anything else by PyYAML: the same mapping."""
-    plain = plain_mapping(fm_text, _RESOLVER)
+    plain = (reader or plain_reader()).mapping(fm_text)
     if plain is not None:
         return plain
     try:
@@ -333,19 +355,22 @@ def _read_mapping(fm_text: str) -> dict[str, Any] | str:
 
 def _from_frontmatter(raw: dict[str, Any], body: str) -> Memory:
     """The memory a frontmatter mapping the model accepted describes."""
-    extra = {k: v for k, v in raw.items() if k not in FRONTMATTER_KEYS}
+    extra = {k: v for k, v in raw.items() if k not in _KNOWN_KEYS}
     return build(Memory, raw, body=body, extra=extra)
 
 
-def parse_memory(text: str, stem: str, *, path: str | None = None) -> Parsed:
-    """Read one memory file. Returns what could be read and every problem found."""
+def parse_memory(
+    text: str, stem: str, *, path: str | None = None, reader: PlainReader | None = None
+) -> Parsed:
+    """Read one memory file. Returns what could be read and every problem found. `reader`
+    is the one of the listing the file is in, if any (`plain_reader`)."""
     where = path or f"{stem}.md"
     fm_text, body = split_frontmatter(text)
     if fm_text is None:
         return Parsed(
             None, (Problem(where, "invalid_file", "no YAML frontmatter between --- lines"),)
         )
-    raw = _read_mapping(fm_text)
+    raw = _read_mapping(fm_text, reader)
     if isinstance(raw, str):
         return Parsed(None, (Problem(where, "invalid_file", raw),))
     hard = [Problem(where, "invalid_file", _short(d)) for d in frontmatter_problems(raw)]

@@ -10,6 +10,10 @@ is left to PyYAML). On anything outside the shape (double quotes, comments, anch
 tags, blank lines, tabs, multi-line scalars, repeated keys, characters YAML refuses) it
 returns None and the caller loads the text with PyYAML, so what a file means never
 depends on which path read it (a test holds the two equal).
+
+A `PlainReader` reads the files of one listing: it keeps how each key line and scalar it
+met reads, as a store's files repeat most of theirs (`type: reference`, `status: active`,
+the keys), and forgets them with itself.
 """
 
 from __future__ import annotations
@@ -47,108 +51,131 @@ class _Outside(Exception):
 def plain_mapping(text: str, resolver: Resolver) -> dict[str, Any] | None:
     """The mapping `text` holds, when it has the plain shape; None when it has not (or is
     empty). `resolver` types plain scalars as the loader that would read it otherwise."""
-    if not text or not text.endswith("\n") or _REFUSED.search(text) or _NON_PRINTABLE.search(text):
-        return None
-    lines = text[:-1].split("\n")
-    try:
-        return _mapping(lines, resolver)
-    except _Outside:
-        return None
+    return PlainReader(resolver).mapping(text)
 
 
-def _mapping(lines: list[str], resolver: Resolver) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(lines):
-        key, rest = _key(lines[i], resolver)
-        i += 1
-        if rest is None:  # `key:` then a block list, or nothing (null)
-            items = []
-            while i < len(lines) and lines[i].startswith("- "):
-                item = [lines[i][2:]]
-                i += 1
-                while i < len(lines) and lines[i].startswith("  "):
-                    item.append(lines[i][2:])
+class PlainReader:
+    """Reads texts of the plain shape, typing plain scalars with `resolver` (see the
+    module docstring for what it keeps between texts)."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self._keys: dict[str, tuple[str, str | None]] = {}  # a `key: ...` line -> its parts
+        self._scalars: dict[str, Any] = {}  # a scalar's text -> its value (str or int)
+
+    def mapping(self, text: str) -> dict[str, Any] | None:
+        """The mapping `text` holds, when it has the plain shape; None when it has not (or
+        is empty)."""
+        if (
+            not text
+            or not text.endswith("\n")
+            or _REFUSED.search(text)
+            or _NON_PRINTABLE.search(text)
+        ):
+            return None
+        lines = text[:-1].split("\n")
+        try:
+            return self._mapping(lines)
+        except _Outside:
+            return None
+
+    def _mapping(self, lines: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        i = 0
+        while i < len(lines):
+            key, rest = self._key(lines[i])
+            i += 1
+            if rest is None:  # `key:` then a block list, or nothing (null)
+                items = []
+                while i < len(lines) and lines[i].startswith("- "):
+                    item = [lines[i][2:]]
                     i += 1
-                items.append(_item(item, resolver))
-            value: Any = items or None
+                    while i < len(lines) and lines[i].startswith("  "):
+                        item.append(lines[i][2:])
+                        i += 1
+                    items.append(self._item(item))
+                value: Any = items or None
+            else:
+                value = self._value(rest)
+            if key in out:
+                raise _Outside
+            out[key] = value
+        return out
+
+    def _key(self, line: str) -> tuple[str, str | None]:
+        found = self._keys.get(line)
+        if found is not None:
+            return found
+        match = _KEY.fullmatch(line)
+        if match is None or self._tag(match.group(1)) != _STR:
+            raise _Outside
+        found = self._keys[line] = (match.group(1), match.group(2))
+        return found
+
+    def _item(self, lines: list[str]) -> Any:
+        """One block list item: a scalar on one line, or a mapping of `key: scalar` lines."""
+        if len(lines) == 1 and _KEY.fullmatch(lines[0]) is None:
+            return self._scalar(lines[0])
+        out: dict[str, Any] = {}
+        for line in lines:
+            key, rest = self._key(line)
+            if rest is None or key in out:
+                raise _Outside
+            out[key] = self._scalar(rest)
+        return out
+
+    def _value(self, text: str) -> Any:
+        if text == "[]":
+            return []
+        if text == "{}":
+            return {}
+        if text.startswith("{") and text.endswith("}"):
+            return self._flow_mapping(text[1:-1])
+        return self._scalar(text)
+
+    def _flow_mapping(self, text: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        at = 0
+        while True:
+            match = _FLOW_ITEM.match(text, at)
+            if match is None or match.group(1) in out or self._tag(match.group(1)) != _STR:
+                raise _Outside
+            out[match.group(1)] = self._scalar(match.group(2))
+            at = match.end()
+            if at == len(text):
+                return out
+            if not text.startswith(", ", at):
+                raise _Outside
+            at += 2
+
+    def _scalar(self, text: str) -> Any:
+        """A single-quoted or plain scalar on one line, as PyYAML would load it."""
+        if text in self._scalars:
+            return self._scalars[text]
+        quoted = _QUOTED.fullmatch(text)
+        if quoted is not None:
+            value: Any = quoted.group(1).replace("''", "'")
+        elif (
+            not _PLAIN_START.match(text)
+            or text != text.rstrip(" ")
+            or ": " in text
+            or " #" in text
+            or text.endswith(":")
+        ):
+            raise _Outside
         else:
-            value = _value(rest, resolver)
-        if key in out:
-            raise _Outside
-        out[key] = value
-    return out
+            tag = self._tag(text)
+            if tag == _STR:
+                value = text
+            elif tag == _INT and _DECIMAL.fullmatch(text):
+                value = int(text)
+            else:
+                raise _Outside
+        self._scalars[text] = value
+        return value
 
-
-def _key(line: str, resolver: Resolver) -> tuple[str, str | None]:
-    match = _KEY.fullmatch(line)
-    if match is None or _tag(match.group(1), resolver) != _STR:
-        raise _Outside
-    return match.group(1), match.group(2)
-
-
-def _item(lines: list[str], resolver: Resolver) -> Any:
-    """One block list item: a scalar on one line, or a mapping of `key: scalar` lines."""
-    if len(lines) == 1 and _KEY.fullmatch(lines[0]) is None:
-        return _scalar(lines[0], resolver)
-    out: dict[str, Any] = {}
-    for line in lines:
-        key, rest = _key(line, resolver)
-        if rest is None or key in out:
-            raise _Outside
-        out[key] = _scalar(rest, resolver)
-    return out
-
-
-def _value(text: str, resolver: Resolver) -> Any:
-    if text == "[]":
-        return []
-    if text == "{}":
-        return {}
-    if text.startswith("{") and text.endswith("}"):
-        return _flow_mapping(text[1:-1], resolver)
-    return _scalar(text, resolver)
-
-
-def _flow_mapping(text: str, resolver: Resolver) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    at = 0
-    while True:
-        match = _FLOW_ITEM.match(text, at)
-        if match is None or match.group(1) in out or _tag(match.group(1), resolver) != _STR:
-            raise _Outside
-        out[match.group(1)] = _scalar(match.group(2), resolver)
-        at = match.end()
-        if at == len(text):
-            return out
-        if not text.startswith(", ", at):
-            raise _Outside
-        at += 2
-
-
-def _scalar(text: str, resolver: Resolver) -> Any:
-    """A single-quoted or plain scalar on one line, as PyYAML would load it."""
-    quoted = _QUOTED.fullmatch(text)
-    if quoted is not None:
-        return quoted.group(1).replace("''", "'")
-    if (
-        not _PLAIN_START.match(text)
-        or text != text.rstrip(" ")
-        or ": " in text
-        or " #" in text
-        or text.endswith(":")
-    ):
-        raise _Outside
-    tag = _tag(text, resolver)
-    if tag == _STR:
-        return text
-    if tag == _INT and _DECIMAL.fullmatch(text):
-        return int(text)
-    raise _Outside
-
-
-def _tag(text: str, resolver: Resolver) -> str:
-    if text[:1] not in resolver.yaml_implicit_resolvers:
-        return _STR  # no implicit type starts with this character
-    tag: str = resolver.resolve(ScalarNode, text, (True, False))
-    return tag
+    def _tag(self, text: str) -> str:
+        if text[:1] not in self.resolver.yaml_implicit_resolvers:
+            return _STR  # no implicit type starts with this character
+        tag: str = self.resolver.resolve(ScalarNode, text, (True, False))
+        return tag

@@ -39,8 +39,10 @@ from orchestrator.store.memfile import (
     frontmatter_problems,
     now_iso,
     parse_memory,
+    plain_reader,
     serialize_memory,
 )
+from orchestrator.store.plainfront import PlainReader
 
 LOCK_NAME = "memories"
 MAX_MEMORY_BYTES = 64 * 1024  # a memory file larger than this is not read (audit: invalid)
@@ -100,9 +102,11 @@ class LoadResult:
         return [m for m in self.memories if m.active]
 
 
-def parse_file(path: str, texts: dict[str, str] | None = None) -> Parsed:
+def parse_file(
+    path: str, texts: dict[str, str] | None = None, reader: PlainReader | None = None
+) -> Parsed:
     """One memory file, read and parsed (problems name the file by `path`); its text goes
-    into `texts` when given."""
+    into `texts` when given. `reader`: the listing's frontmatter reader, if any."""
     stem = os.path.basename(path)[: -len(".md")]
     try:
         with open(path, encoding="utf-8") as fh:
@@ -114,7 +118,7 @@ def parse_file(path: str, texts: dict[str, str] | None = None) -> Parsed:
         return Parsed(None, (Problem(path, "invalid_file", reason),))
     if texts is not None:
         texts[path] = text
-    return parse_memory(text, stem, path=path)
+    return parse_memory(text, stem, path=path, reader=reader)
 
 
 def _row(parsed: Parsed) -> dict[str, Any]:
@@ -147,10 +151,12 @@ def parse_all(
     out = {path: _from_row(row) for path, row in _decode(hits, todo).items()}
     racy_after = time.time_ns() - RACY_NS
     fresh = []
+    reader = plain_reader()
+    encoder = json.JSONEncoder(ensure_ascii=False, default=str)  # as json.dumps(...) with these
     for path, st in todo:
-        out[path] = parse_file(path, texts)
+        out[path] = parse_file(path, texts, reader)
         if max(st.st_mtime_ns, st.st_ctime_ns) < racy_after:
-            data = json.dumps(_row(out[path]), ensure_ascii=False, default=str)
+            data = encoder.encode(_row(out[path]))
             fresh.append((path, f"{keys[path]}\t{data}"))
     table.put_many(fresh, drop=[p for p in cached if p not in keys])
     return out

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from orchestrator.checks.schema import _value_problems, shapes
 from orchestrator.errors import OrchError, UsageError
 from orchestrator.events.log import Event, parse_events
 from orchestrator.schemas import validator
@@ -173,6 +174,16 @@ def test_the_models_check_accepts_exactly_what_the_schema_accepts(raw: dict[str,
     assert bool(ours) == bool(theirs), (raw, ours, [e.message for e in theirs])
     for problem in ours:
         assert "\n" not in problem
+
+
+@SETTINGS
+@given(st.fixed_dictionaries({}, optional={**FIELD_VALUES, **{k: JSONISH for k in OTHER}}))
+def test_a_value_that_passes_on_sight_has_no_problem(raw: dict[str, Any]) -> None:
+    """The check's quick look (`Shape.plainly_accepts`) never lets through a value the
+    full check would complain about."""
+    for name, shape in shapes(Memory).items():
+        if name in raw and shape.plainly_accepts(raw[name]):
+            assert list(_value_problems(shape, raw[name], name)) == [], (name, raw[name])
 
 
 @SETTINGS
