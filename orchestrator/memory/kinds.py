@@ -29,6 +29,10 @@ Each kind has its own check against what the project declares now (`Project`):
   lines"): the file named, defining the name, or cited, within `_SIZE_TOLERANCE`.
 - `setting`: a number stated as a named setting's value ("`MAX_RETRIES` is 5", "`--jobs`
   (default 4)"): some tracked file sets the name to it (checked in `verify`, by `git grep`).
+- `dependency`: a library or product named in prose with a capital inside the word
+  ("Jobs: GoodJob", "uses TiDB parser"): judged in `verify`, only against the commit the
+  memory was verified at: a dependency a manifest declared then (`good_job`,
+  `github.com/pingcap/tidb/...`) that none declares now is gone.
 """
 
 from __future__ import annotations
@@ -106,6 +110,14 @@ _REQUIRES = re.compile(
 )
 _TIMEOUT = re.compile(r"\btimeout\b[^.;]*?\b(\d+)\s*(?:s|sec|seconds)\b", re.I)
 _INSTALL_EXTRAS = re.compile(r"\[([\w,\s-]+)\]")
+# A name with a capital inside the word ("GoodJob", "TiDB", "MySQL"), not part of a path,
+# a URL or a package name: how prose names a library or a product.
+_PRODUCT = re.compile(r"(?<![\w./@:-])([A-Za-z][a-z0-9]*(?:[A-Z][A-Za-z0-9]*)+)(?![\w/@-])")
+# A line that denies, forbids or replaces: the names it gives need not be dependencies.
+_DENIES = re.compile(
+    r"\b(?:not|never|avoid|don't|instead|no longer|without|removed|replaced|deprecated)\b", re.I
+)
+_GEM = re.compile(r"^\s*gem\s+[\"']([\w.-]+)[\"']", re.M)
 # Variables that tools, shells and CI define: the project need not name them.
 KNOWN_ENV = frozenset(
     [
@@ -317,6 +329,26 @@ class Project:
         return out
 
     @cached_property
+    def dependency_names(self) -> set[str]:
+        """Every dependency a manifest declares, as `dependency_key`s: the names above, each
+        part of a module path or a scoped package after its host (`pingcap`, `tidb`), the
+        gems of a Gemfile and the packages of composer.json (vendor and name)."""
+        names = set(self.dependencies)
+        for path in self.named("Gemfile"):
+            names.update(_GEM.findall(self.text(path) or ""))
+        for path in self.named("composer.json"):
+            data = self._json(path)
+            for group in ("require", "require-dev"):
+                deps = data.get(group)
+                names.update(deps if isinstance(deps, dict) else ())
+        out = set()
+        for name in names:
+            out.add(dependency_key(name))
+            out.update(dependency_key(part) for part in name.split("/") if "." not in part)
+        out.discard("")
+        return out
+
+    @cached_property
     def makefiles(self) -> dict[str, set[str]]:
         return tasksources.make_targets(self.paths, self.text)
 
@@ -514,6 +546,29 @@ class Project:
         return out
 
 
+@dataclass
+class PastProject(Project):
+    """What the tree of an older commit declared: its tracked files' texts read from git by
+    blob id (`blobs`: path -> blob of that commit)."""
+
+    blobs: dict[str, str] = field(default_factory=dict)
+
+    def text(self, path: str) -> str | None:
+        from orchestrator.memory.codeindex import git
+
+        if path not in self._texts:
+            blob = self.blobs.get(path)
+            data = git(self.root, "cat-file", "blob", blob) if blob else b""
+            self._texts[path] = data.decode("utf-8", "replace") if data else None
+        return self._texts[path]
+
+
+def dependency_key(name: str) -> str:
+    """A dependency's name as prose may spell it: `good_job`, `GoodJob` and `good-job`
+    are all `goodjob`."""
+    return re.sub(r"[-_.\s]+", "", name).lower()
+
+
 def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
@@ -547,6 +602,21 @@ def text_claims(text: str) -> list[Claim]:
     for claim in claims:
         found.setdefault((claim.kind, claim.text, claim.symbol), claim)
     return list(found.values())
+
+
+def product_claims(text: str) -> list[Claim]:
+    """Libraries and products named in prose with a capital inside the word ("Jobs:
+    GoodJob", "uses TiDB parser"), outside code spans, links and lines that deny or
+    replace; judged by `verify` against the dependencies of the memory's recorded commit."""
+    prose = _LINK.sub(" ", CODE_SPAN.sub(" ", text))
+    out: dict[str, Claim] = {}
+    for line in prose.splitlines():
+        if _DENIES.search(line):
+            continue
+        for word in _PRODUCT.findall(line):
+            if any(c.islower() for c in word) and sum(c.isupper() for c in word) >= 2:
+                out.setdefault(word, Claim("dependency", word, "body", symbol=dependency_key(word)))
+    return list(out.values())
 
 
 def _span_claims(span: str) -> list[Claim]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.memory.claims import CODE_SPAN, Claim
-from orchestrator.memory.codeindex import index_words
+from orchestrator.memory.codeindex import git, index_words
 from orchestrator.memory.verify import Verifier, counter_examples, states_change
 from orchestrator.store.layout import Layout
 
@@ -178,30 +178,39 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     """The findings of every claim of `source` (the file at `path`) that names code."""
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
     findings = []
+    written = written_at(root, path, source)
     with Verifier(Layout(root), use_cache=False) as verifier:
         split = [
             (
                 number,
                 end,
                 words,
+                code,
                 verifier.body_claims(as_body(_followed(root, path, words, code), code)),
             )
             for number, end, words, code in split_claims(source)
         ]
         # one search of the tree for every name the file's claims ask about
         verifier.facts.index(index_words(c for *_, claims in split for c in claims))
-        for number, end, words, claims in split:
-            if not claims:
+        for number, end, words, code, claims in split:
+            lapsed = {}
+            if written is not None:
+                body = as_body(words, code)
+                lapsed = {f.claim: f.reason for f in verifier.lapsed(body, claims, written)}
+            if not claims and not lapsed:
                 continue
             status, reasons = "ok", []
             # a removal or a replacement ("use `a` instead of `b`"): its names may be gone;
             # a name a rule warns against ("never name tests `TestIssue1234`") is expected gone
             warned = counter_examples(words)
-            for claim in [] if states_change(words) else claims:
+            every = [*claims, *(c for c in lapsed if c not in claims)]
+            for claim in [] if states_change(words) else every:
                 if warned(claim):
                     continue
-                reason = verifier.check_claim(claim)
-                if reason is not None and claim.path and folder:
+                reason = lapsed.get(claim)
+                if reason is None:
+                    reason = verifier.check_claim(claim)
+                if reason is not None and claim not in lapsed and claim.path and folder:
                     # a path written from the file's own folder (frontend/AGENTS.md)
                     local = verifier.check_claim(_within(claim, folder))
                     reason = None if local is None else reason
@@ -218,6 +227,19 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
                 reasons = [r for r in reasons if " moved to " not in r] or reasons
             findings.append(Finding(number, words, status, "; ".join(reasons), end))
     return findings
+
+
+def written_at(root: Path, path: str, source: str) -> str | None:
+    """The commit that last wrote the file at `path` with exactly this text (None: never
+    committed so): its claims held there, as far as their author knew."""
+    blob = git(root, "hash-object", "--stdin", input=source.encode()).decode().strip()
+    if not blob:
+        return None
+    listed = git(root, "log", "--format=%H", f"--find-object={blob}", "--", path).decode()
+    for commit in listed.split():
+        if git(root, "rev-parse", "-q", "--verify", f"{commit}:{path}").decode().strip() == blob:
+            return commit
+    return None
 
 
 def _within(claim: Claim, folder: str) -> Claim:

@@ -66,10 +66,13 @@ def removed_in(root: Path, path: str) -> str | None:
     return sha or None
 
 
-def renamed(root: Path, path: str, exists: Callable[[str], bool]) -> tuple[str | None, bool]:
+def renamed(
+    root: Path, path: str, exists: Callable[[str], bool], hops: int = 3
+) -> tuple[str | None, bool]:
     """Where git's rename detection says `path` (a file or a folder) went, in the commit
-    that removed it (None when it says none, or the new place is gone too), and whether
-    some commit removed it at all."""
+    that removed it, following a file that was renamed again (`js/index.js` ->
+    `lib/index.js` -> `lib/index.ts`) up to `hops` times (None when it says none, or the
+    last place is gone too), and whether some commit removed it at all."""
     sha = removed_in(root, path)
     if sha is None:
         return None, False
@@ -83,6 +86,8 @@ def renamed(root: Path, path: str, exists: Callable[[str], bool]) -> tuple[str |
             i += 3
             if old == path and exists(new):
                 return new, True
+            if old == path and status.startswith("R") and hops > 1:
+                return renamed(root, new, exists, hops - 1)[0], True
             if old.startswith(path + "/"):
                 rest = old[len(path) + 1 :]
                 if new.endswith("/" + rest):

@@ -95,13 +95,18 @@ def _read_makefile(
     text = read(path) or ""
     for names in _MAKE_TARGET.findall(text):
         found.update(names.split())
-    for phony in re.findall(r"^\.PHONY\s*:(.*)$", text, re.M):
-        found.update(phony.split())
+    unfollowed = False
     for line in _MAKE_INCLUDE.findall(text):
         for name in line.split():
-            if "$" not in name:
-                for included in _matching(paths, _join(folder, name)):
-                    _read_makefile(included, folder, read, paths, tracked, found, seen)
+            included = [] if "$" in name else _matching(paths, _join(folder, name))
+            unfollowed = unfollowed or not included
+            for each in included:
+                _read_makefile(each, folder, read, paths, tracked, found, seen)
+    if unfollowed:
+        # a name only `.PHONY` lists has no recipe here, unless an include that could not
+        # be followed (a variable, a file not tracked) defines it
+        for phony in re.findall(r"^\.PHONY\s*:(.*)$", text, re.M):
+            found.update(phony.split())
 
 
 # just --------------------------------------------------------------------------------

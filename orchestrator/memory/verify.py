@@ -66,7 +66,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 3
+RESULTS_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -178,6 +178,8 @@ class Verifier:
         self._file_cache: dict[str, bool] = {}
         self._project: kinds.Project | None = None
         self._moves: dict[str, str | None] = {}
+        self._past_projects: dict[str, kinds.Project | None] = {}
+        self._ci_hits: dict[tuple[str, str | None], str | None] = {}
         self._by_kind = self._checks()
 
     def close(self) -> None:
@@ -333,15 +335,126 @@ class Verifier:
         """The failures that also fail at the commit the memory was verified ok at (it was
         never confirmed there: not newly stale), and the failures left. A memory with no
         record, or recorded stale, keeps every failure."""
-        recorded = memory.verified if isinstance(memory.verified, dict) else {}
-        commit = recorded.get("commit")
-        if not isinstance(commit, str) or not commit or recorded.get("result") == "stale":
+        commit = _recorded_ok(memory)
+        if commit is None:
             return (), failures
         then = self._answers_at(commit, [f.claim for f in failures])
         if then is None:
             return (), failures
         unconfirmed = tuple(f for f in failures if then.get(f.claim) is not None)
         return unconfirmed, [f for f in failures if then.get(f.claim) is None]
+
+    def lapsed(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """What the tree alone cannot judge, judged against `commit`, where the words were
+        written or last verified: a dependency the prose names (`kinds.product_claims`)
+        that a manifest declared then and none declares now, nor names within its own name
+        (`go-sqlite3` still names SQLite); a command (a code span of three words or more,
+        with an option) that a CI file ran word for word then and none runs now; a
+        script's subcommand the script named then and names nowhere now; a path
+        that was tracked then and is gone now while git ignores it (a source folder become
+        a build output, not one by design)."""
+        return (
+            self._dropped_dependencies(body, commit)
+            + self._dropped_ci_commands(body, commit)
+            + self._dropped_subcommands(body, commit)
+            + self._ignored_since(claims, commit)
+        )
+
+    def _dropped_dependencies(self, body: str, commit: str) -> list[ClaimFailure]:
+        out = []
+        now = self.project().dependency_names
+        for claim in kinds.product_claims(body):
+            key = claim.symbol or ""
+            if any(key in name for name in now):
+                continue
+            then = self._project_at(commit)
+            if then is not None and key in then.dependency_names:
+                reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _dropped_ci_commands(self, body: str, commit: str) -> list[ClaimFailure]:
+        out = []
+        for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
+            if len(span.split()) < 3 or not _OPTION.search(span) or self._in_ci(span, None):
+                continue
+            ran = self._in_ci(span, commit)
+            if ran is not None:
+                reason = f"{ran} ran `{span}` at {commit[:10]}; no CI file has it now"
+                out.append(ClaimFailure(Claim("command", span, "body"), reason))
+        return out
+
+    def _dropped_subcommands(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`python run.py pipeline ...`: the script (or a project module it imports) names
+        the subcommand as a string now (`add_parser("pipeline")`, `choices=[...]`), or did
+        not at `commit` either."""
+        out = []
+        for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
+            found = _SUBCOMMAND.match(span)
+            if found is None or not self._is_file(found.group("script")):
+                continue
+            script, sub = found.group("script"), found.group("sub")
+            named = re.compile(rf"[\"']{re.escape(sub)}[\"']")
+            if any(named.search(self.project().text(p) or "") for p in self._with_imports(script)):
+                continue
+            blob = (self._tree(commit) or {}).get(script)
+            then = git(self.layout.root, "cat-file", "blob", blob) if blob else b""
+            if named.search(then.decode("utf-8", "replace")):
+                reason = f"{script} names no subcommand {sub} now (it did at {commit[:10]})"
+                out.append(ClaimFailure(Claim("command", span, "body"), reason))
+        return out
+
+    def _with_imports(self, script: str) -> list[str]:
+        """The script and the project's modules it imports (`from a.b import c`: a/b.py or
+        a/b/__init__.py)."""
+        found = [script]
+        for module in _IMPORTS.findall(self.project().text(script) or ""):
+            base = module.replace(".", "/")
+            found += [p for p in (f"{base}.py", f"{base}/__init__.py") if self._is_file(p)]
+        return found
+
+    def _ignored_since(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        out = []
+        for claim in claims:
+            path = (claim.path or "").strip("/").removeprefix("./")
+            if claim.kind != "path" or claim.origin != "body" or "/" not in (claim.path or ""):
+                continue
+            if not path or self._exists(path) or not self._ignored(claim.path or ""):
+                continue
+            tree = self._tree(commit) or {}
+            if path in tree or any(p.startswith(path + "/") for p in tree):
+                reason = (
+                    f"{claim.path} was tracked at {commit[:10]}; it is gone, and git ignores it now"
+                )
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _in_ci(self, command: str, commit: str | None) -> str | None:
+        """The first CI file (a GitHub workflow, GitLab's, CircleCI's...) that has `command`
+        word for word, now or at `commit`; None when none has."""
+        key = (command, commit)
+        if key not in self._ci_hits:
+            at = [commit] if commit else []
+            listed = git(self.layout.root, "grep", "-l", "-F", "-e", command, *at, "--", *_CI)
+            first = listed.decode("utf-8", "replace").split("\n", 1)[0]
+            self._ci_hits[key] = first.removeprefix(f"{commit}:") if first else None
+        return self._ci_hits[key]
+
+    def _tree(self, commit: str) -> dict[str, str] | None:
+        if commit not in self._trees:
+            self._trees[commit] = tree_at(self.layout.root, commit)
+        return self._trees[commit]
+
+    def _project_at(self, commit: str) -> kinds.Project | None:
+        """What `commit`'s tree declared (its manifests read from git, not checked out)."""
+        if commit not in self._past_projects:
+            tree = self._tree(commit)
+            self._past_projects[commit] = (
+                None
+                if tree is None
+                else kinds.PastProject(self.layout.root, sorted(tree), blobs=tree)
+            )
+        return self._past_projects[commit]
 
     def _answers_at(self, commit: str, claims: list[Claim]) -> dict[Claim, str | None] | None:
         """Each claim checked on `commit`'s tree (cached; see `past`): None when it held,
@@ -361,9 +474,7 @@ class Verifier:
         """A verifier of `commit`'s tree: this one when the tracked files are the same
         (outside memories and task records), else one over a checkout of it."""
         if commit not in self._past_checkers:
-            if commit not in self._trees:
-                self._trees[commit] = tree_at(self.layout.root, commit)
-            then = self._trees[commit]
+            then = self._tree(commit)
             checker: Verifier | None = None
             if then is not None and _outside_records(then) == _outside_records(self.state.blobs):
                 checker = self
@@ -724,6 +835,9 @@ class Verifier:
             reason = self.check_claim(claim)
             if reason is not None:
                 failures.append(ClaimFailure(claim, reason))
+        recorded = _recorded_ok(memory)
+        lapsed = [] if recorded is None else self.lapsed(memory.body, claims, recorded)
+        failures += lapsed
         if failures and states_change(memory.fact):
             # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
             failures = [f for f in failures if f.claim.origin != "body"]
@@ -735,7 +849,11 @@ class Verifier:
         if failures:
             moves, failures = self._explain_moves(memory, failures)
         if failures:
-            unconfirmed, failures = self._never_confirmed(memory, failures)
+            confirmed = [f for f in failures if f in lapsed]  # held at the record already
+            unconfirmed, failures = self._never_confirmed(
+                memory, [f for f in failures if f not in lapsed]
+            )
+            failures += confirmed
         n = len(claims)
         if failures:
             return Verification(memory.name, "stale", n, tuple(failures), (), moves, unconfirmed)
@@ -765,6 +883,23 @@ _WARNS = re.compile(
     r"\b(?:never|not|don't|do not|must not|should not|avoid|instead of|rather than)\b", re.I
 )
 _CLAUSE_END = re.compile(r"[;.!?:](?:\s|$)|\n|\bbut\b|\binstead\b")
+# Where CI is configured: a command quoted from there is what CI runs.
+_CI = (
+    ".github/workflows",
+    ".gitlab-ci.yml",
+    ".circleci",
+    ".buildkite",
+    "azure-pipelines.yml",
+    "Jenkinsfile",
+    ".travis.yml",
+)
+_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
+# A Python script run with a subcommand: `python run.py pipeline --month 5`.
+_SUBCOMMAND = re.compile(
+    r"^(?:(?:python3?|uv run(?: python3?)?|poetry run python3?)\s+)?(?:\./)?"
+    r"(?P<script>[\w./-]+\.py)\s+(?P<sub>[a-z][\w-]*)(?=\s|$)"
+)
+_IMPORTS = re.compile(r"^\s*(?:from|import)\s+([\w.]+)", re.M)
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
 _STATES_CHANGE = re.compile(
     r"\b(?:removed|deleted|dropped|replaced|collapsed|renamed|moved|migrated|split into|"
@@ -794,6 +929,15 @@ def states_change(text: str) -> bool:
     """Whether `text` tells of a removal or a replacement ("`X` collapsed into `y()`", "use
     `a` instead of `b`"): the names it says are gone are expected gone."""
     return _STATES_CHANGE.search(text) is not None
+
+
+def _recorded_ok(memory: Memory) -> str | None:
+    """The commit the memory was last verified at, when that check found it ok."""
+    recorded = memory.verified if isinstance(memory.verified, dict) else {}
+    commit = recorded.get("commit")
+    if not isinstance(commit, str) or not commit or recorded.get("result") == "stale":
+        return None
+    return commit
 
 
 def _outside_records(blobs: dict[str, str]) -> dict[str, str]:

@@ -42,6 +42,25 @@ def test_scripts_are_read_from_the_package_of_the_folder_a_command_enters(tmp_pa
     }
 
 
+def test_a_phony_name_counts_only_where_an_include_could_not_be_followed(
+    tmp_path: Path,
+) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "Makefile": "include $(TOOLS)/rules.mk\n.PHONY: lint\ntest:\n\tpytest\n",
+            "docs/Makefile": "include common.mk\n.PHONY: html serve\n",
+            "docs/common.mk": "html:\n\tsphinx-build . _build\n",
+        },
+    )
+    found = verdicts("`make lint`; `make -C docs html`; `make -C docs serve`", proj)
+    assert found == {
+        "task:make:lint": None,  # rules.mk, behind a variable, may define it
+        "task:make:html": None,
+        "task:make:serve": "no Make target serve",
+    }
+
+
 def test_tasks_extras_and_patterns(tmp_path: Path) -> None:
     proj = project(
         tmp_path,
@@ -61,7 +80,7 @@ def test_tasks_extras_and_patterns(tmp_path: Path) -> None:
     )
     assert found == {
         "task:make:test": None,
-        "task:make:test-ci": None,
+        "task:make:test-ci": "no Make target test-ci",  # only .PHONY names it: no recipe
         "task:make:build-linux": None,  # a pattern rule
         "task:make:gone": "no Make target gone",
         "task:tox:lint": None,

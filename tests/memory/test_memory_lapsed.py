@@ -1,0 +1,235 @@
+"""What the tree alone cannot judge, judged against the commit a memory was verified at (or
+an instruction file was written at): a dependency named in prose that no manifest declares
+any more, a tracked source folder that became a build output; and a rename followed
+through a second rename. Real git repositories, no network."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conftest import commit, git
+
+from orchestrator.memory import kinds
+from orchestrator.memory.verify import verify_memories
+from orchestrator.store.layout import Layout
+from orchestrator.store.memfile import Citation
+from orchestrator.store.repo import RepoMemoryStore
+
+ORCH = Path(sys.executable).parent / "orch"
+GEMFILE = 'source "https://rubygems.org"\n\ngem "rails"\ngem "good_job"\ngem "pg"\n'
+
+
+def _results(layout: Layout) -> dict[str, Any]:
+    return {v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)}
+
+
+def _recorded(layout: Layout) -> dict[str, str]:
+    return {
+        "commit": git(layout.root, "rev-parse", "HEAD"),
+        "at": "2026-10-01T10:00:00Z",
+        "result": "ok",
+    }
+
+
+def _planted(
+    layout: Layout,
+    put: Callable[..., Any],
+    commit_all: Callable[..., str],
+    files: dict[str, str],
+    memories: dict[str, str],
+) -> dict[str, str]:
+    """The files committed, then each memory written as verified ok at that commit."""
+    for path, text in files.items():
+        (layout.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (layout.root / path).write_text(text)
+    commit_all(layout.root, "before")
+    verified = _recorded(layout)
+    for name, fact in memories.items():
+        put(name, fact, verified=verified)
+    return verified
+
+
+def test_product_names_are_words_with_a_capital_inside_outside_code_and_denials() -> None:
+    found = kinds.product_claims(
+        "- Jobs: GoodJob\n- The MySQL parser uses TiDB.\n- Do not add SideKiq.\n"
+        "- `McpServer` and https://GitHub.com/x and README and Parser\n"
+    )
+    assert [(c.text, c.symbol) for c in found] == [
+        ("GoodJob", "goodjob"),
+        ("MySQL", "mysql"),
+        ("TiDB", "tidb"),
+    ]
+
+
+def test_a_dependency_named_in_prose_and_dropped_since_the_record_is_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    go_mod = (
+        "module example.com/x\n\ngo 1.22\n\nrequire (\n"
+        "\tgithub.com/pingcap/tidb/pkg/parser v0.0.1\n\tmodernc.org/sqlite v1.2.0\n)\n"
+    )
+    verified = _planted(
+        layout,
+        put,
+        commit_all,
+        {"Gemfile": GEMFILE, "go.mod": go_mod},
+        {
+            "jobs": "Jobs: GoodJob runs the background work.",
+            "parser": "The MySQL parser uses TiDB.",
+            "engine": "SQLite is an engine here.",
+        },
+    )
+    put("unrecorded", "Jobs: GoodJob runs the background work.")
+    put("never", "Queues: SolidQueue runs the background work.", verified=verified)
+    (layout.root / "Gemfile").write_text(GEMFILE.replace('gem "good_job"\n', 'gem "sidekiq"\n'))
+    (layout.root / "go.mod").write_text(
+        "module example.com/x\n\ngo 1.22\n\nrequire github.com/ncruces/go-sqlite3 v0.3.0\n"
+    )
+    commit_all(layout.root, "sidekiq, no tidb, another sqlite driver")
+
+    results = _results(layout)
+    assert results["jobs"].result == "stale"
+    [failure] = results["jobs"].failures
+    assert failure.claim.text == "GoodJob" and "no manifest declares it now" in failure.reason
+    assert verified["commit"][:10] in failure.reason
+    assert results["parser"].result == "stale"
+    assert [f.claim.text for f in results["parser"].failures] == ["TiDB"]
+    assert results["engine"].result == "ok"  # go-sqlite3 still names it
+    assert results["unrecorded"].result == "ok"  # no record: nothing to judge against
+    assert results["never"].result == "ok"  # never a dependency
+
+
+def test_a_tracked_folder_that_became_ignored_is_gone_or_moved(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    (layout.root / "js").mkdir()
+    (layout.root / "js" / "index.js").write_text("module.exports = { run() {} };\n")
+    (layout.root / "js" / "index.d.ts").write_text("export function run(): void;\n")
+    (layout.root / "site").mkdir()
+    commit_all(layout.root, "the wrapper in js/")
+    verified = _recorded(layout)
+    put("wrapper", "The npm wrapper lives in `js/`.", verified=verified)
+    put("types", "Types are kept by hand in `js/index.d.ts`.", verified=verified)
+    put("output", "The docs build into `site/html/`.", verified=verified)
+    (layout.root / "lib").mkdir()
+    git(layout.root, "mv", "js/index.js", "lib/index.js")
+    git(layout.root, "rm", "-q", "js/index.d.ts")
+    (layout.root / ".gitignore").write_text("js/\nsite/\n")
+    commit_all(layout.root, "the wrapper is built into js/ from lib/")
+
+    results = _results(layout)
+    assert results["wrapper"].result == "moved"
+    assert [(m.path, m.to) for m in results["wrapper"].moved] == [("js/", "lib")]
+    assert results["types"].result == "stale"
+    assert "git ignores it now" in results["types"].failures[0].reason
+    assert results["output"].result == "ok"  # never tracked: a build output by design
+
+
+def test_a_citation_renamed_twice_is_followed_to_where_it_is_now(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    (layout.root / "js").mkdir()
+    (layout.root / "js" / "index.js").write_text("function run() {\n  return 1;\n}\n")
+    commit_all(layout.root, "index")
+    put("runner", "run() starts it.", citations=(Citation("js/index.js", 1, "run"),))
+    commit_all(layout.root, "memory")
+    (layout.root / "lib").mkdir()
+    git(layout.root, "mv", "js/index.js", "lib/index.js")
+    commit_all(layout.root, "js/ -> lib/")
+    git(layout.root, "mv", "lib/index.js", "lib/index.ts")
+    commit_all(layout.root, "TypeScript")
+
+    result = _results(layout)["runner"]
+    assert result.result == "moved"
+    assert [(m.path, m.to) for m in result.moved] == [("js/index.js", "lib/index.ts")]
+
+
+def test_an_instruction_file_is_judged_against_the_commit_that_wrote_it(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "Gemfile").write_text(GEMFILE)
+    (root / "AGENTS.md").write_text("# Stack\n\n- Jobs: GoodJob\n- Database: PostgreSQL\n")
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    commit(root, "stack")
+    (root / "Gemfile").write_text(GEMFILE.replace('gem "good_job"\n', ""))
+    commit(root, "no more good_job")
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_")}
+    done = subprocess.run(
+        [str(ORCH), "memory", "verify", "--file", "AGENTS.md", "--json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    status = {c["line"]: c["status"] for c in json.loads(done.stdout)["claims"]}
+    assert status == {3: "stale"}
+
+
+def test_a_command_ci_ran_word_for_word_and_runs_no_more_is_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    workflows = layout.root / ".github" / "workflows"
+    ci = "jobs:\n  test:\n    steps:\n      - run: pytest -q --maxfail=1 tests\n"
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {".github/workflows/ci.yml": ci},
+        {
+            "ci-command": "CI runs `pytest -q --maxfail=1 tests`.",
+            "local": "Run `pytest -q tests/unit` locally.",
+            "short": "CI runs `pytest -q`.",
+        },
+    )
+    (workflows / "ci.yml").write_text(ci.replace("--maxfail=1", "--maxfail=1 -x"))
+    commit_all(layout.root, "ci stops at the first failure")
+
+    results = _results(layout)
+    assert results["ci-command"].result == "stale"
+    [failure] = results["ci-command"].failures
+    assert failure.reason.startswith(".github/workflows/ci.yml ran `pytest -q --maxfail=1 tests`")
+    assert results["local"].result == "ok"  # never a CI command
+    assert results["short"].result == "ok"  # two words: too short to tell a quoted command
+
+
+def test_a_subcommand_the_script_named_and_names_no_more_is_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    run = layout.root / "run.py"
+    subcommands = (
+        "import argparse\n\nparser = argparse.ArgumentParser()\n"
+        "sub = parser.add_subparsers()\nsub.add_parser('pipeline')\nsub.add_parser('fetch')\n"
+    )
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {"run.py": subcommands},
+        {
+            "pipeline": "Run it all with `python run.py pipeline --force`.",
+            "fetch": "Fetch with `python run.py fetch --force`.",
+            "never": "Report with `python run.py report`.",
+        },
+    )
+    (layout.root / "app" / "phases.py").write_text("PHASES = ['fetch', 'extract']\n")
+    run.write_text(
+        "import argparse\n\nfrom app.phases import PHASES\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('phase', choices=PHASES)\n"
+    )
+    commit_all(layout.root, "phases as a positional argument")
+
+    results = _results(layout)
+    assert results["pipeline"].result == "stale"
+    assert "run.py names no subcommand pipeline now" in results["pipeline"].failures[0].reason
+    assert results["fetch"].result == "ok"  # named by a module run.py imports
+    assert results["never"].result == "ok"  # not named at the record either
