@@ -47,7 +47,8 @@ def dedup_key(memory: Memory) -> frozenset[str]:
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
-    return len(a & b) / len(a | b)
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
 
 
 def _overlap_needed(size: int, threshold: float) -> int:
@@ -134,8 +135,13 @@ def similar_pairs(
     `|x| - ceil(t|x|) + 1` tokens and indexes only `|x| - ceil(2t/(1+t)|x|) + 1`; a
     candidate whose overlap so far plus what its remaining tokens could add cannot reach
     the overlap the pair needs is dropped (positional filter). Survivors are verified
-    exactly, so the result equals the all-pairs answer.
+    exactly, so the result equals the all-pairs answer. Two sets are compared at once, as
+    the join would (the smaller first).
     """
+    if len(sets) == 2:
+        (ka, a), (kb, b) = sets if len(sets[0][1]) <= len(sets[1][1]) else sets[::-1]
+        score = jaccard(a, b) if a else 0.0
+        return [(ka, kb, score)] if score >= threshold else []
     freq: Counter[str] = Counter()
     for _, s in sets:
         freq.update(s)

@@ -36,6 +36,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 from orchestrator.memory import compare
 from orchestrator.memory.ephemeral import ephemeral
@@ -140,18 +141,20 @@ def rare_pairs(
     shared: dict[tuple[int, int], float] = defaultdict(float)
     for t, members in postings.items():
         w = weight[t]
-        for k, a in enumerate(members):
-            for b in members[k + 1 :]:
-                shared[(a, b)] += w
+        for pair in combinations(members, 2):
+            shared[pair] += w
     total = [sum(weight[t] for t in ts) for ts in found]
+    subjects = [subject_stems(m.subject or "") for m in active]
     out = {}
     for (a, b), s in shared.items():
+        ta, tb = total[a], total[b]
         # the words both subjects name say what the facts are about, not what they say
-        about = subject_stems(active[a].subject or "") & subject_stems(active[b].subject or "")
-        about &= found[a] & found[b]
-        s -= sum(weight[t] for t in about if df[t] <= RARE_DF)
-        ta = total[a] - sum(weight[t] for t in about)
-        tb = total[b] - sum(weight[t] for t in about)
+        about = subjects[a] & subjects[b]
+        if about:
+            about &= found[a] & found[b]
+            s -= sum(weight[t] for t in about if df[t] <= RARE_DF)
+            lost = sum(weight[t] for t in about)
+            ta, tb = ta - lost, tb - lost
         union, smaller = ta + tb - s, min(ta, tb)
         out[(a, b)] = Score(s / union if union > 0 else 0.0, s / smaller if smaller > 0 else 0.0)
     return out
