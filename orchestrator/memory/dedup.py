@@ -195,8 +195,15 @@ def contained_pairs(
     The prefix filter for overlap: if `|x & y| >= a = ceil(t|x|)`, then the `|x| - a + 1`
     rarest tokens of `x` meet `y`. Every set's tokens are indexed; each set probes with its
     prefix for sets at least as large. Survivors are verified exactly, so the result equals
-    the all-pairs answer.
+    the all-pairs answer. Two sets are compared at once, as the join would (from the
+    smaller, or the first of two of one size).
     """
+    if len(sets) == 2:
+        (kx, sx), (ky, sy) = sets if len(sets[0][1]) <= len(sets[1][1]) else sets[::-1]
+        common = len(sx & sy)
+        if len(sx) < min_size or common < _overlap_needed(len(sx), threshold):
+            return []
+        return [(kx, ky, common / len(sx))]
     freq: Counter[str] = Counter()
     for _, s in sets:
         freq.update(s)

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from orchestrator.cli import cli
 from orchestrator.memory.dedup import (
     DedupIndex,
+    contained_pairs,
     dedup_key,
     jaccard,
     near_duplicates,
@@ -120,6 +121,24 @@ def test_prefix_filter_join_finds_exactly_the_pairs_all_pairs_would(threshold: f
     found = {(min(a, b), max(a, b)) for a, b, _ in similar_pairs(sets, threshold)}
     assert found == brute
     assert brute  # the sets hold near-duplicates, so the test can fail
+
+
+def test_two_sets_are_joined_as_the_join_of_three_would_report_them() -> None:
+    """A bucket of two is compared directly: the pair (smaller set first), its score and
+    the threshold's edge as the full join gives them with a third set that joins nothing."""
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(10)]
+    seen = 0
+    for _ in range(3000):
+        a, b = (frozenset(rng.sample(vocab, rng.randrange(0, 7))) for _ in range(2))
+        threshold = rng.choice([0.4, 0.6, 0.8])
+        alone = frozenset({"never-shared"})
+        joined = similar_pairs([("a", a), ("b", b), ("z", alone)], threshold)
+        assert similar_pairs([("a", a), ("b", b)], threshold) == joined
+        held = contained_pairs([("a", a), ("b", b), ("z", alone)], threshold, 2)
+        assert contained_pairs([("a", a), ("b", b)], threshold, 2) == held
+        seen += bool(joined) + bool(held)
+    assert seen  # some pairs pass, so the test can fail
 
 
 def test_probe_finds_what_a_full_scan_finds(mk: Callable[..., Any]) -> None:
