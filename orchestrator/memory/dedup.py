@@ -26,6 +26,7 @@ from typing import TypeVar
 from orchestrator.store.memfile import Memory
 
 THRESHOLD = 0.85
+SMALL_JOIN = 8  # a join of this many sets or fewer compares every pair
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'/-][a-z0-9_]+)*")
 K = TypeVar("K", bound=Hashable)
 
@@ -135,13 +136,12 @@ def similar_pairs(
     `|x| - ceil(t|x|) + 1` tokens and indexes only `|x| - ceil(2t/(1+t)|x|) + 1`; a
     candidate whose overlap so far plus what its remaining tokens could add cannot reach
     the overlap the pair needs is dropped (positional filter). Survivors are verified
-    exactly, so the result equals the all-pairs answer. Two sets are compared at once, as
-    the join would (the smaller first).
+    exactly, so the result equals the all-pairs answer. A few sets (`SMALL_JOIN` at most,
+    as in most of the audit's value buckets) are compared pair by pair instead, each pair
+    in the order the join gives it (the smaller set first).
     """
-    if len(sets) == 2:
-        (ka, a), (kb, b) = sets if len(sets[0][1]) <= len(sets[1][1]) else sets[::-1]
-        score = jaccard(a, b) if a else 0.0
-        return [(ka, kb, score)] if score >= threshold else []
+    if len(sets) <= SMALL_JOIN:
+        return _all_similar(sets, threshold)
     freq: Counter[str] = Counter()
     for _, s in sets:
         freq.update(s)
@@ -195,20 +195,14 @@ def contained_pairs(
     The prefix filter for overlap: if `|x & y| >= a = ceil(t|x|)`, then the `|x| - a + 1`
     rarest tokens of `x` meet `y`. Every set's tokens are indexed; each set probes with its
     prefix for sets at least as large. Survivors are verified exactly, so the result equals
-    the all-pairs answer. Two sets are compared at once, as the join would (from the
-    smaller, or the first of two of one size).
+    the all-pairs answer. A few sets (`SMALL_JOIN` at most) are compared pair by pair
+    instead, each pair from the smaller set (or the first of two of one size).
     """
-    if len(sets) == 2:
-        (kx, sx), (ky, sy) = sets if len(sets[0][1]) <= len(sets[1][1]) else sets[::-1]
-        common = len(sx & sy)
-        if len(sx) < min_size or common < _overlap_needed(len(sx), threshold):
-            return []
-        return [(kx, ky, common / len(sx))]
+    few = len(sets) <= SMALL_JOIN
     freq: Counter[str] = Counter()
-    for _, s in sets:
-        freq.update(s)
     index: dict[str, list[int]] = defaultdict(list)
-    for i, (_, s) in enumerate(sets):
+    for i, (_, s) in enumerate(() if few else sets):
+        freq.update(s)
         for token in s:
             index[token].append(i)
     pairs: list[tuple[K, K, float]] = []
@@ -217,19 +211,34 @@ def contained_pairs(
         if nx < min_size:
             continue
         needed = _overlap_needed(nx, threshold)
-        prefix = sorted(sx, key=lambda tok: (freq[tok], tok))[: nx - needed + 1]
-        seen: set[int] = set()
-        for token in prefix:
-            for y in index[token]:
-                if y in seen or y == x:
-                    continue
-                seen.add(y)
-                sy = sets[y][1]
-                if len(sy) < nx or (len(sy) == nx and y < x):
-                    continue  # the pair is probed from the smaller set (or the first of two)
-                common = len(sx & sy)
-                if common >= needed:
-                    pairs.append((kx, sets[y][0], common / nx))
+        if few:
+            others: Iterable[int] = range(len(sets))
+        else:
+            prefix = sorted(sx, key=lambda tok: (freq[tok], tok))[: nx - needed + 1]
+            others = dict.fromkeys(y for token in prefix for y in index[token])
+        for y in others:
+            sy = sets[y][1]
+            if y == x or len(sy) < nx or (len(sy) == nx and y < x):
+                continue  # the pair is probed from the smaller set (or the first of two)
+            common = len(sx & sy)
+            if common >= needed:
+                pairs.append((kx, sets[y][0], common / nx))
+    return pairs
+
+
+def _all_similar(
+    sets: Sequence[tuple[K, frozenset[str]]], threshold: float
+) -> list[tuple[K, K, float]]:
+    """`similar_pairs` over a few sets, every pair compared."""
+    order = sorted(range(len(sets)), key=lambda i: len(sets[i][1]))
+    pairs: list[tuple[K, K, float]] = []
+    for k, x in enumerate(order):
+        kx, sx = sets[x]
+        for y in order[:k]:
+            ky, sy = sets[y]
+            score = jaccard(sx, sy) if sy else 0.0
+            if score >= threshold:
+                pairs.append((ky, kx, score))
     return pairs
 
 
@@ -271,5 +280,5 @@ def cross_pairs(
                     continue
                 score = jaccard(sx, sy)
                 if score >= threshold:
-                    pairs.append((kx, ky, score))
+                    pairs.append((ky, kx, score))
     return pairs

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from orchestrator.cli import cli
 from orchestrator.memory.dedup import (
+    SMALL_JOIN,
     DedupIndex,
     contained_pairs,
     dedup_key,
@@ -123,21 +124,25 @@ def test_prefix_filter_join_finds_exactly_the_pairs_all_pairs_would(threshold: f
     assert brute  # the sets hold near-duplicates, so the test can fail
 
 
-def test_two_sets_are_joined_as_the_join_of_three_would_report_them() -> None:
-    """A bucket of two is compared directly: the pair (smaller set first), its score and
-    the threshold's edge as the full join gives them with a third set that joins nothing."""
+def test_a_few_sets_are_joined_as_the_full_join_would_report_them() -> None:
+    """Up to SMALL_JOIN sets are compared pair by pair: the same pairs, each the same way
+    round, with the same scores, as the prefix-filter joins give once unrelated sets make
+    the input too large for the shortcut."""
     rng = random.Random(7)
     vocab = [f"w{i}" for i in range(10)]
+    padding = [(f"pad{i}", frozenset({f"alone{i}"})) for i in range(SMALL_JOIN)]
     seen = 0
-    for _ in range(3000):
-        a, b = (frozenset(rng.sample(vocab, rng.randrange(0, 7))) for _ in range(2))
+    for _ in range(1500):
+        sets = [
+            (f"s{k}", frozenset(rng.sample(vocab, rng.randrange(0, 7))))
+            for k in range(rng.randrange(2, SMALL_JOIN + 1))
+        ]
         threshold = rng.choice([0.4, 0.6, 0.8])
-        alone = frozenset({"never-shared"})
-        joined = similar_pairs([("a", a), ("b", b), ("z", alone)], threshold)
-        assert similar_pairs([("a", a), ("b", b)], threshold) == joined
-        held = contained_pairs([("a", a), ("b", b), ("z", alone)], threshold, 2)
-        assert contained_pairs([("a", a), ("b", b)], threshold, 2) == held
-        seen += bool(joined) + bool(held)
+        few = similar_pairs(sets, threshold)
+        assert sorted(few) == sorted(similar_pairs(sets + padding, threshold))
+        held = contained_pairs(sets, threshold, 2)
+        assert sorted(held) == sorted(contained_pairs(sets + padding, threshold, 2))
+        seen += len(few) + len(held)
     assert seen  # some pairs pass, so the test can fail
 
 
