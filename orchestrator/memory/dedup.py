@@ -280,5 +280,5 @@ def cross_pairs(
                     continue
                 score = jaccard(sx, sy)
                 if score >= threshold:
-                    pairs.append((ky, kx, score))
+                    pairs.append((kx, ky, score))
     return pairs
