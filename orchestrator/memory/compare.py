@@ -235,14 +235,20 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
     if different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
     ra, rb = reading(a, readings), reading(b, readings)
-    purpose = _same_purpose(ra, rb)
-    forbidding = slots.forbids(a.fact) and slots.forbids(b.fact)
+    purpose = forbidding = None  # read once, when a clash of clauses asks
     for ca in ra.clauses[:MAX_CLAUSES]:
         for cb in rb.clauses[:MAX_CLAUSES]:
             how = clause_conflict(ca, cb)
-            if how == "values" and slots.prohibitions(ca, cb, forbidding=forbidding):
+            if how is None:
                 continue
-            if how is not None and (purpose or how == "polarity"):
+            if how == "values":
+                if forbidding is None:
+                    forbidding = slots.forbids(a.fact) and slots.forbids(b.fact)
+                if slots.prohibitions(ca, cb, forbidding=forbidding):
+                    continue
+            if purpose is None and how != "polarity":
+                purpose = _same_purpose(ra, rb)
+            if purpose or how == "polarity":
                 return Conflict(ca, cb, how)
     return None
 

@@ -26,6 +26,7 @@ from typing import TypeVar
 from orchestrator.store.memfile import Memory
 
 THRESHOLD = 0.85
+SMALL_JOIN = 8  # a join of this many sets or fewer compares every pair
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'/-][a-z0-9_]+)*")
 K = TypeVar("K", bound=Hashable)
 
@@ -47,7 +48,8 @@ def dedup_key(memory: Memory) -> frozenset[str]:
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
-    return len(a & b) / len(a | b)
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
 
 
 def _overlap_needed(size: int, threshold: float) -> int:
@@ -134,8 +136,12 @@ def similar_pairs(
     `|x| - ceil(t|x|) + 1` tokens and indexes only `|x| - ceil(2t/(1+t)|x|) + 1`; a
     candidate whose overlap so far plus what its remaining tokens could add cannot reach
     the overlap the pair needs is dropped (positional filter). Survivors are verified
-    exactly, so the result equals the all-pairs answer.
+    exactly, so the result equals the all-pairs answer. A few sets (`SMALL_JOIN` at most,
+    as in most of the audit's value buckets) are compared pair by pair instead, each pair
+    in the order the join gives it (the smaller set first).
     """
+    if len(sets) <= SMALL_JOIN:
+        return _all_similar(sets, threshold)
     freq: Counter[str] = Counter()
     for _, s in sets:
         freq.update(s)
@@ -189,13 +195,14 @@ def contained_pairs(
     The prefix filter for overlap: if `|x & y| >= a = ceil(t|x|)`, then the `|x| - a + 1`
     rarest tokens of `x` meet `y`. Every set's tokens are indexed; each set probes with its
     prefix for sets at least as large. Survivors are verified exactly, so the result equals
-    the all-pairs answer.
+    the all-pairs answer. A few sets (`SMALL_JOIN` at most) are compared pair by pair
+    instead, each pair from the smaller set (or the first of two of one size).
     """
+    few = len(sets) <= SMALL_JOIN
     freq: Counter[str] = Counter()
-    for _, s in sets:
-        freq.update(s)
     index: dict[str, list[int]] = defaultdict(list)
-    for i, (_, s) in enumerate(sets):
+    for i, (_, s) in enumerate(() if few else sets):
+        freq.update(s)
         for token in s:
             index[token].append(i)
     pairs: list[tuple[K, K, float]] = []
@@ -204,19 +211,34 @@ def contained_pairs(
         if nx < min_size:
             continue
         needed = _overlap_needed(nx, threshold)
-        prefix = sorted(sx, key=lambda tok: (freq[tok], tok))[: nx - needed + 1]
-        seen: set[int] = set()
-        for token in prefix:
-            for y in index[token]:
-                if y in seen or y == x:
-                    continue
-                seen.add(y)
-                sy = sets[y][1]
-                if len(sy) < nx or (len(sy) == nx and y < x):
-                    continue  # the pair is probed from the smaller set (or the first of two)
-                common = len(sx & sy)
-                if common >= needed:
-                    pairs.append((kx, sets[y][0], common / nx))
+        if few:
+            others: Iterable[int] = range(len(sets))
+        else:
+            prefix = sorted(sx, key=lambda tok: (freq[tok], tok))[: nx - needed + 1]
+            others = dict.fromkeys(y for token in prefix for y in index[token])
+        for y in others:
+            sy = sets[y][1]
+            if y == x or len(sy) < nx or (len(sy) == nx and y < x):
+                continue  # the pair is probed from the smaller set (or the first of two)
+            common = len(sx & sy)
+            if common >= needed:
+                pairs.append((kx, sets[y][0], common / nx))
+    return pairs
+
+
+def _all_similar(
+    sets: Sequence[tuple[K, frozenset[str]]], threshold: float
+) -> list[tuple[K, K, float]]:
+    """`similar_pairs` over a few sets, every pair compared."""
+    order = sorted(range(len(sets)), key=lambda i: len(sets[i][1]))
+    pairs: list[tuple[K, K, float]] = []
+    for k, x in enumerate(order):
+        kx, sx = sets[x]
+        for y in order[:k]:
+            ky, sy = sets[y]
+            score = jaccard(sx, sy) if sy else 0.0
+            if score >= threshold:
+                pairs.append((ky, kx, score))
     return pairs
 
 

@@ -5,8 +5,9 @@ share the words that few other facts use: `min-h-[44px]`, calculateDayCompletion
 legacy-peer-deps flag, "cost of living". A word most facts carry (the project's name, a
 heading's word) says little. Each memory is read as its terms (`terms`): the stems of its
 fact, code spans read as their words, proper names folded to the stem of their lower case
-(TaskItem and TaskItems, Day and Days); each term weighs `log((n + 1) / df)` over the n
-active memories, df being how many carry it.
+(TaskItem and TaskItems, Day and Days), a word written short or long as one term
+(`ALIASES`: config and configuration, repo and repository); each term weighs
+`log((n + 1) / df)` over the n active memories, df being how many carry it.
 
 - `rare_pairs`: candidates and their scores. Only terms at most `RARE_DF` memories carry
   are joined (an inverted index of bounded postings, never all pairs), and a pair's
@@ -21,8 +22,9 @@ active memories, df being how many carry it.
   neither may assert one the other lacks), numbers nested, and not parallel statements
   about two parts (one fact has words the other lacks that are its own subject's). Labels
   in plain words one inside the other are one name (`compare.different_slots`), and a
-  short fact naming no code span, path or URL pairs only under its own subject
-  (`_generic`).
+  short fact naming no code span, path or URL (`_generic`) pairs under another subject
+  only when it is durable and the other names no code span, path or URL either
+  (`_vague`).
 
 Ephemeral task state is compared here too: one change account or to-do in two lists is
 one event told twice; accounts of two changes share too few rare words to pair.
@@ -34,8 +36,10 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 from orchestrator.memory import compare
+from orchestrator.memory.ephemeral import ephemeral
 from orchestrator.memory.text import Reading, span_tokens, stem, subject_stems
 from orchestrator.store.memfile import Memory
 
@@ -46,6 +50,36 @@ RARE_MOSTLY_HELD = 0.85  # ...or this much of it, when the weighted Jaccard is l
 RARE_JACCARD_HELD = 0.2  # ...but still this much
 RARE_UNNAMED = 0.5  # the weighted Jaccard of two facts that name nothing in common
 RARE_WHOLE = 0.9  # ...or the weight of the smaller set the other holds
+
+# Stems of words agent memory writes short or long, and of verbs it uses for one another,
+# read as one term ("config" and "configuration", "prefers" and "prioritizes").
+ALIASES = {
+    "app": "applic",
+    "arg": "argument",
+    "async": "asynchron",
+    "auth": "authent",
+    "config": "configur",
+    "db": "databas",
+    "dep": "depend",
+    "dir": "directori",
+    "doc": "document",
+    "err": "error",
+    "favor": "prefer",
+    "favour": "prefer",
+    "impl": "implement",
+    "info": "inform",
+    "init": "initi",
+    "msg": "messag",
+    "param": "paramet",
+    "perf": "perform",
+    "pkg": "packag",
+    "priorit": "prefer",
+    "prioritis": "prefer",
+    "repo": "repositori",
+    "sync": "synchron",
+    "temp": "temporari",
+    "tmp": "temporari",
+}
 
 
 @dataclass(frozen=True)
@@ -69,7 +103,7 @@ def terms(reading: Reading) -> frozenset[str]:
         stem(t.lower()) if t in names or (t.isalpha() and t.lower() in names) else t
         for t in reading.flat_stems
     }
-    return frozenset(stems | folded(reading.values))
+    return frozenset(ALIASES.get(t, t) for t in stems | folded(reading.values))
 
 
 def folded(values: frozenset[str]) -> frozenset[str]:
@@ -107,18 +141,20 @@ def rare_pairs(
     shared: dict[tuple[int, int], float] = defaultdict(float)
     for t, members in postings.items():
         w = weight[t]
-        for k, a in enumerate(members):
-            for b in members[k + 1 :]:
-                shared[(a, b)] += w
+        for pair in combinations(members, 2):
+            shared[pair] += w
     total = [sum(weight[t] for t in ts) for ts in found]
+    subjects = [subject_stems(m.subject or "") for m in active]
     out = {}
     for (a, b), s in shared.items():
+        ta, tb = total[a], total[b]
         # the words both subjects name say what the facts are about, not what they say
-        about = subject_stems(active[a].subject or "") & subject_stems(active[b].subject or "")
-        about &= found[a] & found[b]
-        s -= sum(weight[t] for t in about if df[t] <= RARE_DF)
-        ta = total[a] - sum(weight[t] for t in about)
-        tb = total[b] - sum(weight[t] for t in about)
+        about = subjects[a] & subjects[b]
+        if about:
+            about &= found[a] & found[b]
+            s -= sum(weight[t] for t in about if df[t] <= RARE_DF)
+            lost = sum(weight[t] for t in about)
+            ta, tb = ta - lost, tb - lost
         union, smaller = ta + tb - s, min(ta, tb)
         out[(a, b)] = Score(s / union if union > 0 else 0.0, s / smaller if smaller > 0 else 0.0)
     return out
@@ -142,12 +178,25 @@ def _generic(reading: Reading) -> bool:
     return len(words) <= compare.GENERIC and not compare.anchored(reading.values)
 
 
+def _vague(memory: Memory, reading: Reading, other: Reading) -> bool:
+    """A short fact naming nothing (`_generic`) is too vague to say what another fact says
+    under another subject when it is ephemeral task state ("to be determined in the plan
+    phase", "created on 02.05.2025": its subject makes it mean something) or when the
+    other names a code span, path or URL that it does not ("Dimension tables load before
+    fact tables" is not what `WarehouseLoader.merge()` loads)."""
+    if not _generic(reading):
+        return False
+    return bool(compare.anchored(other.values)) or (
+        ephemeral(memory.fact, memory.subject or "") is not None
+    )
+
+
 def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> bool:
     """Whether a pair `rare_pairs` scored high enough says one thing (see the module)."""
     if compare.linked(a, b) or compare.different_slots(a, b, nested=True):
         return False
     ra, rb = readings.plain(a), readings.plain(b)
-    if (_generic(ra) or _generic(rb)) and not compare.same_subject(a, b):
+    if not compare.same_subject(a, b) and (_vague(a, ra, rb) or _vague(b, rb, ra)):
         return False
     if ra.negated != rb.negated or compare.opposed(ra, rb):
         return False

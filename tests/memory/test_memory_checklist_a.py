@@ -12,7 +12,9 @@ from click.testing import CliRunner
 
 from orchestrator.cli import cli
 from orchestrator.memory.dedup import (
+    SMALL_JOIN,
     DedupIndex,
+    contained_pairs,
     dedup_key,
     jaccard,
     near_duplicates,
@@ -120,6 +122,28 @@ def test_prefix_filter_join_finds_exactly_the_pairs_all_pairs_would(threshold: f
     found = {(min(a, b), max(a, b)) for a, b, _ in similar_pairs(sets, threshold)}
     assert found == brute
     assert brute  # the sets hold near-duplicates, so the test can fail
+
+
+def test_a_few_sets_are_joined_as_the_full_join_would_report_them() -> None:
+    """Up to SMALL_JOIN sets are compared pair by pair: the same pairs, each the same way
+    round, with the same scores, as the prefix-filter joins give once unrelated sets make
+    the input too large for the shortcut."""
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(10)]
+    padding = [(f"pad{i}", frozenset({f"alone{i}"})) for i in range(SMALL_JOIN)]
+    seen = 0
+    for _ in range(1500):
+        sets = [
+            (f"s{k}", frozenset(rng.sample(vocab, rng.randrange(0, 7))))
+            for k in range(rng.randrange(2, SMALL_JOIN + 1))
+        ]
+        threshold = rng.choice([0.4, 0.6, 0.8])
+        few = similar_pairs(sets, threshold)
+        assert sorted(few) == sorted(similar_pairs(sets + padding, threshold))
+        held = contained_pairs(sets, threshold, 2)
+        assert sorted(held) == sorted(contained_pairs(sets + padding, threshold, 2))
+        seen += len(few) + len(held)
+    assert seen  # some pairs pass, so the test can fail
 
 
 def test_probe_finds_what_a_full_scan_finds(mk: Callable[..., Any]) -> None:

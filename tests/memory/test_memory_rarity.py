@@ -181,3 +181,31 @@ def test_short_facts_and_other_labels_under_other_subjects_stay_apart(
         subject="sprint goals",
     )
     assert found(audit(layout)) == set()
+
+
+def test_short_facts_naming_nothing_pair_across_subjects_unless_vague(
+    layout: Layout, put: Put
+) -> None:
+    plant_filler(put)
+    # a short durable fact in two lists says one thing under both
+    put("sentry-a", "Sentry release tag from config", subject="error reports")
+    put("sentry-b", "Sentry release tag per project environment", subject="configuration")
+    # a short fact against one that names code: too vague to say what the code does
+    put("order", "Dimension tables load before fact tables.", subject="warehouse")
+    put(
+        "strategy",
+        "Fact tables load with `Loader.merge()`; dimension tables are small.",
+        subject="load strategy",
+    )
+    dups = found(audit(layout))
+    assert frozenset({"sentry-a", "sentry-b"}) in dups
+    assert not {"order", "strategy"} & {name for pair in dups for name in pair}
+
+
+def test_short_and_long_forms_of_a_word_are_one_term() -> None:
+    short = terms(read_fact("Read the config and the env from the repo docs."))
+    long = terms(read_fact("Read the configuration and the env from the repository documentation."))
+    assert short == long
+    assert terms(read_fact("Merges prioritize fresh rows")) == terms(
+        read_fact("Merges prefer fresh rows")
+    )
