@@ -180,22 +180,16 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     findings = []
     written = written_at(root, path, source)
     with Verifier(Layout(root), use_cache=False) as verifier:
-        split = [
-            (
-                number,
-                end,
-                words,
-                code,
-                verifier.body_claims(as_body(_followed(root, path, words, code), code)),
-            )
+        bodies = [
+            (number, end, words, as_body(_followed(root, path, words, code), code))
             for number, end, words, code in split_claims(source)
         ]
+        split = [(*row, verifier.body_claims(row[-1])) for row in bodies]
         # one search of the tree for every name the file's claims ask about
         verifier.facts.index(index_words(c for *_, claims in split for c in claims))
-        for number, end, words, code, claims in split:
+        for number, end, words, body, claims in split:
             lapsed = {}
             if written is not None:
-                body = as_body(words, code)
                 lapsed = {f.claim: f.reason for f in verifier.lapsed(body, claims, written)}
             if not claims and not lapsed:
                 continue
