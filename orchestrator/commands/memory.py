@@ -41,7 +41,7 @@ MORE: dict[str, tuple[str, str]] = {
         "Find duplicated, contradicted, stale or polluted memory.",
     ),
     "decay": (
-        "orchestrator.commands.memory_audit:decay",
+        "orchestrator.commands.memory_decay:decay",
         "Mark old, unused, low-importance memories stale (never deleting).",
     ),
     "export": (

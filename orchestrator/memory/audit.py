@@ -561,9 +561,11 @@ def _notes_findings(layout: Layout) -> list[Finding]:
 Files = list[tuple[str, os.stat_result]]  # a store's listing: (path, stat) of each file
 
 
-def _cache_key(layout: Layout, files: Files, verify: bool, config: MemoryConfig) -> str:
+def _cache_key(layout: Layout, files: Files, tree: TreeState | None, config: MemoryConfig) -> str:
     """What an audit depends on: every memory file, MEMORY.md and NOTES.md (by stat key),
-    every tracked file (by blob id, for the claims) and this code's version."""
+    every tracked file (by blob id in `tree`, for the claims; none when the audit does not
+    verify) and this code's version."""
+    verify = tree is not None
     digest = hashlib.sha1(f"audit {REPORT_VERSION} {__version__} {verify}\n".encode())
     for path, st in sorted(files):
         digest.update(f"{path}\0{stat_key(st)}\n".encode())
@@ -572,8 +574,8 @@ def _cache_key(layout: Layout, files: Files, verify: bool, config: MemoryConfig)
             digest.update(f"{extra}\0{stat_key(os.stat(extra))}\n".encode())
         except OSError:
             digest.update(f"{extra}\0missing\n".encode())
-    if verify:
-        digest.update(TreeState.read(layout.root).signature(code_only=False).encode())
+    if tree is not None:
+        digest.update(tree.signature(code_only=False).encode())
     # decay depends on use, on the tasks there are and on the day (memory.importance)
     try:
         digest.update(f"usage\0{stat_key(os.stat(usage_path(layout)))}\n".encode())
@@ -646,14 +648,15 @@ def audit(
     store = RepoMemoryStore(layout)
     store.recover()  # a write a killed process left half-done, rolled back before listing
     files = list(store.files())
-    key = _cache_key(layout, files, verify, config)
+    tree = TreeState.read(layout.root) if verify else None
+    key = _cache_key(layout, files, tree, config)
     with Cache(layout.cache) as cache:
         reports = cache.table(REPORT_TABLE, REPORT_VERSION)
         cached = None if proposer else reports.get(key)
         if cached is not None:
             report = _report_from(json.loads(cached))
         else:
-            report, complete = _run(layout, store, files, cache, verify, config)
+            report, complete = _run(layout, store, files, cache, tree, config)
             if proposer is not None:
                 report.findings += _proposed(store.load_all().memories, report, proposer)
                 order = {k: i for i, k in enumerate(KINDS)}
@@ -670,11 +673,12 @@ def _run(
     store: RepoMemoryStore,
     files: Files,
     cache: Cache,
-    verify: bool,
+    tree: TreeState | None,
     config: MemoryConfig,
 ) -> tuple[AuditReport, bool]:
     """Every check; (the report, whether it depends on tracked files only). Each memory
-    file is listed once (`files`, the store's last listing) and read at most once."""
+    file is listed once (`files`, the store's last listing) and read at most once; claims
+    are verified against `tree` (none: not verified)."""
     texts: dict[str, str] = {}
     loaded = store.load_all(files, texts)
     report = _compare_memories(loaded.memories, cache)
@@ -685,8 +689,10 @@ def _run(
         for c in decay_candidates(layout, loaded.memories, config)
     ]
     complete = True
-    if verify:
-        results, is_active, complete = verify_store_details(layout, loaded=loaded, files=files)
+    if tree is not None:
+        results, is_active, complete = verify_store_details(
+            layout, loaded=loaded, files=files, tree=tree
+        )
         findings += [
             Finding("stale_citation", r.name, (), r.summary(), "error")
             for r in results

@@ -156,6 +156,7 @@ class Verifier:
     layout: Layout
     use_cache: bool = True
     shared: Cache | None = None  # a cache to use and leave open (a past tree's checker)
+    tree: TreeState | None = None  # the tree as the caller just read it (else read here)
     state: TreeState = field(init=False)
     facts: Facts = field(init=False)
 
@@ -165,7 +166,7 @@ class Verifier:
         self._own_cache = own
         self._past = past.PastTrees(self.layout.root, self.cache)
         self._past_checkers: dict[str, Verifier | None] = {}
-        self.state = TreeState.read(self.layout.root)
+        self.state = self.tree or TreeState.read(self.layout.root)
         self.facts = Facts(self.state, self.cache)
         self.shape = self.state.shape()
         self._basenames: set[str] | None = None
@@ -968,6 +969,7 @@ def verify_store_details(
     use_cache: bool = True,
     loaded: LoadResult | None = None,
     files: list[tuple[str, os.stat_result]] | None = None,
+    tree: TreeState | None = None,
 ) -> tuple[list[Verification], dict[str, bool], bool]:
     """Verify every loadable memory of the store: (results in name order, {name: active},
     whether every result depends on tracked files only).
@@ -977,10 +979,10 @@ def verify_store_details(
     read back, not checked again; when nothing changed, not a single memory or line of
     code is parsed. Results that depend on untracked paths are never cached. Pass the
     store's `loaded` memories (and its `files` listing) when you have them, to save
-    loading them again.
+    loading them again, and the `tree` when you have just read it.
     """
     store = RepoMemoryStore(layout)
-    with Verifier(layout, use_cache=use_cache) as verifier:
+    with Verifier(layout, use_cache=use_cache, tree=tree) as verifier:
         files = sorted(store.files() if files is None else files)
         sig = verifier.state.signature(code_only=False)
         keys = {path: f"{sig}:{stat_key(st)}" for path, st in files}
