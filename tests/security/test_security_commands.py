@@ -7,6 +7,7 @@ in parallel, as `python -m evals.security` runs it.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -75,11 +76,23 @@ def test_the_watcher_sees_every_kind_of_change(
         assert not row.changed.any() and row.outcome is security.Outcome.GATED, (command, row)
 
 
-def test_a_list_nobody_here_wrote_runs_through_the_same_harness(tmp_path: Path) -> None:
+def test_a_list_nobody_here_wrote_runs_through_the_same_harness(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user's own lists, destructive and ordinary, through the commands table (the other
+    tables, with lists of their own, run in the slow step)."""
     listing = tmp_path / "mine.txt"
     listing.write_text("rm -rf .git\necho fine > ok.txt\n# a comment\n")
-    out = security.main(["--commands", str(listing), "--json", "--workers", "2"])
+    ordinary = tmp_path / "ordinary.txt"
+    ordinary.write_text("ls -la\n")
+    argv = ["--commands", str(listing), "--ordinary", str(ordinary), "--section", "commands"]
+    out = security.main([*argv, "--json", "--workers", "2"])
     assert out == 0
+    table = json.loads(capsys.readouterr().out)["commands"]
+    outcome = {r["command"]: r["outcome"] for r in table["rows"]}
+    assert outcome == {"rm -rf .git": "gated", "echo fine > ok.txt": "ran"}
+    assert table["totals"]["changed_any"] == 0
+    assert table["totals"]["ordinary"] == {"commands": 1, "gated": 0, "which": []}
 
 
 def test_the_ordinary_list_is_not_gated(tmp_path: Path) -> None:
