@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from orchestrator.memory import slots
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
-from orchestrator.memory.text import Clause, Reading, read_fact, subject_stems
+from orchestrator.memory.text import Clause, Reading, read_fact, stem, subject_stems
 from orchestrator.store.memfile import Memory
 
 REWORDED = 0.6
@@ -241,6 +241,8 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
             how = clause_conflict(ca, cb)
             if how is None:
                 continue
+            if how == "values" and _agree(ca, cb, ra, rb):
+                continue
             if how == "values":
                 if forbidding is None:
                     forbidding = slots.forbids(a.fact) and slots.forbids(b.fact)
@@ -251,6 +253,21 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
             if purpose or how == "polarity":
                 return Conflict(ca, cb, how)
     return None
+
+
+def _names_too(values: frozenset[str], other: Reading) -> bool:
+    """Every one of `values` stands in the other fact too, as a value or a word."""
+    said = other.flat_stems.union(*(c.words for c in other.clauses))
+    return all(v in said or stem(v) in said for v in values)
+
+
+def _agree(ca: Clause, cb: Clause, ra: Reading, rb: Reading) -> bool:
+    """Each fact names, somewhere, the values the other's clause holds against its own:
+    "**React Hooks**: ... uses useState and useEffect hooks" and "React hooks (useState,
+    useEffect) are used ..." name the same things in other clauses, so no slot has two
+    values. A fact that names only one side ("moved from Snowflake to BigQuery" against
+    "the warehouse is Snowflake") still disagrees."""
+    return _names_too(ca.values - cb.values, rb) and _names_too(cb.values - ca.values, ra)
 
 
 def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
