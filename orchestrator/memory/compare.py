@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from orchestrator.memory import slots
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
-from orchestrator.memory.text import Clause, Reading, read_fact, subject_stems
+from orchestrator.memory.text import Clause, Reading, read_fact, stem, subject_stems
 from orchestrator.store.memfile import Memory
 
 REWORDED = 0.6
@@ -43,7 +43,7 @@ MAX_BARE_FRAME = 2
 MAX_CLAUSES = 4
 ACROSS = 0.6  # stems two facts share, subjects aside, to near-duplicate each other
 FLOOR = 0.35  # stems two facts must share, subjects aside, under fitting subjects
-GENERIC = 4  # a copy of at most this many stems and no values needs its subject
+GENERIC = 4  # a short fact of at most this many stems naming nothing (see `rarity`)
 PURPOSE = 0.5  # the frames two facts share for a conflict of values
 
 
@@ -241,6 +241,8 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
             how = clause_conflict(ca, cb)
             if how is None:
                 continue
+            if how == "values" and _agree(ca, cb, ra, rb):
+                continue
             if how == "values":
                 if forbidding is None:
                     forbidding = slots.forbids(a.fact) and slots.forbids(b.fact)
@@ -251,6 +253,21 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
             if purpose or how == "polarity":
                 return Conflict(ca, cb, how)
     return None
+
+
+def _names_too(values: frozenset[str], other: Reading) -> bool:
+    """Every one of `values` stands in the other fact too, as a value or a word."""
+    said = other.flat_stems.union(*(c.words for c in other.clauses))
+    return all(v in said or stem(v) in said for v in values)
+
+
+def _agree(ca: Clause, cb: Clause, ra: Reading, rb: Reading) -> bool:
+    """Each fact names, somewhere, the values the other's clause holds against its own:
+    "**React Hooks**: ... uses useState and useEffect hooks" and "React hooks (useState,
+    useEffect) are used ..." name the same things in other clauses, so no slot has two
+    values. A fact that names only one side ("moved from Snowflake to BigQuery" against
+    "the warehouse is Snowflake") still disagrees."""
+    return _names_too(ca.values - cb.values, rb) and _names_too(cb.values - ca.values, ra)
 
 
 def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
@@ -378,6 +395,23 @@ def duplicate(a: Memory, b: Memory, *, readings: Readings | None = None) -> floa
 
 _WORDS = re.compile(r"[\w./-]+")
 
+# A fact that opens on a state of work: "To be determined ...", "Status: To be addressed",
+# "TBD", "Pending", "Deferred", "Not yet ...", "Created on ...", "Last updated ...".
+_STATE_FIRST = re.compile(
+    r"^\W*(?:status\W+)?(?:to be\b|tbd\b|pending\b|deferred\b|not yet\b|created on\b|"
+    r"last updated\b)",
+    re.I,
+)
+
+
+def bare_state(memory: Memory, reading: Reading) -> bool:
+    """The fact gives a state of work and names nothing it is the state of: it opens on the
+    state and says at most `GENERIC` words besides its numbers ("To be determined in PLAN
+    phase", "Status: To be addressed", "Created on 02.05.2025"). Its heading, or the item
+    above it, says what it is about, so two of them, word for word, are two facts."""
+    words = reading.flat_stems - numeric_values(reading.flat_values)
+    return len(words) <= GENERIC and _STATE_FIRST.match(memory.fact) is not None
+
 
 def copy_key(memory: Memory) -> str:
     """The fact's words, lower case, without punctuation or markup: equal for copies."""
@@ -395,9 +429,11 @@ def duplicate_across(
     """The similarity score when `a` and `b` say the same thing whatever subjects they were
     filed under, else None: copies (the same words), or facts whose own stems reach
     `ACROSS` with nested values and the same polarity, and that do not differ in words
-    one subject names and the other does not. A short copy with no values ("to be
-    decided in the plan phase") means what its subject makes it mean: under two subjects
-    it is two facts. `copies_only` admits copies alone (for ephemeral task state);
+    one subject names and the other does not. A copy that names nothing but a state of
+    work (`bare_state`: "to be decided in the plan phase") means what its heading makes
+    it mean: it is never one fact with its copy; a short copy that names something ("Simple
+    herding mechanics" in two milestones) is. `copies_only` admits copies alone (for
+    ephemeral task state);
     `loose` waives the similarity thresholds, not the other rules (for a pair a model
     proposes, see `proposals`)."""
     readings = readings or Readings()
@@ -405,8 +441,7 @@ def duplicate_across(
     if ra.negated != rb.negated or opposed(ra, rb):
         return None
     if copy_key(a) == copy_key(b):
-        generic = not _named(ra.values) and len(ra.stems) <= GENERIC
-        return None if generic and not same_subject(a, b) else 1.0
+        return None if bare_state(a, ra) else 1.0
     va, vb = ra.flat_values, rb.flat_values  # code spans as their words
     if copies_only or (va and vb and not _values_compatible(va, vb)):
         return None
@@ -429,11 +464,6 @@ def says_alike(a: Memory, b: Memory, readings: Readings) -> bool:
         or containment(ra.stems, rb.stems) >= CONTAINED
         or len(anchored(ra.values) & anchored(rb.values)) >= 2
     )
-
-
-def _named(values: frozenset[str]) -> frozenset[str]:
-    """Values that name something (a code span, flag, path, number), not a plain word."""
-    return frozenset(v for v in values if not v.isalpha())
 
 
 def _holds(ra: Reading, rb: Reading) -> bool:

@@ -12,8 +12,9 @@ Pattern", "Known Issues") never makes a fact ephemeral by itself.
   A past participle used as a description ("Built with Vite", "Configured via env vars")
   and a present passive ("Files are moved to `archive/`") are not accounts.
 - `progress_status`: done, complete, check marks, "All 202 tests pass", "Status: ...".
-- `todo_next`: unchecked boxes, to-dos, next steps, "Need for ...", "to be determined",
-  "deferred", options still to consider.
+- `todo_next`: unchecked boxes and crosses (❌ not done; not "❌ Don't ..."), to-dos, next
+  steps, "Need for ...", "Decision needed", "to be determined", "deferred", options still
+  to consider.
 - `in_progress`: "currently working on / being considered", "Evaluating ...", sprint goals.
 - `session_summary`: what one session or run did or found ("Key achievement", "the most
   recent development", an "Example:" told in the past tense).
@@ -124,7 +125,15 @@ _LEAD = r"^\W{0,6}"  # bullets, bold markers, emoji before the first word
 
 _FACT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("progress_status", re.compile(r"^\W{0,4}(?:✅|✔|☑|\[x\])", re.I)),
-    ("todo_next", re.compile(r"^\W{0,4}(?:\[ \]|⏭|☐)", re.I)),
+    # a cross marks an item not done, unless it marks a prohibition ("❌ Don't use ...")
+    (
+        "todo_next",
+        re.compile(
+            r"^\W{0,4}(?:\[ \]|⏭|☐|(?:❌|✗|✘)(?!\W*(?:don'?t|do not|never|no|not|bad|wrong|"
+            r"avoid|incorrect)\b))",
+            re.I,
+        ),
+    ),
     (
         "dated_status",
         re.compile(r"\b(?:last updated|completion date|updated on|created on)\b", re.I),
@@ -174,7 +183,7 @@ _FACT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "todo_next",
         re.compile(
-            r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|"
+            r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|decision needed\b|"
             r"to be (?:determined|decided|done))"
             r"|\bto be determined\b|\btbd\b|\bdeferred\b|\bstill pending\b"
             r"|\bnext steps?\b",

@@ -21,10 +21,11 @@ fact, code spans read as their words, proper names folded to the stem of their l
   folded (code spans and paths as their words, names as their stems: one may add a value,
   neither may assert one the other lacks), numbers nested, and not parallel statements
   about two parts (one fact has words the other lacks that are its own subject's). Labels
-  in plain words one inside the other are one name (`compare.different_slots`), and a
-  short fact naming no code span, path or URL (`_generic`) pairs under another subject
-  only when it is durable and the other names no code span, path or URL either
-  (`_vague`).
+  in plain words one inside the other are one name (`compare.different_slots`), a short
+  fact naming no code span, path or URL (`_generic`) pairs under another subject only
+  when the other names none either (`_vague`), and a state of work naming nothing it is
+  the state of ("To be determined in PLAN phase", "Status: To be addressed";
+  `compare.bare_state`) pairs with nothing.
 
 Ephemeral task state is compared here too: one change account or to-do in two lists is
 one event told twice; accounts of two changes share too few rare words to pair.
@@ -39,7 +40,6 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from orchestrator.memory import compare
-from orchestrator.memory.ephemeral import ephemeral
 from orchestrator.memory.text import Reading, span_tokens, stem, subject_stems
 from orchestrator.store.memfile import Memory
 
@@ -172,23 +172,17 @@ def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading) -> bool:
 
 def _generic(reading: Reading) -> bool:
     """A fact of at most `compare.GENERIC` words besides its numbers, naming no code span,
-    path or URL ("to be determined in the plan phase", "created on 02.05.2025"), means what
-    its subject makes it mean: under two subjects it says two things."""
+    path or URL ("Simple herding mechanics", "Daily routine cycle")."""
     words = terms(reading) - compare.numeric_values(reading.flat_values)
     return len(words) <= compare.GENERIC and not compare.anchored(reading.values)
 
 
-def _vague(memory: Memory, reading: Reading, other: Reading) -> bool:
+def _vague(reading: Reading, other: Reading) -> bool:
     """A short fact naming nothing (`_generic`) is too vague to say what another fact says
-    under another subject when it is ephemeral task state ("to be determined in the plan
-    phase", "created on 02.05.2025": its subject makes it mean something) or when the
-    other names a code span, path or URL that it does not ("Dimension tables load before
-    fact tables" is not what `WarehouseLoader.merge()` loads)."""
-    if not _generic(reading):
-        return False
-    return bool(compare.anchored(other.values)) or (
-        ephemeral(memory.fact, memory.subject or "") is not None
-    )
+    under another subject when the other names a code span, path or URL that it does not
+    ("Dimension tables load before fact tables" is not what `WarehouseLoader.merge()`
+    loads)."""
+    return _generic(reading) and bool(compare.anchored(other.values))
 
 
 def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> bool:
@@ -196,7 +190,9 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
     if compare.linked(a, b) or compare.different_slots(a, b, nested=True):
         return False
     ra, rb = readings.plain(a), readings.plain(b)
-    if not compare.same_subject(a, b) and (_vague(a, ra, rb) or _vague(b, rb, ra)):
+    if compare.bare_state(a, ra) or compare.bare_state(b, rb):
+        return False  # a state of work naming nothing: its heading says what it is about
+    if not compare.same_subject(a, b) and (_vague(ra, rb) or _vague(rb, ra)):
         return False
     if ra.negated != rb.negated or compare.opposed(ra, rb):
         return False

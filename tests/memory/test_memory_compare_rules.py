@@ -208,3 +208,23 @@ def test_an_audit_from_its_caches_gives_the_same_report(layout: Layout, put: Put
         assert len(cache.table(READINGS_TABLE, READINGS_VERSION).items()) == 4
     assert audit(layout).to_dict() == first
     assert len([f for f in first["findings"] if f["kind"] == "contradiction"]) == 2
+
+
+def test_facts_that_each_name_the_others_values_do_not_conflict(
+    mk: Callable[..., Memory],
+) -> None:
+    hooks = mk(
+        "hooks-a",
+        "**React Hooks**: The application uses React's useState and useEffect hooks for state.",
+        subject="state management",
+    )
+    listed = mk(
+        "hooks-b",
+        "React hooks (useState, useEffect) are used for state management",
+        subject="state management",
+    )
+    assert compare.conflict(hooks, listed) is None
+    # naming the other's value is not enough when the other does not name one's own
+    old = mk("wh-a", "The warehouse is Snowflake.", subject="warehouse")
+    new = mk("wh-b", "The warehouse is BigQuery, moved from Snowflake.", subject="warehouse")
+    assert compare.conflict(old, new) is not None

@@ -30,6 +30,8 @@ from orchestrator.store.memfile import Memory
         ("All 84 tests pass.", "state", "progress_status"),
         ("**Status**: COMPLETE", "", "progress_status"),
         ("[ ] Write the import wizard", "", "todo_next"),
+        ("❌ Pagination of the search results", "core functionality", "todo_next"),
+        ("Decision needed: where the bookmarks are kept", "bookmarks", "todo_next"),
         ("Need for a cache of geocoding answers", "known issues", "todo_next"),
         ("Error reporting is to be determined in the design phase", "", "todo_next"),
         ("Retries deferred to a later release", "retries", "todo_next"),
@@ -63,6 +65,8 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("The page polls for orders while an order is pending", "polling"),
         ("Use absolute paths in every script", "Known Issues"),
         ("All amounts are in USD", "Current State"),
+        ("❌ Don't inline styles: use the Tailwind classes", "styling"),
+        ("❌ **Bad**: `any` in a component's props", "typing"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:

@@ -209,3 +209,36 @@ def test_short_and_long_forms_of_a_word_are_one_term() -> None:
     assert terms(read_fact("Merges prioritize fresh rows")) == terms(
         read_fact("Merges prefer fresh rows")
     )
+
+
+def test_a_short_item_in_two_lists_is_one_fact_but_a_bare_state_is_not(
+    layout: Layout, put: Put
+) -> None:
+    plant_filler(put)
+    # one item of work in two lists of to-dos, word for word and reworded
+    put("herd-a", "Simple herding mechanics", subject="milestone 1 (target: TBD)")
+    put("herd-b", "Simple herding mechanics", subject="milestone 2 (target: TBD)")
+    put("loop-a", "Implement basic game loop", subject="next steps")
+    put("loop-b", "Basic game loop implementation", subject="milestone 3 (target: TBD)")
+    # a state that names nothing it is the state of: the item above it says what
+    put("state-a", "**Status**: To be addressed", subject="known issues")
+    put("state-b", "**Status**: To be addressed", subject="known issues")
+    put("state-c", "To be determined in CREATIVE phase", subject="code organization")
+    put("state-d", "To be determined in PLAN/CREATIVE phase", subject="error handling")
+    dups = found(audit(layout))
+    assert frozenset({"herd-a", "herd-b"}) in dups
+    assert frozenset({"loop-a", "loop-b"}) in dups
+    assert not any(name.startswith("state") for pair in dups for name in pair)
+
+
+def test_a_bare_state_opens_on_the_state_and_names_nothing() -> None:
+    def bare(fact: str) -> bool:
+        memory = Memory(name="m", description=fact, type="project", body=fact)
+        return compare.bare_state(memory, read_fact(fact))
+
+    assert bare("To be determined in PLAN phase")
+    assert bare("**Status**: To be implemented")
+    assert bare("Created on 02.05.2025 Updated on 02.07.2025")
+    assert bare("TBD")
+    assert not bare("Simple herding mechanics")
+    assert not bare("To be determined: whether routing uses React Router or a custom state store")
