@@ -220,11 +220,6 @@ _PRESENT_PASSIVE = re.compile(
     re.I,
 )
 
-
-# One pass that every rule's match also matches: a fact it misses is no ephemeral state,
-# and is done with in one scan instead of one a rule.
-_ANY_FACT = re.compile("|".join(f"(?:{rx.pattern})" for _, rx in _FACT_RULES), re.I)
-_ANY_HEADING = re.compile("|".join(f"(?:{rx.pattern})" for _, rx in _HEADINGS), re.I)
 # Characters that match ASCII letters under re.I though they are not ASCII themselves.
 _FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
 
@@ -249,7 +244,9 @@ def _needed(items: list[Any]) -> frozenset[str] | None:
             found.append(frozenset({"".join(run)}))
             run = []
         inner: frozenset[str] | None = None
-        if op is sre.SUBPATTERN:
+        if op is sre.IN:
+            inner = _chars(arg)
+        elif op is sre.SUBPATTERN:
             inner = _needed(list(arg[-1]))
         elif op is sre.BRANCH:
             options = [_needed(list(branch)) for branch in arg[1]]
@@ -262,32 +259,46 @@ def _needed(items: list[Any]) -> frozenset[str] | None:
     return max(found, key=lambda words: min(map(len, words)), default=None)
 
 
-# Every rule's match holds one of these (in an ASCII text, lowered): a text holding none
-# skips the rules' scan, by far the costliest step.
-_FACT_WORDS = needed_words(_ANY_FACT.pattern)
-_HEADING_WORDS = needed_words(_ANY_HEADING.pattern)
+def _chars(items: list[Any]) -> frozenset[str] | None:
+    """A set of plain characters (`[abc]`, or `❌|✗` as the parser joins it) as needed
+    strings; None for a range, a class or a negated set."""
+    if not items or any(op is not sre.LITERAL for op, _ in items):
+        return None
+    chars = [chr(arg) for _, arg in items]
+    return None if _FOLDS_TO_ASCII.intersection(chars) else frozenset(c.lower() for c in chars)
 
 
-def _may_match(text: str, words: frozenset[str] | None) -> bool:
-    """False when no match can be in `text`: it is ASCII and holds none of `words`."""
-    if words is None or not text.isascii():
-        return True
-    low = text.lower()
-    return any(word in low for word in words)
+# Each rule with the words one of which its every match holds (in an ASCII text, lowered):
+# a text holding none of a rule's words skips that rule's scan, by far the costliest step.
+Check = tuple[str, re.Pattern[str], frozenset[str] | None]
+_FACT_CHECKS: tuple[Check, ...] = tuple((c, rx, needed_words(rx.pattern)) for c, rx in _FACT_RULES)
+_HEADING_CHECKS: tuple[Check, ...] = tuple((c, rx, needed_words(rx.pattern)) for c, rx in _HEADINGS)
+
+
+def _may_match(low: str | None, words: frozenset[str] | None) -> bool:
+    """False when no match can be in a text: `low` is it lowered (None when it is not
+    ASCII) and holds none of `words`."""
+    return words is None or low is None or any(word in low for word in words)
+
+
+def _lowered(text: str) -> str | None:
+    return text.lower() if text.isascii() else None
 
 
 @lru_cache(maxsize=65536)
 def ephemeral(fact: str, subject: str = "") -> Ephemeral | None:
     """The class of ephemeral task state `fact` (filed under `subject`) belongs to, or
     None. The heading is read first: one that names a class decides."""
-    if subject and _may_match(subject, _HEADING_WORDS) and _ANY_HEADING.search(subject):
-        for cls, rx in _HEADINGS:
-            if rx.search(subject):
+    if subject:
+        low = _lowered(subject)
+        for cls, rx, words in _HEADING_CHECKS:
+            if _may_match(low, words) and rx.search(subject):
                 return Ephemeral(cls, f"filed under {subject!r}")
     text = " ".join(fact.split())
-    if not _may_match(text, _FACT_WORDS) or not _ANY_FACT.search(text):
-        return None
-    for cls, rx in _FACT_RULES:
+    low = _lowered(text)
+    for cls, rx, words in _FACT_CHECKS:
+        if not _may_match(low, words):
+            continue
         for match in rx.finditer(text):
             if cls == "change_account" and _PRESENT_PASSIVE.search(text, 0, match.start()):
                 continue  # "files are moved to `archive/`": what happens, not what did

@@ -114,6 +114,11 @@ def test_tools_for_different_jobs_do_not_conflict_but_one_slot_two_values_does()
         (r"\d+%", {"%"}),
         (r"\d+\s", None),
         (r"\u212aey", {"ey"}),  # the Kelvin sign matches "k" under re.I: never needed as is
+        (r"^\W?(?:\[ \]|(?:❌|✗)(?!\W*no\b))", {"[ ]", "❌", "✗"}),  # single characters
+        (r"\b[ab]\b", {"a", "b"}),
+        (r"[a-c]", None),
+        (r"[^a]", None),
+        (r"[k\u212a]", None),
     ],
 )
 def test_needed_words_are_what_every_match_holds(pattern: str, words: set[str] | None) -> None:
