@@ -51,6 +51,7 @@ from typing import Any
 
 from orchestrator.memory import tasksources
 from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
+from orchestrator.memory.codeindex import code_matches, git
 
 KINDS = (
     "script",
@@ -155,8 +156,37 @@ KNOWN_ENV = frozenset(
         "LOG_LEVEL",
         "PORT",
         "HOST",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
+        "GOPROXY",
+        "GOROOT",
+        "GOBIN",
+        "GOCACHE",
+        "GOMODCACHE",
+        "GOPRIVATE",
+        "GOTOOLCHAIN",
+        "JAVA_HOME",
+        "ANDROID_HOME",
+        "LD_LIBRARY_PATH",
+        "PKG_CONFIG_PATH",
+        "SSH_AUTH_SOCK",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+        "LC_ALL",
+        "DOCKER_HOST",
+        "KUBECONFIG",
+        "CARGO_TARGET_DIR",
+        "NPM_TOKEN",
+        "PYTHONUNBUFFERED",
     ]
 )
+# A sentence about domains, hosts or URLs: `*.test`, `*.example.com` are host patterns.
+_HOSTS = re.compile(r"\b(?:domains?|hosts?|hostnames?|subdomains?|URLs?|DNS|e-?mails?)\b", re.I)
+_HOST_PATTERN = re.compile(r"^\*\.[a-z][a-z0-9-]*(?:\.[a-z][a-z0-9-]*)*$")
 _PNPM_BUILTINS = frozenset(
     [
         "add",
@@ -250,13 +280,15 @@ class Project:
     def once_had(self, *names: str) -> bool:
         """Whether git's history removed a file of one of these names (a project with no
         Makefile now may never have had one: `make X` then says nothing checkable)."""
-        from orchestrator.memory.codeindex import git
-
         if names not in self._removed:
             specs = [f":(glob)**/{n}" for n in names]
             found = git(self.root, "log", "-1", "--format=%H", "--diff-filter=D", "--", *specs)
             self._removed[names] = bool(found.strip())
         return self._removed[names]
+
+    def code_matches(self, regex: str) -> bool:
+        """Some tracked code file (prose aside) has a match of the extended `regex`."""
+        return code_matches(self.root, regex)
 
     def _json(self, path: str) -> dict[str, Any]:
         try:
@@ -554,8 +586,6 @@ class PastProject(Project):
     blobs: dict[str, str] = field(default_factory=dict)
 
     def text(self, path: str) -> str | None:
-        from orchestrator.memory.codeindex import git
-
         if path not in self._texts:
             blob = self.blobs.get(path)
             data = git(self.root, "cat-file", "blob", blob) if blob else b""
@@ -587,7 +617,10 @@ def _norm(name: str) -> str:
 def text_claims(text: str) -> list[Claim]:
     """The claims of these kinds that a memory body or a claim's words make."""
     claims: list[Claim] = []
+    hosts = _HOSTS.search(text) is not None
     for span in (m.group(1) for m in CODE_SPAN.finditer(text)):
+        if hosts and _HOST_PATTERN.match(span) and _extension(span) not in FILE_EXTENSIONS:
+            continue  # "reserved test domains (`example.com`, `*.test`)"
         claims += _command_claims(span) + _span_claims(span)
     for suffix in _SUFFIX_WORDS.findall(text):
         pattern = suffix if "*" in suffix else "*" + suffix
@@ -617,6 +650,10 @@ def product_claims(text: str) -> list[Claim]:
             if any(c.islower() for c in word) and sum(c.isupper() for c in word) >= 2:
                 out.setdefault(word, Claim("dependency", word, "body", symbol=dependency_key(word)))
     return list(out.values())
+
+
+def _extension(name: str) -> str:
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
 
 def _span_claims(span: str) -> list[Claim]:
@@ -1077,11 +1114,25 @@ def _check_import(module: str, project: Project) -> str | None:
 
 
 def _check_pattern(pattern: str, project: Project) -> str | None:
+    """A file pattern: some tracked file's name matches it. A pattern without `.` or `/`
+    (`create_access_token*`, `data-*-value`) may as well be a pattern of names: then a
+    name the code spells matching it does too."""
     name = pattern.lstrip("*/") if "*" in pattern else pattern
     glob = name if "*" in name else "*" + name
     if any(fnmatch.fnmatchcase(n, glob) for n in project.names):
         return None
+    if "." not in glob and "/" not in glob:
+        if not re.fullmatch(r"[\w*-]+", glob) or project.code_matches(name_regex(glob)):
+            return None
+        return f"no file or name in the code matches {glob}"
     return f"no file matches {glob}"
+
+
+def name_regex(glob: str) -> str:
+    """A name pattern (`data-*-value`) as an extended regular expression for whole names."""
+    edge = "[^A-Za-z0-9_-]"
+    body = "[A-Za-z0-9_-]*".join(glob.split("*"))
+    return f"(^|{edge}){body}($|{edge})"
 
 
 def _check_value(claim: Claim, project: Project) -> str | None:
@@ -1124,6 +1175,7 @@ __all__ = [
     "Project",
     "check",
     "link_claims",
+    "name_regex",
     "setting_check",
     "setting_claims",
     "setting_values",

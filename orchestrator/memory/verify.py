@@ -39,6 +39,7 @@ from orchestrator.memory.claims import (
     body_claims,
     citation_claims,
     claim_paths,
+    stand_in_rest,
 )
 from orchestrator.memory.codeindex import (
     BUILTINS,
@@ -607,6 +608,8 @@ class Verifier:
                 p.endswith(claim.path) for p in self.state.blobs
             ):
                 return None  # a name's ending (`_test.go`, `.spec.ts`), not a file
+            if self._planned(claim.path):
+                return None
             return f"no file named {claim.path} in the repository"
         if self._exists(claim.path):
             return None
@@ -623,6 +626,19 @@ class Verifier:
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`)
             return None
         return f"{claim.path} does not exist"
+
+    def _planned(self, name: str) -> bool:
+        """A file no commit ever had that another of the project's documents names too
+        (`CONTEXT.md` of a documented layout, written when first needed): nothing was
+        there to go stale."""
+        root = self.layout.root
+        if git(root, "log", "-1", "--format=%H", "--", f":(glob)**/{name}").strip():
+            return False
+        listed = git(root, "grep", "-l", "-F", "-w", "-e", name, "--").decode("utf-8", "replace")
+        return any(
+            not is_code(p) and not p.startswith(SKIP_PREFIXES) and not _instructions(p)
+            for p in listed.splitlines()
+        )
 
     def _nested(self, path: str) -> bool:
         """Some tracked file or folder ends with `path`, below a folder of the repository."""
@@ -664,6 +680,9 @@ class Verifier:
             return None
         if symbol[:1].isupper() and symbol in index.py_words:
             return None  # `AddConstraint()`: a class of a library the code calls
+        rest = stand_in_rest(symbol)
+        if rest is not None and self.project().code_matches(kinds.name_regex("*_" + rest)):
+            return None  # `model_qs_select_for_update()`: each model's own of that family
         return f"{symbol}() is not defined in the code"
 
     def _check_identifier(self, claim: Claim) -> str | None:
@@ -868,6 +887,17 @@ class Verifier:
         memories = list(memories)
         self.prime(memories)
         return [self.check(m) for m in memories]
+
+
+_INSTRUCTION_FILES = frozenset(
+    ["AGENTS.md", "CLAUDE.md", "GEMINI.md", ".cursorrules", "copilot-instructions.md"]
+)
+
+
+def _instructions(path: str) -> bool:
+    """An agent instruction file (what `--file` lints), not a document of the project."""
+    name = path.rsplit("/", 1)[-1]
+    return name in _INSTRUCTION_FILES or name.endswith(".mdc")
 
 
 # A path written as a pattern or an example, not a name: placeholders in capitals, braces
