@@ -8,6 +8,8 @@ symbol is defined there) plus what its body names in backticks:
   the repository; or a bare file name with a known extension: some file has that name);
 - a function: `name()`, `Class.method()`, `package.module.func()`;
 - a class member: `Class.method` (the first part starts upper-case);
+- an instance's member: `account.series` (a variable named after its class, `Account`),
+  judged only against the commit the memory was verified at (`verify.lapsed`);
 - a module path: `package.module.attr` (the first part is a top-level module of the repo);
 - a class: a bare CamelCase name such as `RateLimiter` (defined or referenced in the code),
   or a single capitalised word such as `Spinner` (a type: it, or the word in any case,
@@ -41,6 +43,7 @@ _DOTTED = re.compile(rf"^{_IDENT}(?:\.{_IDENT})+$")
 _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 _TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+_INSTANCE = re.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\.([a-z_][A-Za-z0-9_]*[?!]?)$")
 # A name that stands for any name (`TypeName`, `MyClass`, `foo_bar`, `method_name`,
 # `test_my_mutation`): one word of it an example's own (foo, my...), or every word generic
 # and one a placeholder's. Such a name is an example in a convention ("prefer [`TypeName`]
@@ -212,7 +215,8 @@ BARE_FILES = frozenset(
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement. `kind`: path, line, symbol, function, member, module,
-    class, type (a single capitalised word), identifier, flag, mention (a path in prose). `path` is set for claims about one file (citations, body paths)."""
+    class, type (a single capitalised word), identifier, flag, mention (a path in prose),
+    instance (`account.series`: `Account.series`, judged against the recorded commit only). `path` is set for claims about one file (citations, body paths)."""
 
     kind: str
     text: str  # as the memory wrote it
@@ -331,6 +335,11 @@ def _dotted(span: str, name: str, shape: RepoShape) -> list[Claim]:
         return [Claim("member", span, "body", symbol=name)]
     if first in shape.modules:
         return [Claim("module", span, "body", symbol=name)]
+    instance = _INSTANCE.match(name)
+    if instance and first not in ("self", "this", "cls"):
+        # `account.series`: a member of the class the variable is named after (`Account`)
+        owner = "".join(w.capitalize() for w in first.split("_"))
+        return [Claim("instance", span, "body", symbol=f"{owner}.{instance.group(2)}")]
     return []  # `os.path.join`, `self.store.add()`: nothing this repository could confirm
 
 

@@ -675,15 +675,13 @@ def _words(command: str) -> list[str]:
 
 def _command_claims(span: str) -> list[Claim]:
     if " " not in span.strip():
-        return []
+        return _assignment_claims(span.strip())
     out: list[Claim] = []
     where: str | None = None
     for part in _SEPARATORS.split(span.strip()):
         words = _words(part)
         while words and _ENV_ASSIGN.match(words[0]):
-            name = _ENV_ASSIGN.match(words[0]).group(1)  # type: ignore[union-attr]
-            if name not in KNOWN_ENV and "_" in name:
-                out.append(Claim("env", name, "body", symbol=name))
+            out += _assignment_claims(words[0])
             words = words[1:]
         if not words:
             continue
@@ -698,6 +696,15 @@ def _command_claims(span: str) -> list[Claim]:
             continue
         out += _program_claims(program, args, where, part)
     return out
+
+
+def _assignment_claims(span: str) -> list[Claim]:
+    """`PG_HOST=127.0.0.1`, a line of a `.env` example: the variable it sets."""
+    found = _ENV_ASSIGN.match(span)
+    name = found.group(1) if found else ""
+    if not name or name in KNOWN_ENV or "_" not in name:
+        return []
+    return [Claim("env", name, "body", symbol=name)]
 
 
 def _plain_folder(folder: str) -> bool:

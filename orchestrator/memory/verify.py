@@ -267,11 +267,16 @@ class Verifier:
         return self._check_cited_symbol(claim) is None
 
     def _defined_in(self, symbol: str) -> str | None:
-        """The one code file whose parsed definitions hold `symbol` (the files that spell
-        its name, found by `git grep`, are the only ones read)."""
-        name = symbol.rsplit(".", 1)[-1]
+        """The one code file whose parsed definitions hold `symbol`."""
+        found = self._definers(symbol)
+        return found[0] if len(found) == 1 else None
+
+    def _definers(self, symbol: str) -> list[str]:
+        """The code files whose definitions (parsed, or by patterns) hold `symbol` (the
+        files that spell its name, found by `git grep`, are the only ones read)."""
+        name = symbol.rsplit(".", 1)[-1].rstrip("?!")
         if not name.isidentifier():
-            return None
+            return []
         listed = git(self.layout.root, "grep", "-l", "-w", "-F", "-I", "-e", name, "--")
         found = []
         for path in listed.decode("utf-8", "replace").splitlines():
@@ -282,7 +287,7 @@ class Verifier:
                 symbol in facts.defs or any(d.endswith("." + symbol) for d in facts.defs)
             ):
                 found.append(path)
-        return found[0] if len(found) == 1 else None
+        return found
 
     def _line_at(self, citation: Citation, to: str, renamed: str | None = None) -> int | None:
         """The cited line's number in the file it moved to: the cited symbol's definition,
@@ -345,7 +350,9 @@ class Verifier:
         unconfirmed = tuple(f for f in failures if then.get(f.claim) is not None)
         return unconfirmed, [f for f in failures if then.get(f.claim) is None]
 
-    def lapsed(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+    def lapsed(
+        self, body: str, claims: list[Claim], commit: str, about: str = ""
+    ) -> list[ClaimFailure]:
         """What the tree alone cannot judge, judged against `commit`, where the words were
         written or last verified: a dependency the prose names (`kinds.product_claims`)
         that a manifest declared then and none declares now, nor names within its own name
@@ -353,13 +360,76 @@ class Verifier:
         with an option) that a CI file ran word for word then and none runs now; a
         script's subcommand the script named then and names nowhere now; a path
         that was tracked then and is gone now while git ignores it (a source folder become
-        a build output, not one by design)."""
+        a build output, not one by design); an environment variable the code read then
+        and reads nowhere now (the tests' code, when the words or `about`, the heading
+        they sit under, speak of tests)."""
         return (
             self._dropped_dependencies(body, commit)
             + self._dropped_ci_commands(body, commit)
             + self._dropped_subcommands(body, commit)
             + self._ignored_since(claims, commit)
+            + self._unread_variables(claims, commit, tests=bool(_TESTS.search(f"{about}\n{body}")))
+            + self._dropped_members(claims, commit)
+            + self._switched_off(claims, commit)
         )
+
+    def _dropped_members(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """`account.series`: `Account` defined `series` at `commit`, and no class of that
+        name defines it now (parsed, or read by patterns: the same reading at both commits)."""
+        out = []
+        for claim in claims:
+            symbol = claim.symbol or ""
+            if claim.kind != "instance" or self._definers(symbol):
+                continue
+            then = self._checker_at(commit)
+            if then is not None and then is not self and then._definers(symbol):
+                owner, _, member = symbol.partition(".")
+                reason = f"{owner} defined {member} at {commit[:10]}; no {owner} defines it now"
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _switched_off(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """A file the claim names or cites, where a line that was code at `commit` is
+        now only in a comment (`# before_action :sync_family`): the mechanism it stated
+        is switched off, though every name is still there."""
+        out = []
+        paths = {(c.path or "").strip("/").removeprefix("./"): c for c in claims if c.path}
+        for path, claim in paths.items():
+            now = self.project().text(path) if path and self._is_file(path) else None
+            blob = (self._tree(commit) or {}).get(path)
+            if now is None or blob is None:
+                continue
+            then = git(self.layout.root, "cat-file", "blob", blob).decode("utf-8", "replace")
+            line = commented_out(then, now)
+            if line is not None:
+                reason = f"{path}: `{line}` is commented out since {commit[:10]}"
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _unread_variables(
+        self, claims: list[Claim], commit: str, *, tests: bool
+    ) -> list[ClaimFailure]:
+        out = []
+        for claim in claims:
+            if claim.kind != "env" or not claim.symbol:
+                continue
+            then = self._readers(claim.symbol, commit, tests=tests)
+            if then and not self._readers(claim.symbol, None, tests=tests):
+                code = "test code" if tests else "code"
+                reason = f"no {code} reads {claim.symbol} now; {then[0]} did at {commit[:10]}"
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _readers(self, name: str, commit: str | None, *, tests: bool) -> list[str]:
+        """The code files that read the environment variable `name` (`os.Getenv("X")`,
+        `os.environ["X"]`, `process.env.X`, `ENV.fetch("X")`, `env::var("X")`...), now or
+        at `commit`; only test code (a path with a test or spec part) when `tests`."""
+        at = [commit] if commit else []
+        listed = git(self.layout.root, "grep", "-l", "-I", "-E", "-e", _ENV_READ % name, *at, "--")
+        paths = [
+            p.removeprefix(f"{commit}:") for p in listed.decode("utf-8", "replace").splitlines()
+        ]
+        return [p for p in paths if is_code(p) and (not tests or _TEST_PATH.search(p))]
 
     def _dropped_dependencies(self, body: str, commit: str) -> list[ClaimFailure]:
         out = []
@@ -855,7 +925,11 @@ class Verifier:
             if reason is not None:
                 failures.append(ClaimFailure(claim, reason))
         recorded = _recorded_ok(memory)
-        lapsed = [] if recorded is None else self.lapsed(memory.body, claims, recorded)
+        lapsed = (
+            []
+            if recorded is None
+            else self.lapsed(memory.body, claims, recorded, about=memory.subject or "")
+        )
         failures += lapsed
         if failures and states_change(memory.fact):
             # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
@@ -894,6 +968,30 @@ _INSTRUCTION_FILES = frozenset(
 )
 
 
+_COMMENT = re.compile(r"^(?:#+|//+|--|;+|%+|\*+|/\*+|<!--|\{#)\s*")
+
+
+def commented_out(then: str, now: str) -> str | None:
+    """The first line that was code in `then` and is only in a comment in `now` (no live
+    line has its text any more); None when there is none. Lines under 10 characters
+    (`end`, `}`) are left aside."""
+    live, commented = set(), set()
+    for line in now.splitlines():
+        text = line.strip()
+        marker = _COMMENT.match(text)
+        if marker:
+            commented.add(text[marker.end() :].strip())
+        else:
+            live.add(text)
+    for line in then.splitlines():
+        text = line.strip()
+        if len(text) < 10 or _COMMENT.match(text) or text in live:
+            continue
+        if text in commented:
+            return text
+    return None
+
+
 def _instructions(path: str) -> bool:
     """An agent instruction file (what `--file` lints), not a document of the project."""
     name = path.rsplit("/", 1)[-1]
@@ -924,6 +1022,14 @@ _CI = (
     ".travis.yml",
 )
 _OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
+# How code reads an environment variable, as `git grep -E` takes it (%s: the name)
+_ENV_READ = (
+    r"(getenv|Getenv|LookupEnv|environ|environ\.get|env::var|env::var_os|env!|ENV|ENV\.fetch"
+    r"|process\.env|meta\.env|_ENV|_SERVER|env)[[:space:]]*[(.[]?[[:space:]]*[\"'`]?"
+    r"%s([^A-Za-z0-9_]|$)"
+)
+_TESTS = re.compile(r"\b(?:tests?|testing|specs?)\b", re.I)
+_TEST_PATH = re.compile(r"(?:^|/)[^/]*(?:test|spec)[^/]*/|(?:^|/|_|\.)(?:test|spec)s?[_.]", re.I)
 # A Python script run with a subcommand: `python run.py pipeline --month 5`.
 _SUBCOMMAND = re.compile(
     r"^(?:(?:python3?|uv run(?: python3?)?|poetry run python3?)\s+)?(?:\./)?"
