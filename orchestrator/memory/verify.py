@@ -389,18 +389,25 @@ class Verifier:
         return out
 
     def _switched_off(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
-        """A file the claim names or cites, where a line that was code at `commit` is
-        now only in a comment (`# before_action :sync_family`): the mechanism it stated
-        is switched off, though every name is still there."""
+        """A file the claim names or cites, where a line about the thing (naming the
+        symbol cited in it, else the file's own name) was code at `commit` and is now
+        only in a comment (`# before_action :sync_family`): the mechanism it stated is
+        switched off, though every name is still there."""
         out = []
-        paths = {(c.path or "").strip("/").removeprefix("./"): c for c in claims if c.path}
-        for path, claim in paths.items():
-            now = self.project().text(path) if path and self._is_file(path) else None
+        paths: dict[str, tuple[Claim, set[str]]] = {}
+        for c in claims:
+            path = (c.path or "").strip("/").removeprefix("./")
+            if path:
+                claim, symbols = paths.setdefault(path, (c, set()))
+                symbols.update([c.symbol] if c.kind == "symbol" and c.symbol else [])
+        for path, (claim, symbols) in paths.items():
+            names = symbols or {_stem(path)}
+            now = self.project().text(path) if self._is_file(path) else None
             blob = (self._tree(commit) or {}).get(path)
             if now is None or blob is None:
                 continue
             then = git(self.layout.root, "cat-file", "blob", blob).decode("utf-8", "replace")
-            line = commented_out(then, now)
+            line = commented_out(then, now, names)
             if line is not None:
                 reason = f"{path}: `{line}` is commented out since {commit[:10]}"
                 out.append(ClaimFailure(claim, reason))
@@ -971,10 +978,12 @@ _INSTRUCTION_FILES = frozenset(
 _COMMENT = re.compile(r"^(?:#+|//+|--|;+|%+|\*+|/\*+|<!--|\{#)\s*")
 
 
-def commented_out(then: str, now: str) -> str | None:
-    """The first line that was code in `then` and is only in a comment in `now` (no live
-    line has its text any more); None when there is none. Lines under 10 characters
-    (`end`, `}`) are left aside."""
+def commented_out(then: str, now: str, names: Iterable[str]) -> str | None:
+    """The first line that was code in `then`, names one of `names` (within a word, in
+    any case: `auto_sync` in `family_needs_auto_sync?`) and is only in a comment in `now`
+    (no live line has its text any more); None when there is none. Lines under 10
+    characters (`end`, `}`) are left aside."""
+    wanted = [n.lower() for n in names if len(n) >= 4]
     live, commented = set(), set()
     for line in now.splitlines():
         text = line.strip()
@@ -987,7 +996,7 @@ def commented_out(then: str, now: str) -> str | None:
         text = line.strip()
         if len(text) < 10 or _COMMENT.match(text) or text in live:
             continue
-        if text in commented:
+        if text in commented and any(n in text.lower() for n in wanted):
             return text
     return None
 

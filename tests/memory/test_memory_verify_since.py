@@ -21,7 +21,7 @@ PGX = 'package sqltest\n\nimport "os"\n\nfunc Host() string {\n\treturn os.Geten
 GEN = 'package main\n\nimport "os"\n\nfunc main() {\n\t_ = os.Getenv("PG_HOST")\n}\n'
 ACCOUNT = "class Account\n  def series(period)\n    []\n  end\n\n  def name\n    'a'\n  end\nend\n"
 AUTO_SYNC = (
-    "module AutoSync\n  included do\n    before_action :sync_family, if: :stale?\n  end\n\n"
+    "module AutoSync\n  included do\n    before_action :sync_family, if: :needs_auto_sync?\n  end\n\n"
     "  def sync_family\n    Current.family.sync_later\n  end\nend\n"
 )
 
@@ -118,6 +118,12 @@ def test_a_line_commented_out_switches_the_mechanism_off(
     )
     put("linked", f"It syncs daily through [auto_sync.rb](mdc:{path}).", verified=verified)
     put("elsewhere", "The models live in `app/models/`.", verified=verified)
+    put(
+        "other",
+        "Reports run nightly.",
+        citations=(Citation(path, 1, "AutoSync"),),
+        verified=verified,
+    )
     switched = AUTO_SYNC.replace("  included do", "  # included do").replace(
         "    before_action", "  #   before_action"
     )
@@ -128,16 +134,21 @@ def test_a_line_commented_out_switches_the_mechanism_off(
     for name in ("cited", "linked"):
         assert results[name].result == "stale", name
         reason = results[name].failures[0].reason
-        assert reason == f"{path}: `included do` is commented out since {verified['commit'][:10]}"
+        line = "before_action :sync_family, if: :needs_auto_sync?"
+        assert reason == f"{path}: `{line}` is commented out since {verified['commit'][:10]}"
     assert results["elsewhere"].result != "stale"
+    assert results["other"].result != "stale"  # no line about AutoSync or auto_sync went
 
 
-def test_commented_out_asks_the_line_be_gone_from_the_live_code() -> None:
-    then = "run_nightly_sync(db)\nconfigure(x)\nend\n"
-    assert commented_out(then, "# run_nightly_sync(db)\nconfigure(x)\n") == "run_nightly_sync(db)"
-    # still live elsewhere, or a short line: nothing switched off
-    assert commented_out(then, "# run_nightly_sync(db)\nrun_nightly_sync(db)\n") is None
-    assert commented_out(then, "run_nightly_sync(db)\n# end\n") is None
+def test_commented_out_asks_for_a_line_about_the_thing_gone_from_the_live_code() -> None:
+    then = "run_nightly_sync(db)\nconfigure(cache_size)\nend\n"
+    now = "# run_nightly_sync(db)\n# configure(cache_size)\n"
+    assert commented_out(then, now, ["nightly_sync"]) == "run_nightly_sync(db)"
+    assert commented_out(then, now, ["Nightly"]) == "run_nightly_sync(db)"  # within a word
+    # a line about something else, still live elsewhere, or a short line: nothing off
+    assert commented_out(then, now, ["reports"]) is None
+    assert commented_out(then, now + "run_nightly_sync(db)\n", ["nightly_sync"]) is None
+    assert commented_out(then, "# end\n", ["end"]) is None
 
 
 def test_the_file_lint_reads_a_heading_about_tests_for_a_variable(git_repo: Path) -> None:
