@@ -18,6 +18,9 @@ Each kind has its own check against what the project declares now (`Project`):
 - `env`: an environment variable (`$API_URL`, `API_URL=... cmd`, a backticked
   `UPPER_CASE_NAME`): the code names it somewhere. Variables every tool knows (`PATH`,
   `NODE_ENV`, `RUST_LOG`...) are no claim.
+- `variable`: a variable an assignment alone sets (`PG_HOST=127.0.0.1`, as a `.env`
+  example has it): judged in `verify` against the recorded commit only (code read it
+  then, none reads it now), as a local setting or a secret need not be in the code.
 - `value`: a stated value beside a thing the config defines: a language or tool version
   ("Python 3.10+", "Go 1.25", "Node 20", "pnpm 9", "Rust 1.80"), a dependency's version
   ("React 18"), the pytest timeout, compared with pyproject.toml, setup.cfg, package.json,
@@ -44,7 +47,7 @@ import re
 import shlex
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -675,7 +678,9 @@ def _words(command: str) -> list[str]:
 
 def _command_claims(span: str) -> list[Claim]:
     if " " not in span.strip():
-        return _assignment_claims(span.strip())
+        # `PG_HOST=127.0.0.1` alone, a line of a `.env` example: a local setting or a
+        # secret need not be in the code, so it is judged against the recorded commit only
+        return [replace(c, kind="variable") for c in _assignment_claims(span.strip())]
     out: list[Claim] = []
     where: str | None = None
     for part in _SEPARATORS.split(span.strip()):
@@ -699,7 +704,7 @@ def _command_claims(span: str) -> list[Claim]:
 
 
 def _assignment_claims(span: str) -> list[Claim]:
-    """`PG_HOST=127.0.0.1`, a line of a `.env` example: the variable it sets."""
+    """`API_URL=http://localhost:3000`: the variable it sets."""
     found = _ENV_ASSIGN.match(span)
     name = found.group(1) if found else ""
     if not name or name in KNOWN_ENV or "_" not in name:

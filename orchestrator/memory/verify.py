@@ -418,7 +418,7 @@ class Verifier:
     ) -> list[ClaimFailure]:
         out = []
         for claim in claims:
-            if claim.kind != "env" or not claim.symbol:
+            if claim.kind not in ("env", "variable") or not claim.symbol:
                 continue
             then = self._readers(claim.symbol, commit, tests=tests)
             if then and not self._readers(claim.symbol, None, tests=tests):

@@ -56,6 +56,7 @@ def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
     )
     put("tool", "`PG_HOST=127.0.0.1`", subject="Generating the catalog", verified=verified)
     put("later", "`PG_HOST=127.0.0.1`", subject="Environment variables for tests")
+    put("secret", "Set `API_KEY=<your-key>` in `.env`.")
     git(layout.root, "rm", "-q", "internal/sqltest/pgx.go")
     commit(layout.root, "the tests start their own database")
 
@@ -67,6 +68,7 @@ def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
     )
     assert results["tool"].result == "ok"  # the tool still reads it
     assert results["later"].result == "ok"  # no record: nothing to judge against
+    assert results["secret"].result == "ok"  # a local setting: no claim on the tree alone
     git(layout.root, "rm", "-q", "tools/gen/main.go")
     commit(layout.root, "no tool")
     assert _results(layout)["tool"].result == "stale"
