@@ -8,6 +8,8 @@ symbol is defined there) plus what its body names in backticks:
   the repository; or a bare file name with a known extension: some file has that name);
 - a function: `name()`, `Class.method()`, `package.module.func()`;
 - a class member: `Class.method` (the first part starts upper-case);
+- an instance's member: `account.series` (a variable named after its class, `Account`),
+  judged only against the commit the memory was verified at (`verify.lapsed`);
 - a module path: `package.module.attr` (the first part is a top-level module of the repo);
 - a class: a bare CamelCase name such as `RateLimiter` (defined or referenced in the code),
   or a single capitalised word such as `Spinner` (a type: it, or the word in any case,
@@ -41,6 +43,7 @@ _DOTTED = re.compile(rf"^{_IDENT}(?:\.{_IDENT})+$")
 _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 _TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+_INSTANCE = re.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\.([a-z_][A-Za-z0-9_]*[?!]?)$")
 # A name that stands for any name (`TypeName`, `MyClass`, `foo_bar`, `method_name`,
 # `test_my_mutation`): one word of it an example's own (foo, my...), or every word generic
 # and one a placeholder's. Such a name is an example in a convention ("prefer [`TypeName`]
@@ -64,6 +67,16 @@ _PLACEHOLDER_WORDS = frozenset(
     ]
 )
 _EXAMPLE_WORDS = frozenset(["foo", "bar", "baz", "qux", "quux", "my", "your"])  # any name
+_EXAMPLE_LETTERS = frozenset(["x", "y", "z"])  # `test_with_x_y`: two of them stand for words
+_STAND_IN_WORDS = frozenset(["model", "entity", "object", "obj", "record", "resource", "item"])
+# A flag that stands for any flag ("pass the correct `--options`").
+_PLACEHOLDER_FLAGS = frozenset(["--options", "--option", "--flags", "--flag", "--args"])
+# A name a sentence gives as a git branch ("branches start with `claude/`"), not a folder.
+_BRANCH_NAME = re.compile(
+    r"\bbranch(?:es)?\b[^.`\n]*?\b(?:start(?:s|ing)?\s+with|prefix(?:ed)?(?:\s+(?:with|by))?"
+    r"|named|called)\s+`([^`\n]+)`",
+    re.I,
+)
 _GENERIC_WORDS = _PLACEHOLDER_WORDS | frozenset(
     [
         "type",
@@ -202,7 +215,8 @@ BARE_FILES = frozenset(
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement. `kind`: path, line, symbol, function, member, module,
-    class, type (a single capitalised word), identifier, flag, mention (a path in prose). `path` is set for claims about one file (citations, body paths)."""
+    class, type (a single capitalised word), identifier, flag, mention (a path in prose),
+    instance (`account.series`: `Account.series`, judged against the recorded commit only). `path` is set for claims about one file (citations, body paths)."""
 
     kind: str
     text: str  # as the memory wrote it
@@ -253,20 +267,20 @@ def looks_like_path(span: str, shape: RepoShape) -> bool:
     return _has_extension(span) or span in BARE_FILES
 
 
-def _program_flags(span: str, shape: RepoShape) -> list[str]:
-    words = span.split()
-    if not words:
-        return []
+def _own_program(words: list[str], shape: RepoShape) -> bool:
+    """The command runs a program of this repository (a console script, a tracked script,
+    `python -m` one of its modules)."""
     program = words[0]
     if program in ("python", "python3", "uv", "poetry") and len(words) > 2:
         if words[1] == "-m" and words[2].split(".")[0] in shape.modules:
-            return FLAG.findall(span)
+            return True
         program = words[2] if words[1] == "run" else words[1]
-    if program.startswith("./"):
-        program = program[2:]
-    if program in shape.programs:
-        return FLAG.findall(span)
-    return []
+    return program.removeprefix("./") in shape.programs
+
+
+def _program_flags(span: str, shape: RepoShape) -> list[str]:
+    words = span.split()
+    return FLAG.findall(span) if words and _own_program(words, shape) else []
 
 
 def placeholder_name(name: str) -> bool:
@@ -275,7 +289,16 @@ def placeholder_name(name: str) -> bool:
         return False
     if any(w in _EXAMPLE_WORDS for w in words):  # `test_my_mutation`, `FooService`
         return True
+    if sum(w in _EXAMPLE_LETTERS for w in words) >= 2:  # `test_with_x_y`
+        return True
     return all(w in _GENERIC_WORDS for w in words) and any(w in _PLACEHOLDER_WORDS for w in words)
+
+
+def stand_in_rest(name: str) -> str | None:
+    """What follows a first word that stands for the thing a name is about
+    (`model_qs_select_for_update`: each model's `order_qs_select_for_update`), else None."""
+    first, _, rest = name.partition("_")
+    return rest if first in _STAND_IN_WORDS and "_" in rest else None
 
 
 def span_claims(span: str, shape: RepoShape) -> list[Claim]:
@@ -284,7 +307,7 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
     if not span or placeholder_name(span.removesuffix("()")):
         return []
     if FLAG.fullmatch(span):
-        return [Claim("flag", span, "body", symbol=span)]
+        return [] if span in _PLACEHOLDER_FLAGS else [Claim("flag", span, "body", symbol=span)]
     if " " in span or "\t" in span:
         return [Claim("flag", f, "body", symbol=f) for f in _program_flags(span, shape)]
     call = _CALL.match(span)
@@ -312,6 +335,11 @@ def _dotted(span: str, name: str, shape: RepoShape) -> list[Claim]:
         return [Claim("member", span, "body", symbol=name)]
     if first in shape.modules:
         return [Claim("module", span, "body", symbol=name)]
+    instance = _INSTANCE.match(name)
+    if instance and first not in ("self", "this", "cls"):
+        # `account.series`: a member of the class the variable is named after (`Account`)
+        owner = "".join(w.capitalize() for w in first.split("_"))
+        return [Claim("instance", span, "body", symbol=f"{owner}.{instance.group(2)}")]
     return []  # `os.path.join`, `self.store.add()`: nothing this repository could confirm
 
 
@@ -327,11 +355,28 @@ def citation_claims(memory: Memory) -> list[Claim]:
     return out
 
 
+def _foreign_command(span: str, shape: RepoShape) -> bool:
+    """A command of a program that is not this repository's own (`php artisan route:list`,
+    `git log`): the bare flags the same text gives are that program's."""
+    words = span.split()
+    if len(words) < 2 or not re.fullmatch(r"[a-z][\w.-]*", words[0]):
+        return False
+    return not _own_program(words, shape)
+
+
 @lru_cache(maxsize=32768)
 def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
+    """The claims of a body's code spans and prose. A branch name (`claude/`) is no path;
+    with a command of another program in the same body, a bare `--flag` is that
+    program's, not one this repository could confirm."""
     found: dict[tuple[str, str], Claim] = {}
-    for match in CODE_SPAN.finditer(body):
-        for claim in span_claims(match.group(1), shape):
+    spans = [m.group(1).strip() for m in CODE_SPAN.finditer(body)]
+    branches = {b.strip() for b in _BRANCH_NAME.findall(body)}
+    foreign = any(_foreign_command(span, shape) for span in spans)
+    for span in spans:
+        if span in branches or (foreign and FLAG.fullmatch(span)):
+            continue
+        for claim in span_claims(span, shape):
             found.setdefault((claim.kind, claim.text), claim)
     for claim in prose_claims(body, shape):
         found.setdefault((claim.kind, claim.text), claim)

@@ -312,6 +312,13 @@ def is_code(path: str) -> bool:
     return ext not in DOC_EXTENSIONS
 
 
+def code_matches(root: Path, regex: str) -> bool:
+    """Some tracked code file (not prose: see `is_code`) has a match of the extended
+    regular expression `regex` (`git grep -E`)."""
+    listed = git(root, "grep", "-l", "-I", "-E", "-e", regex, "--")
+    return any(is_code(p) for p in listed.decode("utf-8", "replace").splitlines())
+
+
 @dataclass
 class CodeIndex:
     """The union of the facts of the code files that hold any of the words asked for so

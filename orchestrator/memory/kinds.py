@@ -18,6 +18,9 @@ Each kind has its own check against what the project declares now (`Project`):
 - `env`: an environment variable (`$API_URL`, `API_URL=... cmd`, a backticked
   `UPPER_CASE_NAME`): the code names it somewhere. Variables every tool knows (`PATH`,
   `NODE_ENV`, `RUST_LOG`...) are no claim.
+- `variable`: a variable an assignment alone sets (`PG_HOST=127.0.0.1`, as a `.env`
+  example has it): judged in `verify` against the recorded commit only (code read it
+  then, none reads it now), as a local setting or a secret need not be in the code.
 - `value`: a stated value beside a thing the config defines: a language or tool version
   ("Python 3.10+", "Go 1.25", "Node 20", "pnpm 9", "Rust 1.80"), a dependency's version
   ("React 18"), the pytest timeout, compared with pyproject.toml, setup.cfg, package.json,
@@ -44,13 +47,14 @@ import re
 import shlex
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from orchestrator.memory import tasksources
 from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
+from orchestrator.memory.codeindex import code_matches, git
 
 KINDS = (
     "script",
@@ -155,8 +159,37 @@ KNOWN_ENV = frozenset(
         "LOG_LEVEL",
         "PORT",
         "HOST",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
+        "GOPROXY",
+        "GOROOT",
+        "GOBIN",
+        "GOCACHE",
+        "GOMODCACHE",
+        "GOPRIVATE",
+        "GOTOOLCHAIN",
+        "JAVA_HOME",
+        "ANDROID_HOME",
+        "LD_LIBRARY_PATH",
+        "PKG_CONFIG_PATH",
+        "SSH_AUTH_SOCK",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+        "LC_ALL",
+        "DOCKER_HOST",
+        "KUBECONFIG",
+        "CARGO_TARGET_DIR",
+        "NPM_TOKEN",
+        "PYTHONUNBUFFERED",
     ]
 )
+# A sentence about domains, hosts or URLs: `*.test`, `*.example.com` are host patterns.
+_HOSTS = re.compile(r"\b(?:domains?|hosts?|hostnames?|subdomains?|URLs?|DNS|e-?mails?)\b", re.I)
+_HOST_PATTERN = re.compile(r"^\*\.[a-z][a-z0-9-]*(?:\.[a-z][a-z0-9-]*)*$")
 _PNPM_BUILTINS = frozenset(
     [
         "add",
@@ -250,13 +283,15 @@ class Project:
     def once_had(self, *names: str) -> bool:
         """Whether git's history removed a file of one of these names (a project with no
         Makefile now may never have had one: `make X` then says nothing checkable)."""
-        from orchestrator.memory.codeindex import git
-
         if names not in self._removed:
             specs = [f":(glob)**/{n}" for n in names]
             found = git(self.root, "log", "-1", "--format=%H", "--diff-filter=D", "--", *specs)
             self._removed[names] = bool(found.strip())
         return self._removed[names]
+
+    def code_matches(self, regex: str) -> bool:
+        """Some tracked code file (prose aside) has a match of the extended `regex`."""
+        return code_matches(self.root, regex)
 
     def _json(self, path: str) -> dict[str, Any]:
         try:
@@ -554,8 +589,6 @@ class PastProject(Project):
     blobs: dict[str, str] = field(default_factory=dict)
 
     def text(self, path: str) -> str | None:
-        from orchestrator.memory.codeindex import git
-
         if path not in self._texts:
             blob = self.blobs.get(path)
             data = git(self.root, "cat-file", "blob", blob) if blob else b""
@@ -587,7 +620,10 @@ def _norm(name: str) -> str:
 def text_claims(text: str) -> list[Claim]:
     """The claims of these kinds that a memory body or a claim's words make."""
     claims: list[Claim] = []
+    hosts = _HOSTS.search(text) is not None
     for span in (m.group(1) for m in CODE_SPAN.finditer(text)):
+        if hosts and _HOST_PATTERN.match(span) and _extension(span) not in FILE_EXTENSIONS:
+            continue  # "reserved test domains (`example.com`, `*.test`)"
         claims += _command_claims(span) + _span_claims(span)
     for suffix in _SUFFIX_WORDS.findall(text):
         pattern = suffix if "*" in suffix else "*" + suffix
@@ -619,6 +655,10 @@ def product_claims(text: str) -> list[Claim]:
     return list(out.values())
 
 
+def _extension(name: str) -> str:
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
 def _span_claims(span: str) -> list[Claim]:
     """A file pattern in a code span (`*_test.go`, `**/*.spec.ts`)."""
     span = span.strip()
@@ -638,15 +678,15 @@ def _words(command: str) -> list[str]:
 
 def _command_claims(span: str) -> list[Claim]:
     if " " not in span.strip():
-        return []
+        # `PG_HOST=127.0.0.1` alone, a line of a `.env` example: a local setting or a
+        # secret need not be in the code, so it is judged against the recorded commit only
+        return [replace(c, kind="variable") for c in _assignment_claims(span.strip())]
     out: list[Claim] = []
     where: str | None = None
     for part in _SEPARATORS.split(span.strip()):
         words = _words(part)
         while words and _ENV_ASSIGN.match(words[0]):
-            name = _ENV_ASSIGN.match(words[0]).group(1)  # type: ignore[union-attr]
-            if name not in KNOWN_ENV and "_" in name:
-                out.append(Claim("env", name, "body", symbol=name))
+            out += _assignment_claims(words[0])
             words = words[1:]
         if not words:
             continue
@@ -661,6 +701,15 @@ def _command_claims(span: str) -> list[Claim]:
             continue
         out += _program_claims(program, args, where, part)
     return out
+
+
+def _assignment_claims(span: str) -> list[Claim]:
+    """`API_URL=http://localhost:3000`: the variable it sets."""
+    found = _ENV_ASSIGN.match(span)
+    name = found.group(1) if found else ""
+    if not name or name in KNOWN_ENV or "_" not in name:
+        return []
+    return [Claim("env", name, "body", symbol=name)]
 
 
 def _plain_folder(folder: str) -> bool:
@@ -1077,11 +1126,25 @@ def _check_import(module: str, project: Project) -> str | None:
 
 
 def _check_pattern(pattern: str, project: Project) -> str | None:
+    """A file pattern: some tracked file's name matches it. A pattern without `.` or `/`
+    (`create_access_token*`, `data-*-value`) may as well be a pattern of names: then a
+    name the code spells matching it does too."""
     name = pattern.lstrip("*/") if "*" in pattern else pattern
     glob = name if "*" in name else "*" + name
     if any(fnmatch.fnmatchcase(n, glob) for n in project.names):
         return None
+    if "." not in glob and "/" not in glob:
+        if not re.fullmatch(r"[\w*-]+", glob) or project.code_matches(name_regex(glob)):
+            return None
+        return f"no file or name in the code matches {glob}"
     return f"no file matches {glob}"
+
+
+def name_regex(glob: str) -> str:
+    """A name pattern (`data-*-value`) as an extended regular expression for whole names."""
+    edge = "[^A-Za-z0-9_-]"
+    body = "[A-Za-z0-9_-]*".join(glob.split("*"))
+    return f"(^|{edge}){body}($|{edge})"
 
 
 def _check_value(claim: Claim, project: Project) -> str | None:
@@ -1124,6 +1187,7 @@ __all__ = [
     "Project",
     "check",
     "link_claims",
+    "name_regex",
     "setting_check",
     "setting_claims",
     "setting_values",

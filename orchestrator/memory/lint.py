@@ -77,6 +77,19 @@ def split_claims(source: str) -> list[tuple[int, int, str, bool]]:
     return out + _block_claims(block)
 
 
+def headings(source: str) -> dict[int, str]:
+    """Each line's heading: the words of the last heading above it, outside code blocks."""
+    out: dict[int, str] = {}
+    current, in_code = "", False
+    for number, line in enumerate(source.splitlines(), start=1):
+        if _FENCE.match(line):
+            in_code = not in_code
+        elif not in_code and _HEADING.match(line):
+            current = line.strip().lstrip("#").strip()
+        out[number] = current
+    return out
+
+
 def _block_claims(block: list[tuple[int, str]]) -> list[tuple[int, int, str, bool]]:
     """A bullet (its first line is one) as one claim, else a paragraph's sentences, each
     with the lines it spans."""
@@ -187,10 +200,12 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
         split = [(*row, verifier.body_claims(row[-1])) for row in bodies]
         # one search of the tree for every name the file's claims ask about
         verifier.facts.index(index_words(c for *_, claims in split for c in claims))
+        heading = headings(source)
         for number, end, words, body, claims in split:
             lapsed = {}
             if written is not None:
-                lapsed = {f.claim: f.reason for f in verifier.lapsed(body, claims, written)}
+                about = heading.get(number, "")
+                lapsed = {f.claim: f.reason for f in verifier.lapsed(body, claims, written, about)}
             if not claims and not lapsed:
                 continue
             status, reasons = "ok", []

@@ -39,6 +39,7 @@ from orchestrator.memory.claims import (
     body_claims,
     citation_claims,
     claim_paths,
+    stand_in_rest,
 )
 from orchestrator.memory.codeindex import (
     BUILTINS,
@@ -267,11 +268,16 @@ class Verifier:
         return self._check_cited_symbol(claim) is None
 
     def _defined_in(self, symbol: str) -> str | None:
-        """The one code file whose parsed definitions hold `symbol` (the files that spell
-        its name, found by `git grep`, are the only ones read)."""
-        name = symbol.rsplit(".", 1)[-1]
+        """The one code file whose parsed definitions hold `symbol`."""
+        found = self._definers(symbol)
+        return found[0] if len(found) == 1 else None
+
+    def _definers(self, symbol: str) -> list[str]:
+        """The code files whose definitions (parsed, or by patterns) hold `symbol` (the
+        files that spell its name, found by `git grep`, are the only ones read)."""
+        name = symbol.rsplit(".", 1)[-1].rstrip("?!")
         if not name.isidentifier():
-            return None
+            return []
         listed = git(self.layout.root, "grep", "-l", "-w", "-F", "-I", "-e", name, "--")
         found = []
         for path in listed.decode("utf-8", "replace").splitlines():
@@ -282,7 +288,7 @@ class Verifier:
                 symbol in facts.defs or any(d.endswith("." + symbol) for d in facts.defs)
             ):
                 found.append(path)
-        return found[0] if len(found) == 1 else None
+        return found
 
     def _line_at(self, citation: Citation, to: str, renamed: str | None = None) -> int | None:
         """The cited line's number in the file it moved to: the cited symbol's definition,
@@ -345,7 +351,9 @@ class Verifier:
         unconfirmed = tuple(f for f in failures if then.get(f.claim) is not None)
         return unconfirmed, [f for f in failures if then.get(f.claim) is None]
 
-    def lapsed(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+    def lapsed(
+        self, body: str, claims: list[Claim], commit: str, about: str = ""
+    ) -> list[ClaimFailure]:
         """What the tree alone cannot judge, judged against `commit`, where the words were
         written or last verified: a dependency the prose names (`kinds.product_claims`)
         that a manifest declared then and none declares now, nor names within its own name
@@ -353,13 +361,83 @@ class Verifier:
         with an option) that a CI file ran word for word then and none runs now; a
         script's subcommand the script named then and names nowhere now; a path
         that was tracked then and is gone now while git ignores it (a source folder become
-        a build output, not one by design)."""
+        a build output, not one by design); an environment variable the code read then
+        and reads nowhere now (the tests' code, when the words or `about`, the heading
+        they sit under, speak of tests)."""
         return (
             self._dropped_dependencies(body, commit)
             + self._dropped_ci_commands(body, commit)
             + self._dropped_subcommands(body, commit)
             + self._ignored_since(claims, commit)
+            + self._unread_variables(claims, commit, tests=bool(_TESTS.search(f"{about}\n{body}")))
+            + self._dropped_members(claims, commit)
+            + self._switched_off(claims, commit)
         )
+
+    def _dropped_members(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """`account.series`: `Account` defined `series` at `commit`, and no class of that
+        name defines it now (parsed, or read by patterns: the same reading at both commits)."""
+        out = []
+        for claim in claims:
+            symbol = claim.symbol or ""
+            if claim.kind != "instance" or self._definers(symbol):
+                continue
+            then = self._checker_at(commit)
+            if then is not None and then is not self and then._definers(symbol):
+                owner, _, member = symbol.partition(".")
+                reason = f"{owner} defined {member} at {commit[:10]}; no {owner} defines it now"
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _switched_off(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """A file the claim names or cites, where a line about the thing (naming the
+        symbol cited in it, else the file's own name) was code at `commit` and is now
+        only in a comment (`# before_action :sync_family`): the mechanism it stated is
+        switched off, though every name is still there."""
+        out = []
+        paths: dict[str, tuple[Claim, set[str]]] = {}
+        for c in claims:
+            path = (c.path or "").strip("/").removeprefix("./")
+            if path:
+                claim, symbols = paths.setdefault(path, (c, set()))
+                symbols.update([c.symbol] if c.kind == "symbol" and c.symbol else [])
+        for path, (claim, symbols) in paths.items():
+            names = symbols or {_stem(path)}
+            now = self.project().text(path) if self._is_file(path) else None
+            blob = (self._tree(commit) or {}).get(path)
+            if now is None or blob is None:
+                continue
+            then = git(self.layout.root, "cat-file", "blob", blob).decode("utf-8", "replace")
+            line = commented_out(then, now, names)
+            if line is not None:
+                reason = f"{path}: `{line}` is commented out since {commit[:10]}"
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _unread_variables(
+        self, claims: list[Claim], commit: str, *, tests: bool
+    ) -> list[ClaimFailure]:
+        out = []
+        for claim in claims:
+            if claim.kind not in ("env", "variable") or not claim.symbol:
+                continue
+            then = self._readers(claim.symbol, commit, tests=tests)
+            if then and not self._readers(claim.symbol, None, tests=tests):
+                code = "test code" if tests else "code"
+                reason = f"no {code} reads {claim.symbol} now; {then[0]} did at {commit[:10]}"
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _readers(self, name: str, commit: str | None, *, tests: bool) -> list[str]:
+        """The code files that read the environment variable `name` (`os.Getenv("X")`,
+        `os.environ["X"]`, `process.env.X`, `ENV.fetch("X")`, `env::var("X")`...), now or
+        at `commit`; only test code (a path with a test or spec part) when `tests`."""
+        at = [commit] if commit else []
+        listed = git(self.layout.root, "grep", "-l", "-I", "-E", "-e", _ENV_READ % name, *at, "--")
+        paths = [
+            p.removeprefix(f"{commit}:") for p in listed.decode("utf-8", "replace").splitlines()
+        ]
+        return [p for p in paths if is_code(p) and (not tests or _TEST_PATH.search(p))]
 
     def _dropped_dependencies(self, body: str, commit: str) -> list[ClaimFailure]:
         out = []
@@ -608,6 +686,8 @@ class Verifier:
                 p.endswith(claim.path) for p in self.state.blobs
             ):
                 return None  # a name's ending (`_test.go`, `.spec.ts`), not a file
+            if self._planned(claim.path):
+                return None
             return f"no file named {claim.path} in the repository"
         if self._exists(claim.path):
             return None
@@ -624,6 +704,19 @@ class Verifier:
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`)
             return None
         return f"{claim.path} does not exist"
+
+    def _planned(self, name: str) -> bool:
+        """A file no commit ever had that another of the project's documents names too
+        (`CONTEXT.md` of a documented layout, written when first needed): nothing was
+        there to go stale."""
+        root = self.layout.root
+        if git(root, "log", "-1", "--format=%H", "--", f":(glob)**/{name}").strip():
+            return False
+        listed = git(root, "grep", "-l", "-F", "-w", "-e", name, "--").decode("utf-8", "replace")
+        return any(
+            not is_code(p) and not p.startswith(SKIP_PREFIXES) and not _instructions(p)
+            for p in listed.splitlines()
+        )
 
     def _nested(self, path: str) -> bool:
         """Some tracked file or folder ends with `path`, below a folder of the repository."""
@@ -665,6 +758,9 @@ class Verifier:
             return None
         if symbol[:1].isupper() and symbol in index.py_words:
             return None  # `AddConstraint()`: a class of a library the code calls
+        rest = stand_in_rest(symbol)
+        if rest is not None and self.project().code_matches(kinds.name_regex("*_" + rest)):
+            return None  # `model_qs_select_for_update()`: each model's own of that family
         return f"{symbol}() is not defined in the code"
 
     def _check_identifier(self, claim: Claim) -> str | None:
@@ -837,7 +933,11 @@ class Verifier:
             if reason is not None:
                 failures.append(ClaimFailure(claim, reason))
         recorded = _recorded_ok(memory)
-        lapsed = [] if recorded is None else self.lapsed(memory.body, claims, recorded)
+        lapsed = (
+            []
+            if recorded is None
+            else self.lapsed(memory.body, claims, recorded, about=memory.subject or "")
+        )
         failures += lapsed
         if failures and states_change(memory.fact):
             # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
@@ -871,6 +971,43 @@ class Verifier:
         return [self.check(m) for m in memories]
 
 
+_INSTRUCTION_FILES = frozenset(
+    ["AGENTS.md", "CLAUDE.md", "GEMINI.md", ".cursorrules", "copilot-instructions.md"]
+)
+
+
+_COMMENT = re.compile(r"^(?:#+|//+|--|;+|%+|\*+|/\*+|<!--|\{#)\s*")
+
+
+def commented_out(then: str, now: str, names: Iterable[str]) -> str | None:
+    """The first line that was code in `then`, names one of `names` (within a word, in
+    any case: `auto_sync` in `family_needs_auto_sync?`) and is only in a comment in `now`
+    (no live line has its text any more); None when there is none. Lines under 10
+    characters (`end`, `}`) are left aside."""
+    wanted = [n.lower() for n in names if len(n) >= 4]
+    live, commented = set(), set()
+    for line in now.splitlines():
+        text = line.strip()
+        marker = _COMMENT.match(text)
+        if marker:
+            commented.add(text[marker.end() :].strip())
+        else:
+            live.add(text)
+    for line in then.splitlines():
+        text = line.strip()
+        if len(text) < 10 or _COMMENT.match(text) or text in live:
+            continue
+        if text in commented and any(n in text.lower() for n in wanted):
+            return text
+    return None
+
+
+def _instructions(path: str) -> bool:
+    """An agent instruction file (what `--file` lints), not a document of the project."""
+    name = path.rsplit("/", 1)[-1]
+    return name in _INSTRUCTION_FILES or name.endswith(".mdc")
+
+
 # A path written as a pattern or an example, not a name: placeholders in capitals, braces
 # or angles, names such as `./script.sh`, `my_module.py`, `test_my_feature.py`, `SomeTest.php`.
 _TEMPLATE = re.compile(
@@ -895,6 +1032,14 @@ _CI = (
     ".travis.yml",
 )
 _OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
+# How code reads an environment variable, as `git grep -E` takes it (%s: the name)
+_ENV_READ = (
+    r"(getenv|Getenv|LookupEnv|environ|environ\.get|env::var|env::var_os|env!|ENV|ENV\.fetch"
+    r"|process\.env|meta\.env|_ENV|_SERVER|env)[[:space:]]*[(.[]?[[:space:]]*[\"'`]?"
+    r"%s([^A-Za-z0-9_]|$)"
+)
+_TESTS = re.compile(r"\b(?:tests?|testing|specs?)\b", re.I)
+_TEST_PATH = re.compile(r"(?:^|/)[^/]*(?:test|spec)[^/]*/|(?:^|/|_|\.)(?:test|spec)s?[_.]", re.I)
 # A Python script run with a subcommand: `python run.py pipeline --month 5`.
 _SUBCOMMAND = re.compile(
     r"^(?:(?:python3?|uv run(?: python3?)?|poetry run python3?)\s+)?(?:\./)?"

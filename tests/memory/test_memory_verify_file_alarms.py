@@ -1,0 +1,131 @@
+"""Instruction-file claims that hold, though a name-by-name reading would call them stale:
+name patterns, host patterns, a name standing for a family of names, a documented file
+not written yet, standard environment variables, branch names, another program's flags.
+Each is linted (`orchestrator.memory.lint`) in a real git repository, then the same claim
+is shown stale where the thing it relies on is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import commit, git
+
+from orchestrator.memory.lint import lint
+
+
+@pytest.fixture
+def repo(git_repo: Path) -> Path:
+    root = git_repo
+    (root / "app" / "auth").mkdir(parents=True)
+    (root / "app" / "auth" / "tokens.py").write_text(
+        "def create_access_token_for_user(user):\n    return user\n\n\n"
+        "def create_access_token_for_app(app):\n    return app\n"
+    )
+    (root / "app" / "lock_objects.py").write_text(
+        "def order_qs_select_for_update():\n    return []\n\n\n"
+        "def checkout_qs_select_for_update():\n    return []\n"
+    )
+    (root / "app" / "views").mkdir()
+    (root / "app" / "views" / "chart.html").write_text(
+        '<div data-controller="chart" data-chart-series-value="[]"></div>\n'
+    )
+    (root / "docs").mkdir()
+    (root / "docs" / "domain.md").write_text(
+        "# Domain docs\n\nThe glossary lives in `GLOSSARY.md` at the root, written when the\n"
+        "first term is settled.\n"
+    )
+    (root / "tools").mkdir()
+    (root / "tools" / "serve.py").write_text("import sys\n\nPORT = 8000\n")
+    commit(root, "code")
+    return root
+
+
+def statuses(root: Path, text: str) -> dict[int, tuple[str, str]]:
+    (root / "AGENTS.md").write_text(text)
+    return {f.line: (f.status, f.reason) for f in lint(root, "AGENTS.md", text)}
+
+
+def test_a_pattern_without_dot_or_slash_is_a_pattern_of_names(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- Make tokens with the real `create_access_token*` factories.\n"
+        "- Pass data via `data-*-value` attributes.\n"
+        "- Sign with the `sign_payload_*` helpers.\n",
+    )
+    assert found[1][0] == "ok" and found[2][0] == "ok"
+    assert found[3] == ("stale", "no file or name in the code matches sign_payload_*")
+
+
+def test_a_host_pattern_in_a_sentence_about_domains_is_no_file_pattern(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- Use reserved test domains (`example.com`, `*.test`) for any URL in a test.\n"
+        "- Fixtures are the `*.test` files.\n",
+    )
+    assert 1 not in found or found[1][0] == "ok"
+    assert found[2] == ("stale", "no file matches *.test")
+
+
+def test_a_stand_in_first_word_names_a_family_the_code_defines(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "```python\nmodel_qs_select_for_update()\nmodel_qs_lock_forever()\n```\n",
+    )
+    assert found[2][0] == "ok"
+    assert found[3] == ("stale", "model_qs_lock_forever() is not defined in the code")
+
+
+def test_a_file_the_documents_describe_but_no_commit_had_is_no_stale_path(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- One `GLOSSARY.md` at the repo root.\n- Read `ROADMAP.md` first.\n",
+    )
+    assert found[1][0] == "ok"
+    assert found[2] == ("stale", "no file named ROADMAP.md in the repository")
+    # once committed and removed, the documented file is gone like any other
+    (repo / "GLOSSARY.md").write_text("# Glossary\n")
+    commit(repo, "glossary")
+    git(repo, "rm", "-q", "GLOSSARY.md")
+    commit(repo, "no glossary")
+    assert statuses(repo, "- One `GLOSSARY.md` at the repo root.\n")[1][0] == "stale"
+
+
+def test_standard_environment_variables_are_no_claims(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- Behind a proxy, set `$HTTP_PROXY` and `$NO_PROXY`.\n- Set `$SERVE_TOKEN` first.\n",
+    )
+    assert 1 not in found
+    assert found[2] == ("stale", "environment variable SERVE_TOKEN appears nowhere in the code")
+
+
+def test_a_branch_prefix_is_no_folder(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- Feature branches should start with `claude/` for agent work.\n"
+        "- Put agent notes in `claude/`.\n",
+    )
+    assert 1 not in found
+    assert found[2][0] == "stale" and "claude/" in found[2][1]
+
+
+def test_flags_beside_another_programs_command_are_that_programs(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- Inspect routes with `php artisan route:list`; filter with `--except-vendor`.\n"
+        "- Pass the correct `--options` to every command.\n"
+        "- Serve with `--reload`.\n",
+    )
+    assert 1 not in found and 2 not in found  # not ours to check; a placeholder flag
+    assert found[3] == ("stale", "flag --reload appears nowhere in the code")
+
+
+def test_two_example_letters_make_a_placeholder_name(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- Do not prefix test names: not `test_tokens_with_x_y` but `test_with_x_y`.\n"
+        "- Tests call `test_with_tokens_only`.\n",
+    )
+    assert 1 not in found
+    assert found[2][0] == "stale"

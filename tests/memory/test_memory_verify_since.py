@@ -1,0 +1,165 @@
+"""Facts that went stale while every name they give is still somewhere in the tree, judged
+against the commit the memory was verified at: an environment variable no code reads any
+more (no test, for a fact about tests), an instance's member its class no longer defines,
+a mechanism switched off by commenting its line out. Real git repositories, no network."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conftest import commit, git
+
+from orchestrator.memory.lint import lint
+from orchestrator.memory.verify import commented_out, verify_memories
+from orchestrator.store.layout import Layout
+from orchestrator.store.memfile import Citation
+from orchestrator.store.repo import RepoMemoryStore
+
+PGX = 'package sqltest\n\nimport "os"\n\nfunc Host() string {\n\treturn os.Getenv("PG_HOST")\n}\n'
+GEN = 'package main\n\nimport "os"\n\nfunc main() {\n\t_ = os.Getenv("PG_HOST")\n}\n'
+ACCOUNT = "class Account\n  def series(period)\n    []\n  end\n\n  def name\n    'a'\n  end\nend\n"
+AUTO_SYNC = (
+    "module AutoSync\n  included do\n    before_action :sync_family, if: :needs_auto_sync?\n  end\n\n"
+    "  def sync_family\n    Current.family.sync_later\n  end\nend\n"
+)
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
+def _recorded(layout: Layout) -> dict[str, str]:
+    head = git(layout.root, "rev-parse", "HEAD")
+    return {"commit": head, "at": "2026-10-01T10:00:00Z", "result": "ok"}
+
+
+def _results(layout: Layout) -> dict[str, Any]:
+    memories = RepoMemoryStore(layout).load_all().memories
+    return {v.name: v for v in verify_memories(layout, memories)}
+
+
+def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    _write(
+        layout.root,
+        {"internal/sqltest/pgx.go": PGX, "tools/gen/main.go": GEN, "docs/dev.md": "PG_HOST\n"},
+    )
+    commit(layout.root, "tests and a tool read PG_HOST")
+    verified = _recorded(layout)
+    put(
+        "tests", "`PG_HOST=127.0.0.1`", subject="Environment variables for tests", verified=verified
+    )
+    put("tool", "`PG_HOST=127.0.0.1`", subject="Generating the catalog", verified=verified)
+    put("later", "`PG_HOST=127.0.0.1`", subject="Environment variables for tests")
+    put("secret", "Set `API_KEY=<your-key>` in `.env`.")
+    git(layout.root, "rm", "-q", "internal/sqltest/pgx.go")
+    commit(layout.root, "the tests start their own database")
+
+    results = _results(layout)
+    assert results["tests"].result == "stale"
+    [failure] = results["tests"].failures
+    assert failure.reason == (
+        f"no test code reads PG_HOST now; internal/sqltest/pgx.go did at {verified['commit'][:10]}"
+    )
+    assert results["tool"].result == "ok"  # the tool still reads it
+    assert results["later"].result == "ok"  # no record: nothing to judge against
+    assert results["secret"].result == "ok"  # a local setting: no claim on the tree alone
+    git(layout.root, "rm", "-q", "tools/gen/main.go")
+    commit(layout.root, "no tool")
+    assert _results(layout)["tool"].result == "stale"
+
+
+def test_an_instance_member_its_class_no_longer_defines_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    _write(layout.root, {"app/models/account.rb": ACCOUNT})
+    commit(layout.root, "accounts")
+    verified = _recorded(layout)
+    put(
+        "series",
+        "Models answer for themselves: `account.series` gives balances.",
+        verified=verified,
+    )
+    put("name", "`account.name` is shown in the header.", verified=verified)
+    put("other", "`record.series` is never called.", verified=verified)
+    _write(
+        layout.root,
+        {
+            "app/models/account.rb": ACCOUNT.replace("def series(period)", "def balances(period)"),
+            "app/components/chart.rb": "class Chart\n  def series\n    []\n  end\nend\n",
+        },
+    )
+    commit(layout.root, "the chart computes the series")
+
+    results = _results(layout)
+    assert results["series"].result == "stale"
+    assert results["series"].failures[0].reason == (
+        f"Account defined series at {verified['commit'][:10]}; no Account defines it now"
+    )
+    assert results["name"].result in ("ok", "changed")
+    assert results["other"].result in ("ok", "changed")  # no Record then either
+
+
+def test_a_line_commented_out_switches_the_mechanism_off(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    path = "app/controllers/concerns/auto_sync.rb"
+    _write(layout.root, {path: AUTO_SYNC})
+    commit(layout.root, "auto sync")
+    verified = _recorded(layout)
+    put(
+        "cited",
+        "The family syncs daily.",
+        citations=(Citation(path, 6, "sync_family"),),
+        verified=verified,
+    )
+    put("linked", f"It syncs daily through [auto_sync.rb](mdc:{path}).", verified=verified)
+    put("elsewhere", "The models live in `app/models/`.", verified=verified)
+    put(
+        "other",
+        "Reports run nightly.",
+        citations=(Citation(path, 1, "AutoSync"),),
+        verified=verified,
+    )
+    switched = AUTO_SYNC.replace("  included do", "  # included do").replace(
+        "    before_action", "  #   before_action"
+    )
+    _write(layout.root, {path: switched.replace("  end\n\n", "  # end\n\n", 1)})
+    commit(layout.root, "no auto sync for now")
+
+    results = _results(layout)
+    for name in ("cited", "linked"):
+        assert results[name].result == "stale", name
+        reason = results[name].failures[0].reason
+        line = "before_action :sync_family, if: :needs_auto_sync?"
+        assert reason == f"{path}: `{line}` is commented out since {verified['commit'][:10]}"
+    assert results["elsewhere"].result != "stale"
+    assert results["other"].result != "stale"  # no line about AutoSync or auto_sync went
+
+
+def test_commented_out_asks_for_a_line_about_the_thing_gone_from_the_live_code() -> None:
+    then = "run_nightly_sync(db)\nconfigure(cache_size)\nend\n"
+    now = "# run_nightly_sync(db)\n# configure(cache_size)\n"
+    assert commented_out(then, now, ["nightly_sync"]) == "run_nightly_sync(db)"
+    assert commented_out(then, now, ["Nightly"]) == "run_nightly_sync(db)"  # within a word
+    # a line about something else, still live elsewhere, or a short line: nothing off
+    assert commented_out(then, now, ["reports"]) is None
+    assert commented_out(then, now + "run_nightly_sync(db)\n", ["nightly_sync"]) is None
+    assert commented_out(then, "# end\n", ["end"]) is None
+
+
+def test_the_file_lint_reads_a_heading_about_tests_for_a_variable(git_repo: Path) -> None:
+    _write(git_repo, {"internal/sqltest/pgx.go": PGX, "tools/gen/main.go": GEN})
+    text = "# Dev\n\n## Variables for tests\n\n```bash\nPG_HOST=127.0.0.1\n```\n"
+    _write(git_repo, {"AGENTS.md": text})
+    commit(git_repo, "agents file")
+    git(git_repo, "rm", "-q", "internal/sqltest/pgx.go")
+    commit(git_repo, "no test reads it")
+    [finding] = lint(git_repo, "AGENTS.md", text)
+    assert finding.line == 6 and finding.status == "stale"
+    assert finding.reason.startswith("no test code reads PG_HOST now")
