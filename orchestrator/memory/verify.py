@@ -172,6 +172,8 @@ class Verifier:
         self.shape = self.state.shape()
         self._basenames: set[str] | None = None
         self._trees: dict[str, dict[str, str] | None] = {}
+        self._blobs: dict[str, str] = {}  # blob id -> its text
+        self._env_readers: dict[tuple[str, str | None], list[str]] = {}  # files reading a variable
         self._folders: set[str] | None = None
         self._suffixes: set[str] | None = None
         self._ignore_cache: dict[str, bool] = {}
@@ -402,17 +404,24 @@ class Verifier:
                 claim, symbols = paths.setdefault(path, (c, set()))
                 symbols.update([c.symbol] if c.kind == "symbol" and c.symbol else [])
         for path, (claim, symbols) in paths.items():
-            names = symbols or {_stem(path)}
-            now = self.project().text(path) if self._is_file(path) else None
             blob = (self._tree(commit) or {}).get(path)
-            if now is None or blob is None:
+            if blob is None or blob == self.state.blob_of(path):
+                continue  # not tracked then, or the very same text now: nothing switched off
+            now = self.project().text(path) if self._is_file(path) else None
+            if now is None:
                 continue
-            then = git(self.layout.root, "cat-file", "blob", blob).decode("utf-8", "replace")
-            line = commented_out(then, now, names)
+            line = commented_out(self._blob_text(blob), now, symbols or {_stem(path)})
             if line is not None:
                 reason = f"{path}: `{line}` is commented out since {commit[:10]}"
                 out.append(ClaimFailure(claim, reason))
         return out
+
+    def _blob_text(self, blob: str) -> str:
+        """A blob's text (read once: many memories cite one file)."""
+        if blob not in self._blobs:
+            data = git(self.layout.root, "cat-file", "blob", blob)
+            self._blobs[blob] = data.decode("utf-8", "replace")
+        return self._blobs[blob]
 
     def _unread_variables(
         self, claims: list[Claim], commit: str, *, tests: bool
@@ -432,11 +441,15 @@ class Verifier:
         """The code files that read the environment variable `name` (`os.Getenv("X")`,
         `os.environ["X"]`, `process.env.X`, `ENV.fetch("X")`, `env::var("X")`...), now or
         at `commit`; only test code (a path with a test or spec part) when `tests`."""
-        at = [commit] if commit else []
-        listed = git(self.layout.root, "grep", "-l", "-I", "-E", "-e", _ENV_READ % name, *at, "--")
-        paths = [
-            p.removeprefix(f"{commit}:") for p in listed.decode("utf-8", "replace").splitlines()
-        ]
+        key = (name, commit)
+        if key not in self._env_readers:  # one search a variable and commit, however many ask
+            at = [commit] if commit else []
+            found = git(
+                self.layout.root, "grep", "-l", "-I", "-E", "-e", _ENV_READ % name, *at, "--"
+            )
+            listed = found.decode("utf-8", "replace").splitlines()
+            self._env_readers[key] = [p.removeprefix(f"{commit}:") for p in listed]
+        paths = self._env_readers[key]
         return [p for p in paths if is_code(p) and (not tests or _TEST_PATH.search(p))]
 
     def _dropped_dependencies(self, body: str, commit: str) -> list[ClaimFailure]:
