@@ -33,7 +33,7 @@ from orchestrator.memory import grammars
 from orchestrator.memory.claims import Claim, RepoShape
 from orchestrator.store.cache import Cache
 
-FACTS_VERSION = 8  # of the cache tables below: a change of what is stored empties them
+FACTS_VERSION = 9  # of the cache tables below: a change of what is stored empties them
 FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
@@ -406,6 +406,10 @@ class TreeState:
                 blobs[path] = blob
         return cls(root, head, blobs, missing)
 
+    def holds(self, path: Path) -> bool:
+        """`path`, links followed, is inside the repository."""
+        return path.resolve().is_relative_to(self.root.resolve())
+
     def blob_of(self, path: str) -> str | None:
         """The blob id of a working-tree file, tracked or not (None if it is not a file)."""
         if path in self.blobs:
@@ -535,6 +539,8 @@ class Facts:
                 data = full.read_bytes() if full.stat().st_size <= MAX_FILE_BYTES else b""
             except OSError:
                 continue
+            if full.is_symlink() and not self.state.holds(full):
+                data = b""  # a tracked link out of the repository: its target is not read
             if b"\0" in data[:8000]:
                 data = b""  # binary: no lines, no words
             facts = file_facts(data, path)

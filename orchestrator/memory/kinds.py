@@ -266,11 +266,16 @@ class Project:
     _removed: dict[tuple[str, ...], bool] = field(default_factory=dict)
 
     def text(self, path: str) -> str | None:
+        """A tracked file's text (None when it cannot be read, or is a link out of the
+        repository: its target is not read)."""
         if path not in self._texts:
+            full = self.root / path
             try:
-                self._texts[path] = (self.root / path).read_text(encoding="utf-8", errors="replace")
+                inside = not full.is_symlink() or full.resolve().is_relative_to(self.root.resolve())
+                text = full.read_text(encoding="utf-8", errors="replace") if inside else None
             except OSError:
-                self._texts[path] = None
+                text = None
+            self._texts[path] = text
         return self._texts[path]
 
     def named(self, *names: str) -> list[str]:

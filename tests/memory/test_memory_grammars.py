@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -315,6 +316,25 @@ def test_a_tracked_link_to_a_folder_does_not_send_the_whole_tree_to_the_parser(
     facts = Facts(TreeState.read(polyglot.root), None)
     facts.index(["ListenAndServe"])
     assert facts.indexed == {"server/server.go"}
+
+
+def test_a_tracked_link_out_of_the_repository_is_not_read(
+    polyglot: Layout, commit_all: Callable[..., str], tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.go").write_text("package secret\n\nfunc LeakedName() {}\n")
+    (polyglot.root / "leak.go").symlink_to(outside / "secret.go")
+    (polyglot.root / "filler").mkdir()
+    (polyglot.root / "filler" / "f1.go").write_text("package filler\n\nfunc F1() {}\n")
+    (polyglot.root / "inside.go").symlink_to("filler/f1.go")
+    commit_all(polyglot.root, "links git tracks: one out of the repository, one inside it")
+    facts = Facts(TreeState.read(polyglot.root), None)
+    index = facts.index(["LeakedName", "F1"])
+    assert "LeakedName" not in index.defs and "LeakedName" not in index.names
+    assert "F1" in index.defs
+    assert facts.of("leak.go") is not None and facts.of("leak.go").lines == 0
+    assert facts.of("inside.go") is not None and facts.of("inside.go").lines == 3
 
 
 def test_grammars_load_only_when_a_file_of_their_language_is_read(
