@@ -63,14 +63,19 @@ _HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:next steps?|next candidates|to-?dos?|to do|ongoing tasks|backlog|roadmap|"
             r"priorities|to consider|to be determined|tbd|known gaps|open tasks|"
-            r"pending tasks|ready for (?:a )?new task|future work|planned work)\b",
+            r"pending tasks|ready for (?:a )?new task|future work|planned work|"
+            r"next (?:milestones?|phases?|tasks?|goals?|iterations?)(?: goals)?|"
+            r"immediate (?:tasks|steps|goals)|(?:short|long|medium)[- ]term goals|"
+            r"(?:high|medium|low) priority|open questions|under consideration|"
+            r"future (?:enhancements|improvements|features|plans))\b"
+            r"|\(next \d",
             re.I,
         ),
     ),
     (
         "progress_status",
         re.compile(
-            r"^(?:progress|done|completed)$|\b(?:completed (?:steps|tasks|work)|current step|"
+            r"^(?:progress|done|completed)$|\(\d+% complete\)|\b(?:completed (?:steps|tasks|work)|current step|"
             r"(?:current|overall) progress|progress (?:report|log|update)s?|"
             r"files (?:modified|created|changed)|quality assurance|blockers|what works|"
             r"status report)\b",
@@ -81,7 +86,7 @@ _HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "in_progress",
         re.compile(
             r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
-            r"working on|current sprint)\b",
+            r"working on|current sprint|current challenges|(?:primary )?focus areas)\b",
             re.I,
         ),
     ),
