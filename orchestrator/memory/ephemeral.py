@@ -275,18 +275,21 @@ def _chars(items: list[Any]) -> frozenset[str] | None:
 
 # Each rule with the words one of which its every match holds (in an ASCII text, lowered):
 # a text holding none of a rule's words skips that rule's scan, by far the costliest step.
-Check = tuple[str, re.Pattern[str], frozenset[str] | None]
-_FACT_CHECKS: tuple[Check, ...] = tuple((c, rx, needed_words(rx.pattern)) for c, rx in _FACT_RULES)
-_HEADING_CHECKS: tuple[Check, ...] = tuple((c, rx, needed_words(rx.pattern)) for c, rx in _HEADINGS)
+_Check = tuple[str, re.Pattern[str], frozenset[str] | None]
+_FACT_CHECKS: tuple[_Check, ...] = tuple((c, rx, needed_words(rx.pattern)) for c, rx in _FACT_RULES)
+_HEADING_CHECKS: tuple[_Check, ...] = tuple(
+    (c, rx, needed_words(rx.pattern)) for c, rx in _HEADINGS
+)
 
 
-def _may_match(low: str | None, words: frozenset[str] | None) -> bool:
-    """False when no match can be in a text: `low` is it lowered (None when it is not
-    ASCII) and holds none of `words`."""
+def may_match(low: str | None, words: frozenset[str] | None) -> bool:
+    """False when no match of a rule needing one of `words` (`needed_words`) can be in a
+    text: `low` is the text lowered (None when it is not ASCII) and holds none of them."""
     return words is None or low is None or any(word in low for word in words)
 
 
-def _lowered(text: str) -> str | None:
+def lowered(text: str) -> str | None:
+    """`text` lowered for `may_match`, or None when it is not ASCII (never screened)."""
     return text.lower() if text.isascii() else None
 
 
@@ -295,14 +298,14 @@ def ephemeral(fact: str, subject: str = "") -> Ephemeral | None:
     """The class of ephemeral task state `fact` (filed under `subject`) belongs to, or
     None. The heading is read first: one that names a class decides."""
     if subject:
-        low = _lowered(subject)
+        low = lowered(subject)
         for cls, rx, words in _HEADING_CHECKS:
-            if _may_match(low, words) and rx.search(subject):
+            if may_match(low, words) and rx.search(subject):
                 return Ephemeral(cls, f"filed under {subject!r}")
     text = " ".join(fact.split())
-    low = _lowered(text)
+    low = lowered(text)
     for cls, rx, words in _FACT_CHECKS:
-        if not _may_match(low, words):
+        if not may_match(low, words):
             continue
         for match in rx.finditer(text):
             if cls == "change_account" and _PRESENT_PASSIVE.search(text, 0, match.start()):

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from orchestrator.memory.ephemeral import LABELS, ephemeral, needed_words
+from orchestrator.memory.ephemeral import LABELS, ephemeral, may_match, needed_words
 
 KINDS = ("git_history", "ephemeral_task_state", "derivable_from_code")
 
@@ -255,11 +255,10 @@ _EPHEMERAL_RULES = _with_needs(_EPHEMERAL)
 _DERIVABLE_RULES = _with_needs(_DERIVABLE)
 
 
-def _may_match(rules: Rules, text: str, low: str) -> list[re.Pattern[str]]:
-    """The rules a match of which `text` (`low`: it lowered) may hold, in order."""
-    if not text.isascii():
-        return [rx for rx, _ in rules]
-    return [rx for rx, words in rules if words is None or any(map(low.__contains__, words))]
+def _may_match(rules: Rules, screen: str | None) -> list[re.Pattern[str]]:
+    """The rules a match of which the text may hold, in order (`screen`: the text lowered,
+    None when it is not ASCII; see `ephemeral.may_match`)."""
+    return [rx for rx, words in rules if may_match(screen, words)]
 
 
 @lru_cache(maxsize=65536)
@@ -270,15 +269,16 @@ def excluded(fact: str, subject: str = "") -> Exclusion | None:
     if not text:
         return None
     low = f" {text.lower()} "
+    screen = low if text.isascii() else None  # padded, as the hints read it
     if any(h in low for h in _GIT_HINTS) or _HEX.search(low):
         pins = {m.group(0).rsplit(None, 1)[-1].strip("`") for m in _PIN.finditer(text)}
-        for rx in _may_match(_GIT_RULES, text, low):
+        for rx in _may_match(_GIT_RULES, screen):
             for found in rx.finditer(text):
                 if pins and any(pin in found.group(0) for pin in pins):
                     continue  # "pinned to revision 9c1e5f7": configuration
                 return Exclusion("git_history", found.group(0).strip())
     if any(h in low for h in _EPHEMERAL_HINTS):
-        for rx in _may_match(_EPHEMERAL_RULES, text, low):
+        for rx in _may_match(_EPHEMERAL_RULES, screen):
             match = rx.search(text)
             if match:
                 return Exclusion("ephemeral_task_state", match.group(0).strip())
@@ -286,7 +286,7 @@ def excluded(fact: str, subject: str = "") -> Exclusion | None:
     if state is not None:
         return Exclusion("ephemeral_task_state", state.evidence, state.cls)
     if "`" in text:
-        for rx in _may_match(_DERIVABLE_RULES, text, low):
+        for rx in _may_match(_DERIVABLE_RULES, screen):
             match = rx.search(text)
             if match and not _CARRIES_MORE.search(text):
                 return Exclusion("derivable_from_code", match.group(0).strip())
