@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from orchestrator.memory import tasksources
 from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
@@ -983,12 +984,13 @@ def size_check(claim: Claim, path: str, size: int, lines: int) -> str | None:
 
 
 def link_claims(words: str) -> list[Claim]:
-    """Paths a markdown link names (`[x](src/app.ts)`, Cursor's `mdc:src/app.ts`)."""
+    """Paths a markdown link names (`[x](src/app.ts)`, Cursor's `mdc:src/app.ts`); a
+    destination is percent-encoded (`docs/Testing%20Guide.md` names `Testing Guide.md`)."""
     out = []
     for path in _LINK.findall(words) + _MDC.findall(words):
         if "://" in path or path.startswith(("#", "mailto:")) or ".." in path.split("/"):
             continue
-        out.append(Claim("path", path, "body", path=path.removeprefix("./")))
+        out.append(Claim("path", path, "body", path=unquote(path).removeprefix("./")))
     return out
 
 
