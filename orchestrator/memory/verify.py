@@ -276,11 +276,18 @@ class Verifier:
 
     def _definers(self, symbol: str) -> list[str]:
         """The code files whose definitions (parsed, or by patterns) hold `symbol` (the
-        files that spell its name, found by `git grep`, are the only ones read)."""
-        name = symbol.rsplit(".", 1)[-1].rstrip("?!")
+        files that spell each part of its name, `Table` and `columns` for `Table.columns`,
+        found by `git grep`, are the only ones read: a member named `id` alone is in
+        most files of a project)."""
+        *owners, name = symbol.split(".")
+        name = name.rstrip("?!")
         if not name.isidentifier():
             return []
-        listed = git(self.layout.root, "grep", "-l", "-w", "-F", "-I", "-e", name, "--")
+        words = [w for w in owners if w.isidentifier()] + [name]
+        patterns = [arg for w in words for arg in ("-e", w)]
+        listed = git(
+            self.layout.root, "grep", "-l", "-w", "-F", "-I", "--all-match", *patterns, "--"
+        )
         found = []
         for path in listed.decode("utf-8", "replace").splitlines():
             if not is_code(path):
