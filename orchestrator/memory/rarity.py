@@ -159,22 +159,21 @@ def rare_pairs(
             df[t] += 1
     n = len(active)
     weight = {t: math.log((n + 1) / d) for t, d in df.items()}
-    total = [sum(weight[t] for t in ts) for ts in found]
-    postings: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    total = [sum(map(weight.__getitem__, ts)) for ts in found]
+    task = [m.name in passing for m in active]
+    # task state and durable facts never share a posting: they are not compared
+    postings: dict[tuple[bool, str, str], list[int]] = defaultdict(list)
     for i, ts in enumerate(found):
+        common = []
         for t in ts:
             if df[t] <= RARE_DF:
-                postings[(t,)].append(i)
-        common = sorted(t for t in ts if RARE_DF < df[t] <= COMMON_DF)
-        for two in combinations(common, 2):
-            postings[two].append(i)
-    task = [m.name in passing for m in active]
-    candidates = {
-        pair
-        for members in postings.values()
-        for pair in combinations(members, 2)
-        if task[pair[0]] == task[pair[1]]
-    }
+                postings[(task[i], t, "")].append(i)
+            elif df[t] <= COMMON_DF:
+                common.append(t)
+        if len(common) > 1:
+            for one, two in combinations(sorted(common), 2):
+                postings[(task[i], one, two)].append(i)
+    candidates = {pair for members in postings.values() for pair in combinations(members, 2)}
     subjects = [subject_stems(m.subject or "") for m in active]
     out = {}
     for a, b in candidates:
@@ -198,10 +197,10 @@ def _score(
     """The weighted Jaccard and share held of two memories (`sizes`: each one's weight and
     number of terms) sharing the terms `counted`, less the words both subjects name."""
     (ta, na), (tb, nb) = sizes
-    s = sum(weight[t] for t in counted)
+    s = sum(map(weight.__getitem__, counted))
     if about:
-        s -= sum(weight[t] for t in about & counted)
-        lost = sum(weight[t] for t in about)
+        s -= sum(map(weight.__getitem__, about & counted))
+        lost = sum(map(weight.__getitem__, about))
         ta, tb = ta - lost, tb - lost
     union, smaller = ta + tb - s, min(ta, tb)
     return Score(
