@@ -151,7 +151,9 @@ def rare_pairs(
     topics (at most `COMMON_DF` memories carry each) join as a pair ("responsive" and
     "screen": "Responsive design for all screen sizes" and "**Responsive Design**: ...
     responsive across different screen sizes"), so a pair sharing several common words
-    and no rare one is compared, and the postings stay short as the store grows."""
+    and no rare one is compared, and the postings stay short as the store grows. A
+    candidate whose shared weight, all of it, is short of `RARE_JACCARD_HELD` of the
+    heavier fact's is left out: no rule could take it."""
     found = [terms(readings.plain(m)) for m in active]
     df: dict[str, int] = defaultdict(int)
     for ts in found:
@@ -178,6 +180,8 @@ def rare_pairs(
     out = {}
     for a, b in candidates:
         both = found[a] & found[b]
+        if sum(map(weight.__getitem__, both)) < RARE_JACCARD_HELD * max(total[a], total[b]):
+            continue  # short of the lowest Jaccard any rule takes, whatever is left out
         # the words both subjects name say what the facts are about, not what they say
         about = subjects[a] & subjects[b] & both
         sizes = (total[a], len(found[a])), (total[b], len(found[b]))
