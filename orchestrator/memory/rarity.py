@@ -89,7 +89,7 @@ ALIASES = {
 class Score:
     jaccard: float  # shared weight over the union's weight
     held: float  # shared weight over the smaller set's weight
-    says: int = compare.CONTAINED_MIN  # how many terms the smaller set has
+    says: int  # how many terms the smaller set has
 
     @property
     def passes(self) -> bool:
