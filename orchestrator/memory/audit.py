@@ -386,7 +386,7 @@ def near_duplicate_groups(
     accepted = {
         (a, b) for a, b in candidates if _duplicates(by_name[a], by_name[b], readings, passing)
     }
-    accepted |= rarity.rare_duplicates(active, readings)
+    accepted |= rarity.rare_duplicates(active, readings, passing)
     for a, b in sorted(accepted):
         parent[find(a)] = find(b)
         members.update((a, b))

@@ -9,10 +9,11 @@ fact, code spans read as their words, proper names folded to the stem of their l
 (`ALIASES`: config and configuration, repo and repository); each term weighs
 `log((n + 1) / df)` over the n active memories, df being how many carry it.
 
-- `rare_pairs`: candidates and their scores. Only terms at most `RARE_DF` memories carry
-  are joined (an inverted index of bounded postings, never all pairs), and a pair's
-  weight shared is summed from those; the score is the weighted Jaccard of the two term
-  sets, and the weighted share of the smaller set the other holds.
+- `rare_pairs`: candidates and their scores. A term at most `RARE_DF` memories carry
+  joins alone, two terms at most `COMMON_DF` carry join as a pair (an inverted index of
+  bounded postings, never all pairs); the score is the weighted Jaccard of the two term
+  sets, and the weighted share of the smaller set the other holds (ephemeral task state:
+  see `rare_pairs`).
 - `alike`: the rules a candidate must meet on top of its scores (`RARE_JACCARD` and
   `RARE_HELD`, or a lower Jaccard, `RARE_JACCARD_HELD`, when nearly all the smaller
   fact's weight stands in the other, `RARE_MOSTLY_HELD`: "52-week Technical CTO
@@ -27,15 +28,16 @@ fact, code spans read as their words, proper names folded to the stem of their l
   the state of ("To be determined in PLAN phase", "Status: To be addressed";
   `compare.bare_state`) pairs with nothing.
 
-Ephemeral task state is compared here too: one change account or to-do in two lists is
-one event told twice; accounts of two changes share too few rare words to pair.
+Ephemeral task state is compared here too, with ephemeral task state only: one change
+account or to-do in two lists is one event told twice; accounts of two changes share too
+few rare words to pair; a durable fact and the item of work on it say two things.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -43,7 +45,8 @@ from orchestrator.memory import compare
 from orchestrator.memory.text import Reading, span_tokens, stem, subject_stems
 from orchestrator.store.memfile import Memory
 
-RARE_DF = 12  # a term more memories carry than this proposes no pair
+RARE_DF = 12  # a term more memories carry than this proposes no pair alone
+COMMON_DF = 50  # ...nor with one other term, when more memories carry it than this
 RARE_JACCARD = 0.3  # the weighted Jaccard of the two term sets, at least
 RARE_HELD = 0.6  # the weight of the smaller set the other holds, at least
 RARE_MOSTLY_HELD = 0.85  # ...or this much of it, when the weighted Jaccard is lower
@@ -86,11 +89,17 @@ ALIASES = {
 class Score:
     jaccard: float  # shared weight over the union's weight
     held: float  # shared weight over the smaller set's weight
+    says: int  # how many terms the smaller set has
 
     @property
     def passes(self) -> bool:
+        """Enough shared, or the smaller fact nearly all held in the other when it says
+        enough to tell (`compare.CONTAINED_MIN` terms: "The deploy key is:" is held in
+        any fact about a deploy key)."""
         return (self.jaccard >= RARE_JACCARD and self.held >= RARE_HELD) or (
-            self.jaccard >= RARE_JACCARD_HELD and self.held >= RARE_MOSTLY_HELD
+            self.jaccard >= RARE_JACCARD_HELD
+            and self.held >= RARE_MOSTLY_HELD
+            and self.says >= compare.CONTAINED_MIN
         )
 
 
@@ -123,9 +132,28 @@ def folded(values: frozenset[str]) -> frozenset[str]:
 
 
 def rare_pairs(
-    active: Sequence[Memory], readings: compare.Readings
+    active: Sequence[Memory], readings: compare.Readings, passing: frozenset[str] = frozenset()
 ) -> dict[tuple[int, int], Score]:
-    """Pairs (by position in `active`) sharing a rare term, with their scores."""
+    """Pairs (by position in `active`) that may pass `Score.passes`, with their scores.
+
+    Two durable facts score by the weight of every term they share, the project's common
+    topics included ("bookmark" in a quarter of a film browser's facts, "responsive").
+    Ephemeral task state (`passing`) scores against ephemeral task state so too when they
+    share `compare.ACROSS` of their weight ("Implement filtering by content type" and "❌
+    Filtering content by type"), else by its rare terms only (at most `RARE_DF` memories
+    carry them): items of work name the project's topics, and one topic in three
+    milestones ("Defining core gameplay loops", "Core gameplay loop validation", "Complete
+    core gameplay loop") is three stages of work, not one item. A durable fact and
+    ephemeral task state are not scored (see `rare_duplicates`).
+
+    Candidates come from an inverted index of bounded postings, never from all pairs: a
+    term at most `RARE_DF` memories carry joins alone, and two terms of the project's
+    topics (at most `COMMON_DF` memories carry each) join as a pair ("responsive" and
+    "screen": "Responsive design for all screen sizes" and "**Responsive Design**: ...
+    responsive across different screen sizes"), so a pair sharing several common words
+    and no rare one is compared, and the postings stay short as the store grows. A
+    candidate whose shared weight, all of it, is short of `RARE_JACCARD_HELD` of the
+    heavier fact's is left out: no rule could take it."""
     found = [terms(readings.plain(m)) for m in active]
     df: dict[str, int] = defaultdict(int)
     for ts in found:
@@ -133,31 +161,57 @@ def rare_pairs(
             df[t] += 1
     n = len(active)
     weight = {t: math.log((n + 1) / d) for t, d in df.items()}
-    postings: dict[str, list[int]] = defaultdict(list)
+    total = [sum(map(weight.__getitem__, ts)) for ts in found]
+    task = [m.name in passing for m in active]
+    # task state and durable facts never share a posting: they are not compared
+    postings: dict[tuple[bool, str, str], list[int]] = defaultdict(list)
     for i, ts in enumerate(found):
+        common = []
         for t in ts:
             if df[t] <= RARE_DF:
-                postings[t].append(i)
-    shared: dict[tuple[int, int], float] = defaultdict(float)
-    for t, members in postings.items():
-        w = weight[t]
-        for pair in combinations(members, 2):
-            shared[pair] += w
-    total = [sum(weight[t] for t in ts) for ts in found]
+                postings[(task[i], t, "")].append(i)
+            elif df[t] <= COMMON_DF:
+                common.append(t)
+        if len(common) > 1:
+            for one, two in combinations(sorted(common), 2):
+                postings[(task[i], one, two)].append(i)
+    candidates = {pair for members in postings.values() for pair in combinations(members, 2)}
     subjects = [subject_stems(m.subject or "") for m in active]
     out = {}
-    for (a, b), s in shared.items():
-        ta, tb = total[a], total[b]
+    for a, b in candidates:
+        both = found[a] & found[b]
+        if sum(map(weight.__getitem__, both)) < RARE_JACCARD_HELD * max(total[a], total[b]):
+            continue  # short of the lowest Jaccard any rule takes, whatever is left out
         # the words both subjects name say what the facts are about, not what they say
-        about = subjects[a] & subjects[b]
-        if about:
-            about &= found[a] & found[b]
-            s -= sum(weight[t] for t in about if df[t] <= RARE_DF)
-            lost = sum(weight[t] for t in about)
-            ta, tb = ta - lost, tb - lost
-        union, smaller = ta + tb - s, min(ta, tb)
-        out[(a, b)] = Score(s / union if union > 0 else 0.0, s / smaller if smaller > 0 else 0.0)
+        about = subjects[a] & subjects[b] & both
+        sizes = (total[a], len(found[a])), (total[b], len(found[b]))
+        score = _score(both, about, weight, sizes)
+        if task[a] and score.jaccard < compare.ACROSS:
+            score = _score({t for t in both if df[t] <= RARE_DF}, about, weight, sizes)
+        out[(a, b)] = score
     return out
+
+
+def _score(
+    counted: Set[str],
+    about: frozenset[str],
+    weight: dict[str, float],
+    sizes: tuple[tuple[float, int], tuple[float, int]],
+) -> Score:
+    """The weighted Jaccard and share held of two memories (`sizes`: each one's weight and
+    number of terms) sharing the terms `counted`, less the words both subjects name."""
+    (ta, na), (tb, nb) = sizes
+    s = sum(map(weight.__getitem__, counted))
+    if about:
+        s -= sum(map(weight.__getitem__, about & counted))
+        lost = sum(map(weight.__getitem__, about))
+        ta, tb = ta - lost, tb - lost
+    union, smaller = ta + tb - s, min(ta, tb)
+    return Score(
+        s / union if union > 0 else 0.0,
+        s / smaller if smaller > 0 else 0.0,
+        na if ta <= tb else nb,
+    )
 
 
 def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading) -> bool:
@@ -207,11 +261,16 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
     return not _parallel(a, b, ra, rb)
 
 
-def rare_duplicates(active: Sequence[Memory], readings: compare.Readings) -> set[tuple[str, str]]:
-    """Pairs of active memories that say one thing by their rare words (ephemeral task
-    state included, see the module)."""
+def rare_duplicates(
+    active: Sequence[Memory], readings: compare.Readings, passing: frozenset[str] = frozenset()
+) -> set[tuple[str, str]]:
+    """Pairs of active memories that say one thing by the weight of their shared words.
+    Ephemeral task state (`passing`) pairs with ephemeral task state only: a durable fact
+    and an item of work on the same thing ("Responsive design for all screen sizes" and
+    "❌ Responsive design improvements") say two things, what the product is and where
+    work on it stands (word-for-word copies are found apart, see `compare.copy_key`)."""
     out = set()
-    for (i, j), score in rare_pairs(active, readings).items():
+    for (i, j), score in rare_pairs(active, readings, passing).items():
         a, b = active[i], active[j]
         if not score.passes:
             continue

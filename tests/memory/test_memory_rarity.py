@@ -7,7 +7,7 @@ from typing import Any
 
 from orchestrator.memory import compare
 from orchestrator.memory.audit import AuditReport, audit
-from orchestrator.memory.rarity import folded, rare_pairs, terms
+from orchestrator.memory.rarity import COMMON_DF, folded, rare_pairs, terms
 from orchestrator.memory.text import read_fact
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
@@ -97,7 +97,8 @@ def test_rare_words_weigh_more_and_common_ones_propose_no_pair(
     mk: Callable[..., Memory],
 ) -> None:
     memories = [
-        mk(f"m{k}", f"The project stores record {k} in the project database.") for k in range(40)
+        mk(f"m{k}", f"The project stores record {k} in the project database.")
+        for k in range(COMMON_DF + 10)
     ]
     memories += [
         mk("x", "Call `frobnicate()` before the project database closes."),
@@ -106,7 +107,8 @@ def test_rare_words_weigh_more_and_common_ones_propose_no_pair(
     scores = rare_pairs(memories, compare.Readings())
     names = {(memories[a].name, memories[b].name) for a, b in scores}
     assert ("x", "y") in names
-    # "project" and "database" are carried by more than RARE_DF memories: no pair from them
+    # "project" and "database" are carried by more than COMMON_DF memories: no pair from
+    # them, alone or together
     assert not any(a.startswith("m") and b.startswith("m") for a, b in names)
 
 
