@@ -453,6 +453,8 @@ class Verifier:
         return [p for p in paths if is_code(p) and (not tests or _TEST_PATH.search(p))]
 
     def _dropped_dependencies(self, body: str, commit: str) -> list[ClaimFailure]:
+        """A product the prose names, or a dependency it gives a version (`eslint - v9`),
+        that a manifest declared at `commit` and none declares now."""
         out = []
         now = self.project().dependency_names
         for claim in kinds.product_claims(body):
@@ -461,6 +463,14 @@ class Verifier:
                 continue
             then = self._project_at(commit)
             if then is not None and key in then.dependency_names:
+                reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
+                out.append(ClaimFailure(claim, reason))
+        for claim in kinds.stated_dependencies(body):
+            name = (claim.symbol or "").removeprefix("dep:")
+            if self.project().declared(name)[1]:
+                continue
+            then = self._project_at(commit)
+            if then is not None and then.declared(name)[1]:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
         return out

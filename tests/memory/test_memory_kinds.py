@@ -120,6 +120,36 @@ def test_stated_values_against_the_config(tmp_path: Path) -> None:
     assert verdicts("Production runs Python 3.12.", proj) == {}
 
 
+def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> None:
+    """A list of packages and versions ("laravel/framework (LARAVEL) - v12"), a product of
+    two words ("Tailwind CSS v3" is `tailwindcss`), a stated minimum ("4.1+"), a version
+    within the manifest's lower bound (php 8.3.28 against `>=8.2`)."""
+    proj = project(
+        tmp_path,
+        {
+            "composer.json": json.dumps(
+                {"require": {"php": ">=8.2", "laravel/framework": "^13.0", "laravel/scout": "^10"}}
+            ),
+            "package.json": json.dumps({"devDependencies": {"tailwindcss": "^4.3.0"}}),
+        },
+    )
+    found = verdicts(
+        "- php - 8.3.28\n- laravel/framework (LARAVEL) - v12\n- laravel/scout (SCOUT) - v10\n"
+        "- Always use Tailwind CSS v3.\n- Since Laravel 11 the structure is flat.\n",
+        proj,
+    )
+    assert found == {
+        "value:dep:php": None,
+        "value:dep:laravel/framework": (
+            "states laravel/framework 12; the project now declares ^13.0"
+        ),
+        "value:dep:laravel/scout": None,
+        "value:dep:tailwind css": "states tailwind css 3; the project now declares ^4.3.0",
+        "value:dep:since laravel": None,  # no dependency of that name
+    }
+    assert verdicts("Tailwind CSS 4.1+ for new pages.", proj) == {"value:dep:tailwind css": None}
+
+
 def test_tasks_are_read_wherever_the_tools_define_them(tmp_path: Path) -> None:
     proj = project(
         tmp_path,
