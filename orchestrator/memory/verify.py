@@ -806,7 +806,11 @@ class Verifier:
         return f"{symbol} is neither defined nor named in the code"
 
     def _check_member(self, claim: Claim) -> str | None:
+        """`Account.balance`: a class's member. A tracked file of that name (`Aspire.slnx`,
+        `Directory.Build.props`, an extension no list knows) is a file, not a member."""
         symbol, index = claim.symbol or "", self._index(claim)
+        if self._basename_exists(symbol):
+            return None
         if symbol in index.qualified or any(
             q.endswith("." + symbol) for q in index.qualified if q.count(".") > 1
         ):
