@@ -365,7 +365,8 @@ class Verifier:
         that was tracked then and is gone now while git ignores it (a source folder become
         a build output, not one by design); an environment variable the code read then
         and reads nowhere now (the tests' code, when the words or `about`, the heading
-        they sit under, speak of tests)."""
+        they sit under, speak of tests); a full version a named or cited file had then and
+        has no more."""
         return (
             self._dropped_dependencies(body, commit)
             + self._dropped_ci_commands(body, commit)
@@ -374,7 +375,29 @@ class Verifier:
             + self._unread_variables(claims, commit, tests=bool(_TESTS.search(f"{about}\n{body}")))
             + self._dropped_members(claims, commit)
             + self._switched_off(claims, commit)
+            + self._unpinned(body, claims, commit)
         )
+
+    def _unpinned(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """A full version the words give (`10.0.100-rc.1`, `1.26.4`: three parts or more)
+        that a file they name or cite had at `commit` and has no more: the pin moved on."""
+        versions = set(_FULL_VERSION.findall(body))
+        out: list[ClaimFailure] = []
+        seen: set[str] = set()
+        for claim in claims if versions else []:
+            path = (claim.path or "").strip("/").removeprefix("./")
+            if not path or path in seen or not self._is_file(path):
+                continue
+            seen.add(path)
+            blob = (self._tree(commit) or {}).get(path)
+            if blob is None or blob == self.state.blob_of(path):
+                continue  # not tracked then, or the very same text now
+            then, now = self._blob_text(blob), self.project().text(path) or ""
+            for version in sorted(versions):
+                if _has_version(then, version) and not _has_version(now, version):
+                    reason = f"{path} had {version} at {commit[:10]}; it no longer does"
+                    out.append(ClaimFailure(claim, reason))
+        return out
 
     def _dropped_members(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """`account.series`: `Account` defined `series` at `commit`, and no class of that
@@ -1072,6 +1095,16 @@ _SUBCOMMAND = re.compile(
     r"^(?:(?:python3?|uv run(?: python3?)?|poetry run python3?)\s+)?(?:\./)?"
     r"(?P<script>[\w./-]+\.py)\s+(?P<sub>[a-z][\w-]*)(?=\s|$)"
 )
+# a full version: three parts or more, perhaps a pre-release (`10.0.100-rc.1.25411.109`)
+_FULL_VERSION = re.compile(
+    r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?![\w.-]*\w)"
+)
+
+
+def _has_version(text: str, version: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(version)}(?![\w.-]*\w)", text) is not None
+
+
 _IMPORTS = re.compile(r"^\s*(?:from|import)\s+([\w.]+)", re.M)
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
 _STATES_CHANGE = re.compile(

@@ -193,3 +193,36 @@ def test_a_dependency_given_a_version_and_dropped_since_the_record_is_stale(
     assert reasons == [
         f"eslint (ESLINT) - v9: a dependency at {verified['commit'][:10]}, no manifest declares it now"
     ]
+
+
+def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    sdk = {"sdk": {"version": "10.0.100-rc.1.25411.109", "rollForward": "major"}}
+    _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.4.1\n"})
+    commit(layout.root, "a release candidate SDK")
+    verified = _recorded(layout)
+    put("sdk", "`global.json` pins the SDK (10.0.100-rc.1.25411.109).", verified=verified)
+    put(
+        "cited",
+        "The SDK is 10.0.100-rc.1.25411.109.",
+        verified=verified,
+        citations=(Citation("global.json"),),
+    )
+    put("history", "`CHANGELOG.md` lists 2.4.1.", verified=verified)
+    put("unrecorded", "`global.json` pins the SDK (10.0.100-rc.1.25411.109).")
+    sdk["sdk"]["rollForward"] = "latestFeature"
+    _write(layout.root, {"global.json": json.dumps(sdk)})
+    commit(layout.root, "roll forward to the latest feature band")
+    # the file changed (`changed`), the pin did not
+    assert [v.name for v in _results(layout).values() if v.result == "stale"] == []
+
+    sdk["sdk"]["version"] = "10.0.201"
+    _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.5.0\n## 2.4.1\n"})
+    commit(layout.root, "the released SDK")
+    results = _results(layout)
+    # CHANGELOG.md still has its version; the unrecorded memory has nothing to judge against
+    assert [v.name for v in results.values() if v.result == "stale"] == ["cited", "sdk"]
+    assert [f.reason for f in results["sdk"].failures] == [
+        f"global.json had 10.0.100-rc.1.25411.109 at {verified['commit'][:10]}; it no longer does"
+    ]
