@@ -27,7 +27,8 @@ Each kind has its own check against what the project declares now (`Project`):
   go.mod, Cargo.toml and the version files now (a minimum: the declarations nearest the
   root); a different value is stale, with both. A named version ("Go Version: 1.25.0",
   "pnpm 9") is one version: some declaration or pin (a CI workflow's `go-version:`,
-  `.tool-versions`, mise's `[tools]`, `packageManager`) must have it.
+  `.tool-versions`, mise's `[tools]`, `packageManager`) must have it; so is a stated
+  pre-release (".NET 10.0 RC", against global.json's SDK): a pin must be a pre-release.
 - `size`: a file's size stated beside its name ("`Application` (74KB)", "about 156
   lines"): the file named, defining the name, or cited, within `_SIZE_TOLERANCE`.
 - `setting`: a number stated as a named setting's value ("`MAX_RETRIES` is 5", "`--jobs`
@@ -78,11 +79,14 @@ _SUFFIX_WORDS = re.compile(
 _VERSION = r"v?(\d+(?:\.\d+){0,2})(?:\.x|\+)?"
 _EMPHASIS = r"(?:\*\*|__|\*|_)?"
 _STATED = re.compile(
-    rf"\b(Python|Go|Golang|Node(?:\.js|JS)?|pnpm|npm|yarn|Rust|Ruby|PHP|Java|Bun|Deno)"
+    rf"(?:\b|(?=\.NET\b))(Python|Go|Golang|Node(?:\.js|JS)?|pnpm|npm|yarn|Rust|Ruby|PHP|Java|Bun"
+    rf"|Deno|\.NET|dotnet)"
     rf"\s*(?:>=|≥|(?P<named>version){_EMPHASIS}\s*:?\s*{_EMPHASIS})?\s*{_VERSION}"
-    rf"(?![\w%]|\.\d)",
+    rf"(?![\w%]|\.\d)(?P<pre>\s+(?:RC|preview|beta|alpha)\b)?",
     re.I,
 )
+# a declared version that is a pre-release (`10.0.100-rc.1.25411.109`, `19.0.0-beta.2`)
+_PRERELEASE = re.compile(r"\d-(?:rc|preview|beta|alpha)\b", re.I)
 # "Go Version: 1.25.0" names one version: CI's setup, a tool pin, or the config's own
 _CI_VERSION = {"go": "go", "golang": "go", "node": "node", "python": "python", "ruby": "ruby"}
 _ASDF = {"go": ("golang", "go"), "golang": ("golang", "go"), "node": ("nodejs", "node")}
@@ -557,9 +561,14 @@ class Project:
     def pins(self, tool: str) -> list[tuple[str, str]]:
         """(where, version) pairs that pin a tool's version outside the package config: a
         CI workflow's `<tool>-version:` (each of a matrix), `.tool-versions`, mise's
-        `[tools]`."""
+        `[tools]`, global.json's `sdk.version` (the .NET SDK)."""
         tool = tool.lower().removesuffix(".js").removesuffix("js")
         out: list[tuple[str, str]] = []
+        for path in self.named("global.json") if tool in (".net", "dotnet") else []:
+            sdk = self._json(path).get("sdk")
+            version = sdk.get("version") if isinstance(sdk, dict) else None
+            if isinstance(version, str):
+                out.append((f"{path} sdk.version", version))
         ci = _CI_VERSION.get(tool)
         workflows = [
             p
@@ -904,7 +913,9 @@ def _value_claims(prose: str) -> list[Claim]:
     out: list[Claim] = []
     for found in _STATED.finditer(prose):
         tool, version = found.group(1), found.group(3)
-        if _MINIMUM.search(found.group(0)) or _REQUIRES.search(prose):
+        if found.group("pre"):
+            stated = f"={version}-pre"  # ".NET 10.0 RC": a pre-release of that version
+        elif _MINIMUM.search(found.group(0)) or _REQUIRES.search(prose):
             stated = version
         elif found.group("named") or tool.lower() in ("pnpm", "yarn", "bun"):
             # "Go Version: 1.25.0", "pnpm 9" (packageManager pins one): that version
@@ -1222,9 +1233,11 @@ def _check_value(claim: Claim, project: Project) -> str | None:
             f"states {name} {stated}; the project now declares {', '.join(sorted(set(versions)))}"
         )
     elif stated.startswith("="):
-        stated = stated[1:]
+        stated, pre = stated[1:].removesuffix("-pre"), stated.endswith("-pre")
         declared = project.versions(key) + project.pins(key)
-        if not declared or any(_same_version(stated, v) for _, v in declared):
+        if not declared or any(
+            _same_version(stated, v) and (not pre or _PRERELEASE.search(v)) for _, v in declared
+        ):
             return None
         found = "; ".join(f"{where} says {value}" for where, value in declared[:3])
         return f"states {claim.text.strip()}; now {found}"

@@ -150,6 +150,24 @@ def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> N
     assert verdicts("Tailwind CSS 4.1+ for new pages.", proj) == {"value:dep:tailwind css": None}
 
 
+def test_a_pre_release_stated_is_stale_once_the_pin_is_a_release(tmp_path: Path) -> None:
+    """ ".NET 10.0 RC": global.json pins the .NET SDK; a stated pre-release holds while the
+    pin is one of that version, and a stated minimum is no pin's to judge."""
+    text = ".NET 10.0 RC (see global.json). Python 3.12 beta in CI."
+    for version, expected in (("10.0.100-rc.1.25411.109", None), ("10.0.201", "10.0.201")):
+        sdk = json.dumps({"sdk": {"version": version, "rollForward": "major"}})
+        proj = project(tmp_path, {"global.json": sdk})
+        found = verdicts(text, proj)
+        reason = found.pop("value:.net")
+        assert (
+            reason is None
+            if expected is None
+            else reason == (f"states .NET 10.0 RC; now global.json sdk.version says {expected}")
+        )
+        assert found == {"value:python": None}  # nothing pins Python here
+        assert verdicts("Requires .NET 9+ to build.", proj) == {"value:.net": None}
+
+
 def test_tasks_are_read_wherever_the_tools_define_them(tmp_path: Path) -> None:
     proj = project(
         tmp_path,
