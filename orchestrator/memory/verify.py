@@ -379,8 +379,9 @@ class Verifier:
         )
 
     def _unpinned(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
-        """A full version the words give (`10.0.100-rc.1`, `1.26.4`: three parts or more)
-        that a file they name or cite had at `commit` and has no more: the pin moved on."""
+        """A full version the words give (three parts, a pre-release too: `1.26.4`,
+        `10.0.100-rc.1`) that a file they name or cite had at `commit` and has no more:
+        the pin moved on."""
         versions = set(_FULL_VERSION.findall(body))
         out: list[ClaimFailure] = []
         seen: set[str] = set()
@@ -1095,7 +1096,7 @@ _SUBCOMMAND = re.compile(
     r"^(?:(?:python3?|uv run(?: python3?)?|poetry run python3?)\s+)?(?:\./)?"
     r"(?P<script>[\w./-]+\.py)\s+(?P<sub>[a-z][\w-]*)(?=\s|$)"
 )
-# a full version: three parts or more, perhaps a pre-release (`10.0.100-rc.1.25411.109`)
+# a full version: three parts, perhaps a pre-release (`10.0.100-rc.1.25411.109`)
 _FULL_VERSION = re.compile(
     r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?![\w.-]*\w)"
 )
