@@ -27,7 +27,8 @@ Each kind has its own check against what the project declares now (`Project`):
   go.mod, Cargo.toml and the version files now (a minimum: the declarations nearest the
   root); a different value is stale, with both. A named version ("Go Version: 1.25.0",
   "pnpm 9") is one version: some declaration or pin (a CI workflow's `go-version:`,
-  `.tool-versions`, mise's `[tools]`, `packageManager`) must have it.
+  `.tool-versions`, mise's `[tools]`, `packageManager`) must have it; so is a stated
+  pre-release (".NET 10.0 RC", against global.json's SDK): a pin must be a pre-release.
 - `size`: a file's size stated beside its name ("`Application` (74KB)", "about 156
   lines"): the file named, defining the name, or cited, within `_SIZE_TOLERANCE`.
 - `setting`: a number stated as a named setting's value ("`MAX_RETRIES` is 5", "`--jobs`
@@ -79,11 +80,14 @@ _SUFFIX_WORDS = re.compile(
 _VERSION = r"v?(\d+(?:\.\d+){0,2})(?:\.x|\+)?"
 _EMPHASIS = r"(?:\*\*|__|\*|_)?"
 _STATED = re.compile(
-    rf"\b(Python|Go|Golang|Node(?:\.js|JS)?|pnpm|npm|yarn|Rust|Ruby|PHP|Java|Bun|Deno)"
+    rf"(?:\b|(?=\.NET\b))(Python|Go|Golang|Node(?:\.js|JS)?|pnpm|npm|yarn|Rust|Ruby|PHP|Java|Bun"
+    rf"|Deno|\.NET|dotnet)"
     rf"\s*(?:>=|≥|(?P<named>version){_EMPHASIS}\s*:?\s*{_EMPHASIS})?\s*{_VERSION}"
-    rf"(?![\w%]|\.\d)",
+    rf"(?![\w%]|\.\d)(?P<pre>\s+(?:RC|preview|beta|alpha)\b)?",
     re.I,
 )
+# a declared version that is a pre-release (`10.0.100-rc.1.25411.109`, `19.0.0-beta.2`)
+_PRERELEASE = re.compile(r"\d-(?:rc|preview|beta|alpha)\b", re.I)
 # "Go Version: 1.25.0" names one version: CI's setup, a tool pin, or the config's own
 _CI_VERSION = {"go": "go", "golang": "go", "node": "node", "python": "python", "ruby": "ruby"}
 _ASDF = {"go": ("golang", "go"), "golang": ("golang", "go"), "node": ("nodejs", "node")}
@@ -103,7 +107,12 @@ _SETTING = re.compile(
 _SETTING_SPAN = re.compile(r"^([A-Za-z_][\w-]*)\s*[=:]\s*(-?\d+(?:\.\d+)?)$")
 _SIZE_TOLERANCE = 0.15  # a stated size holds within 15% of the file's (sizes are rounded)
 _SIZE_UNITS = {"kb": 1024, "kib": 1024, "mb": 1024 * 1024, "mib": 1024 * 1024}
-_DEP_STATED = re.compile(rf"\b([A-Za-z][\w.-]*[A-Za-z0-9])\s+{_VERSION}(?![\w%]|\.\d)")
+# "React 18", "Tailwind CSS v3" (a product of two words: `tailwindcss`), and a package list's
+# "laravel/framework (LARAVEL) - v12", "vue - v3": a name, an alias in parentheses, a dash
+_DEP_STATED = re.compile(
+    r"(?<![\w@/.-])((?:[A-Z][A-Za-z0-9]*\s+)?@?[A-Za-z][\w./-]*[A-Za-z0-9])"
+    rf"\s+(?:\([^()\n]{{1,40}}\)\s+)?(?:[-–—]\s+)?{_VERSION}(?![\w%]|\.\d)"
+)
 _LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
 _MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
 _ALIAS_IMPORT = re.compile(r"\bfrom\s+[\"'](?:@|~)/([\w./-]+)[\"']")
@@ -367,6 +376,28 @@ class Project:
                 r"^\s*(?:require\s+)?([\w.-]+/[\w./-]+)\s+v(\S+)", self.text(path) or "", re.M
             ):
                 add(name, version)
+        for path in self.named("composer.json"):
+            data = self._json(path)
+            for group in ("require", "require-dev"):
+                deps = data.get(group)
+                for name, version in (deps if isinstance(deps, dict) else {}).items():
+                    add(name, version)
+        return out
+
+    def declared(self, name: str) -> tuple[str, list[str]]:
+        """A dependency named as prose names it (`vue`, `laravel/framework`, `Tailwind CSS`
+        for `tailwindcss` or `tailwind-css`, else its last word: `Install Vue` -> `vue`),
+        and the versions the manifests give it (none: not declared)."""
+        words = name.split()
+        if len(words) > 1 and dependency_key(name) in self._keyed:
+            return name, self._keyed[dependency_key(name)]
+        return words[-1], self.dependencies.get(words[-1], [])
+
+    @cached_property
+    def _keyed(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for name, versions in self.dependencies.items():
+            out.setdefault(dependency_key(name), []).extend(versions)
         return out
 
     @cached_property
@@ -531,9 +562,14 @@ class Project:
     def pins(self, tool: str) -> list[tuple[str, str]]:
         """(where, version) pairs that pin a tool's version outside the package config: a
         CI workflow's `<tool>-version:` (each of a matrix), `.tool-versions`, mise's
-        `[tools]`."""
+        `[tools]`, global.json's `sdk.version` (the .NET SDK)."""
         tool = tool.lower().removesuffix(".js").removesuffix("js")
         out: list[tuple[str, str]] = []
+        for path in self.named("global.json") if tool in (".net", "dotnet") else []:
+            sdk = self._json(path).get("sdk")
+            version = sdk.get("version") if isinstance(sdk, dict) else None
+            if isinstance(version, str):
+                out.append((f"{path} sdk.version", version))
         ci = _CI_VERSION.get(tool)
         workflows = [
             p
@@ -659,6 +695,14 @@ def product_claims(text: str) -> list[Claim]:
             if any(c.islower() for c in word) and sum(c.isupper() for c in word) >= 2:
                 out.setdefault(word, Claim("dependency", word, "body", symbol=dependency_key(word)))
     return list(out.values())
+
+
+def stated_dependencies(text: str) -> list[Claim]:
+    """The dependencies the prose gives a version ("React 18", `eslint (ESLINT) - v9`):
+    judged by `verify` against the recorded commit as well, where one was declared then and
+    none is now."""
+    claims = _value_claims(CODE_SPAN.sub(" ", text))
+    return [c for c in claims if (c.symbol or "").startswith("dep:")]
 
 
 def _extension(name: str) -> str:
@@ -870,7 +914,9 @@ def _value_claims(prose: str) -> list[Claim]:
     out: list[Claim] = []
     for found in _STATED.finditer(prose):
         tool, version = found.group(1), found.group(3)
-        if _MINIMUM.search(found.group(0)) or _REQUIRES.search(prose):
+        if found.group("pre"):
+            stated = f"={version}-pre"  # ".NET 10.0 RC": a pre-release of that version
+        elif _MINIMUM.search(found.group(0)) or _REQUIRES.search(prose):
             stated = version
         elif found.group("named") or tool.lower() in ("pnpm", "yarn", "bun"):
             # "Go Version: 1.25.0", "pnpm 9" (packageManager pins one): that version
@@ -903,10 +949,17 @@ def _value_claims(prose: str) -> list[Claim]:
         # "React 18", "Prisma 5.x": checked only where the project depends on the name
         if found.group(0) not in tools and not _STATED.match(found.group(0)):
             name = found.group(1).lower().removesuffix(".js")
-            if name in ("version", "versions"):
+            if name.split()[-1] in ("version", "versions"):
                 continue  # "Go version 1.26": the tool's, above
+            minimum = "+" if found.group(0).endswith("+") else ""  # "Tailwind CSS 4.1+"
             out.append(
-                Claim("value", found.group(0), "body", symbol="dep:" + name, value=found.group(2))
+                Claim(
+                    "value",
+                    found.group(0),
+                    "body",
+                    symbol="dep:" + name,
+                    value=found.group(2) + minimum,
+                )
             )
     return out
 
@@ -1007,6 +1060,22 @@ def _same_version(stated: str, declared: str) -> bool:
     want = stated.split(".")
     n = min(len(have), len(want))
     return have[:n] == want[:n]
+
+
+def _satisfies(stated: str, declared: str) -> bool:
+    """A dependency's stated version against its declaration: a stated minimum (`4.1+`)
+    the declared version reaches; a version within a lower bound (`8.3.28` against
+    `>=8.2`); else the same as far as both go (`12` against `^12.0`)."""
+    found = re.search(r"\d+(?:\.\d+)*", declared)
+    if found is None:
+        return True  # "latest", "workspace:*": nothing to compare
+    have = [int(x) for x in found.group(0).split(".")]
+    want = [int(x) for x in stated.removesuffix("+").split(".")]
+    if stated.endswith("+"):
+        return have[: len(want)] >= want
+    if re.match(r"\s*>", declared):
+        return have[: len(want)] <= want
+    return _same_version(stated, declared)
 
 
 def _at_least(stated: str, declared: str) -> bool:
@@ -1159,14 +1228,18 @@ def _check_value(claim: Claim, project: Project) -> str | None:
     if key == "pytest-timeout":
         declared = project.pytest_timeout
     elif key.startswith("dep:"):
-        versions = project.dependencies.get(key[4:], [])
-        if not versions or any(_same_version(stated, v) for v in versions):
+        name, versions = project.declared(key[4:])
+        if not versions or any(_satisfies(stated, v) for v in versions):
             return None
-        return f"states {key[4:]} {stated}; the project now declares {', '.join(sorted(set(versions)))}"
+        return (
+            f"states {name} {stated}; the project now declares {', '.join(sorted(set(versions)))}"
+        )
     elif stated.startswith("="):
-        stated = stated[1:]
+        stated, pre = stated[1:].removesuffix("-pre"), stated.endswith("-pre")
         declared = project.versions(key) + project.pins(key)
-        if not declared or any(_same_version(stated, v) for _, v in declared):
+        if not declared or any(
+            _same_version(stated, v) and (not pre or _PRERELEASE.search(v)) for _, v in declared
+        ):
             return None
         found = "; ".join(f"{where} says {value}" for where, value in declared[:3])
         return f"states {claim.text.strip()}; now {found}"
@@ -1200,5 +1273,6 @@ __all__ = [
     "setting_values",
     "size_check",
     "size_claims",
+    "stated_dependencies",
     "text_claims",
 ]

@@ -372,7 +372,8 @@ class Verifier:
         that was tracked then and is gone now while git ignores it (a source folder become
         a build output, not one by design); an environment variable the code read then
         and reads nowhere now (the tests' code, when the words or `about`, the heading
-        they sit under, speak of tests)."""
+        they sit under, speak of tests); a full version a named or cited file had then and
+        has no more."""
         return (
             self._dropped_dependencies(body, commit)
             + self._dropped_ci_commands(body, commit)
@@ -381,7 +382,30 @@ class Verifier:
             + self._unread_variables(claims, commit, tests=bool(_TESTS.search(f"{about}\n{body}")))
             + self._dropped_members(claims, commit)
             + self._switched_off(claims, commit)
+            + self._unpinned(body, claims, commit)
         )
+
+    def _unpinned(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """A full version the words give (three parts, a pre-release too: `1.26.4`,
+        `10.0.100-rc.1`) that a file they name or cite had at `commit` and has no more:
+        the pin moved on."""
+        versions = set(_FULL_VERSION.findall(body))
+        out: list[ClaimFailure] = []
+        seen: set[str] = set()
+        for claim in claims if versions else []:
+            path = (claim.path or "").strip("/").removeprefix("./")
+            if not path or path in seen or not self._is_file(path):
+                continue
+            seen.add(path)
+            blob = (self._tree(commit) or {}).get(path)
+            if blob is None or blob == self.state.blob_of(path):
+                continue  # not tracked then, or the very same text now
+            then, now = self._blob_text(blob), self.project().text(path) or ""
+            for version in sorted(versions):
+                if _has_version(then, version) and not _has_version(now, version):
+                    reason = f"{path} had {version} at {commit[:10]}; it no longer does"
+                    out.append(ClaimFailure(claim, reason))
+        return out
 
     def _dropped_members(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """`account.series`: `Account` defined `series` at `commit`, and no class of that
@@ -460,6 +484,8 @@ class Verifier:
         return [p for p in paths if is_code(p) and (not tests or _TEST_PATH.search(p))]
 
     def _dropped_dependencies(self, body: str, commit: str) -> list[ClaimFailure]:
+        """A product the prose names, or a dependency it gives a version (`eslint - v9`),
+        that a manifest declared at `commit` and none declares now."""
         out = []
         now = self.project().dependency_names
         for claim in kinds.product_claims(body):
@@ -468,6 +494,14 @@ class Verifier:
                 continue
             then = self._project_at(commit)
             if then is not None and key in then.dependency_names:
+                reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
+                out.append(ClaimFailure(claim, reason))
+        for claim in kinds.stated_dependencies(body):
+            name = (claim.symbol or "").removeprefix("dep:")
+            if self.project().declared(name)[1]:
+                continue
+            then = self._project_at(commit)
+            if then is not None and then.declared(name)[1]:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
         return out
@@ -803,7 +837,11 @@ class Verifier:
         return f"{symbol} is neither defined nor named in the code"
 
     def _check_member(self, claim: Claim) -> str | None:
+        """`Account.balance`: a class's member. A tracked file of that name (`Aspire.slnx`,
+        `Directory.Build.props`, an extension no list knows) is a file, not a member."""
         symbol, index = claim.symbol or "", self._index(claim)
+        if self._basename_exists(symbol):
+            return None
         if symbol in index.qualified or any(
             q.endswith("." + symbol) for q in index.qualified if q.count(".") > 1
         ):
@@ -1065,6 +1103,16 @@ _SUBCOMMAND = re.compile(
     r"^(?:(?:python3?|uv run(?: python3?)?|poetry run python3?)\s+)?(?:\./)?"
     r"(?P<script>[\w./-]+\.py)\s+(?P<sub>[a-z][\w-]*)(?=\s|$)"
 )
+# a full version: three parts, perhaps a pre-release (`10.0.100-rc.1.25411.109`)
+_FULL_VERSION = re.compile(
+    r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?![\w.-]*\w)"
+)
+
+
+def _has_version(text: str, version: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(version)}(?![\w.-]*\w)", text) is not None
+
+
 _IMPORTS = re.compile(r"^\s*(?:from|import)\s+([\w.]+)", re.M)
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
 _STATES_CHANGE = re.compile(

@@ -120,6 +120,54 @@ def test_stated_values_against_the_config(tmp_path: Path) -> None:
     assert verdicts("Production runs Python 3.12.", proj) == {}
 
 
+def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> None:
+    """A list of packages and versions ("laravel/framework (LARAVEL) - v12"), a product of
+    two words ("Tailwind CSS v3" is `tailwindcss`), a stated minimum ("4.1+"), a version
+    within the manifest's lower bound (php 8.3.28 against `>=8.2`)."""
+    proj = project(
+        tmp_path,
+        {
+            "composer.json": json.dumps(
+                {"require": {"php": ">=8.2", "laravel/framework": "^13.0", "laravel/scout": "^10"}}
+            ),
+            "package.json": json.dumps({"devDependencies": {"tailwindcss": "^4.3.0"}}),
+        },
+    )
+    found = verdicts(
+        "- php - 8.3.28\n- laravel/framework (LARAVEL) - v12\n- laravel/scout (SCOUT) - v10\n"
+        "- Always use Tailwind CSS v3.\n- Since Laravel 11 the structure is flat.\n",
+        proj,
+    )
+    assert found == {
+        "value:dep:php": None,
+        "value:dep:laravel/framework": (
+            "states laravel/framework 12; the project now declares ^13.0"
+        ),
+        "value:dep:laravel/scout": None,
+        "value:dep:tailwind css": "states tailwind css 3; the project now declares ^4.3.0",
+        "value:dep:since laravel": None,  # no dependency of that name
+    }
+    assert verdicts("Tailwind CSS 4.1+ for new pages.", proj) == {"value:dep:tailwind css": None}
+
+
+def test_a_pre_release_stated_is_stale_once_the_pin_is_a_release(tmp_path: Path) -> None:
+    """ ".NET 10.0 RC": global.json pins the .NET SDK; a stated pre-release holds while the
+    pin is one of that version, and a stated minimum is no pin's to judge."""
+    text = ".NET 10.0 RC (see global.json). Python 3.12 beta in CI."
+    for version, expected in (("10.0.100-rc.1.25411.109", None), ("10.0.201", "10.0.201")):
+        sdk = json.dumps({"sdk": {"version": version, "rollForward": "major"}})
+        proj = project(tmp_path, {"global.json": sdk})
+        found = verdicts(text, proj)
+        reason = found.pop("value:.net")
+        assert (
+            reason is None
+            if expected is None
+            else reason == (f"states .NET 10.0 RC; now global.json sdk.version says {expected}")
+        )
+        assert found == {"value:python": None}  # nothing pins Python here
+        assert verdicts("Requires .NET 9+ to build.", proj) == {"value:.net": None}
+
+
 def test_tasks_are_read_wherever_the_tools_define_them(tmp_path: Path) -> None:
     proj = project(
         tmp_path,

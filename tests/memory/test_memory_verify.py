@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import commit
 
 from orchestrator.cli import cli
 from orchestrator.memory import codeindex
@@ -146,6 +147,23 @@ def test_missing_paths_git_ignores_are_outputs_not_stale_claims(
         for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
     }
     assert results == {"docs": "ok", "legacy": "stale"}
+
+
+def test_a_dotted_name_a_tracked_file_has_is_a_file_not_a_member(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    (layout.root / "app" / "host.py").write_text(
+        "class Aspire:\n    def start(self):\n        pass\n"
+    )
+    (layout.root / "Aspire.slnx").write_text("<Solution />\n")
+    commit(layout.root, "a host class and a solution file named after it")
+    put("solution", "`Aspire.slnx` is the main solution file.")
+    put("member", "`Aspire.Launch` starts the host.")
+    results = {
+        v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
+    }
+    assert results["solution"].result == "ok"
+    assert [f.reason for f in results["member"].failures] == ["Aspire has no member Launch"]
 
 
 def test_a_name_the_fact_warns_against_is_expected_absent(

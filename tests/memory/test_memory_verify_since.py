@@ -1,10 +1,12 @@
 """Facts that went stale while every name they give is still somewhere in the tree, judged
 against the commit the memory was verified at: an environment variable no code reads any
 more (no test, for a fact about tests), an instance's member its class no longer defines,
-a mechanism switched off by commenting its line out. Real git repositories, no network."""
+a mechanism switched off by commenting its line out, a dependency given a version that no
+manifest declares any more. Real git repositories, no network."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -163,3 +165,64 @@ def test_the_file_lint_reads_a_heading_about_tests_for_a_variable(git_repo: Path
     [finding] = lint(git_repo, "AGENTS.md", text)
     assert finding.line == 6 and finding.status == "stale"
     assert finding.reason.startswith("no test code reads PG_HOST now")
+
+
+def test_a_dependency_given_a_version_and_dropped_since_the_record_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    package = {"devDependencies": {"eslint": "^9.30.0", "tailwindcss": "^3.4.17"}}
+    _write(layout.root, {"package.json": json.dumps(package)})
+    commit(layout.root, "eslint and tailwind")
+    verified = _recorded(layout)
+    put("eslint", "- eslint (ESLINT) - v9", verified=verified)
+    put("tailwind", "- tailwindcss (TAILWINDCSS) - v3", verified=verified)
+    put("never", "- prettier (PRETTIER) - v3", verified=verified)
+    put("unrecorded", "- eslint (ESLINT) - v9")
+    _write(layout.root, {"package.json": json.dumps({"devDependencies": {"tailwindcss": "^3.4"}})})
+    commit(layout.root, "lint with another tool")
+
+    results = _results(layout)
+    # prettier was never a dependency here; the unrecorded memory has nothing to judge against
+    assert {name: v.result for name, v in results.items()} == {
+        "eslint": "stale",
+        "tailwind": "ok",
+        "never": "ok",
+        "unrecorded": "ok",
+    }
+    reasons = [f.reason for f in results["eslint"].failures]
+    assert reasons == [
+        f"eslint (ESLINT) - v9: a dependency at {verified['commit'][:10]}, no manifest declares it now"
+    ]
+
+
+def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    sdk = {"sdk": {"version": "10.0.100-rc.1.25411.109", "rollForward": "major"}}
+    _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.4.1\n"})
+    commit(layout.root, "a release candidate SDK")
+    verified = _recorded(layout)
+    put("sdk", "`global.json` pins the SDK (10.0.100-rc.1.25411.109).", verified=verified)
+    put(
+        "cited",
+        "The SDK is 10.0.100-rc.1.25411.109.",
+        verified=verified,
+        citations=(Citation("global.json"),),
+    )
+    put("history", "`CHANGELOG.md` lists 2.4.1.", verified=verified)
+    put("unrecorded", "`global.json` pins the SDK (10.0.100-rc.1.25411.109).")
+    sdk["sdk"]["rollForward"] = "latestFeature"
+    _write(layout.root, {"global.json": json.dumps(sdk)})
+    commit(layout.root, "roll forward to the latest feature band")
+    # the file changed (`changed`), the pin did not
+    assert [v.name for v in _results(layout).values() if v.result == "stale"] == []
+
+    sdk["sdk"]["version"] = "10.0.201"
+    _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.5.0\n## 2.4.1\n"})
+    commit(layout.root, "the released SDK")
+    results = _results(layout)
+    # CHANGELOG.md still has its version; the unrecorded memory has nothing to judge against
+    assert [v.name for v in results.values() if v.result == "stale"] == ["cited", "sdk"]
+    assert [f.reason for f in results["sdk"].failures] == [
+        f"global.json had 10.0.100-rc.1.25411.109 at {verified['commit'][:10]}; it no longer does"
+    ]
