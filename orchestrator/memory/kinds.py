@@ -697,14 +697,6 @@ def product_claims(text: str) -> list[Claim]:
     return list(out.values())
 
 
-def stated_dependencies(text: str) -> list[Claim]:
-    """The dependencies the prose gives a version ("React 18", `eslint (ESLINT) - v9`):
-    judged by `verify` against the recorded commit as well, where one was declared then and
-    none is now."""
-    claims = _value_claims(CODE_SPAN.sub(" ", text))
-    return [c for c in claims if (c.symbol or "").startswith("dep:")]
-
-
 def _extension(name: str) -> str:
     return name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
@@ -1273,6 +1265,5 @@ __all__ = [
     "setting_values",
     "size_check",
     "size_claims",
-    "stated_dependencies",
     "text_claims",
 ]

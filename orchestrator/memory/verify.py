@@ -375,7 +375,7 @@ class Verifier:
         they sit under, speak of tests); a full version a named or cited file had then and
         has no more."""
         return (
-            self._dropped_dependencies(body, commit)
+            self._dropped_dependencies(body, claims, commit)
             + self._dropped_ci_commands(body, commit)
             + self._dropped_subcommands(body, commit)
             + self._ignored_since(claims, commit)
@@ -483,9 +483,12 @@ class Verifier:
         paths = self._env_readers[key]
         return [p for p in paths if is_code(p) and (not tests or _TEST_PATH.search(p))]
 
-    def _dropped_dependencies(self, body: str, commit: str) -> list[ClaimFailure]:
-        """A product the prose names, or a dependency it gives a version (`eslint - v9`),
-        that a manifest declared at `commit` and none declares now."""
+    def _dropped_dependencies(
+        self, body: str, claims: list[Claim], commit: str
+    ) -> list[ClaimFailure]:
+        """A product the prose names, or a dependency `claims` give a version (`eslint -
+        v9`, a `value` claim of `kinds.text_claims`), that a manifest declared at `commit`
+        and none declares now."""
         out = []
         now = self.project().dependency_names
         for claim in kinds.product_claims(body):
@@ -496,7 +499,9 @@ class Verifier:
             if then is not None and key in then.dependency_names:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
-        for claim in kinds.stated_dependencies(body):
+        for claim in [
+            c for c in claims if c.kind == "value" and (c.symbol or "").startswith("dep:")
+        ]:
             name = (claim.symbol or "").removeprefix("dep:")
             if self.project().declared(name)[1]:
                 continue
@@ -646,9 +651,13 @@ class Verifier:
         return hit
 
     def _basename_exists(self, name: str) -> bool:
+        return self._tracked_name(name) or self._exists(name)
+
+    def _tracked_name(self, name: str) -> bool:
+        """Some tracked file has this name (in any folder)."""
         if self._basenames is None:
             self._basenames = {p.rsplit("/", 1)[-1] for p in self.state.blobs}
-        return name in self._basenames or self._exists(name)
+        return name in self._basenames
 
     def check_claim(self, claim: Claim) -> str | None:
         """None when the claim holds, else why it does not."""
@@ -840,7 +849,7 @@ class Verifier:
         """`Account.balance`: a class's member. A tracked file of that name (`Aspire.slnx`,
         `Directory.Build.props`, an extension no list knows) is a file, not a member."""
         symbol, index = claim.symbol or "", self._index(claim)
-        if self._basename_exists(symbol):
+        if self._tracked_name(symbol):
             return None
         if symbol in index.qualified or any(
             q.endswith("." + symbol) for q in index.qualified if q.count(".") > 1
