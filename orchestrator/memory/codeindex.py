@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.checks.secrets import secret_word
+from orchestrator.errors import PathEscape
 from orchestrator.memory import grammars
 from orchestrator.memory.claims import Claim, RepoShape
 from orchestrator.store.cache import Cache
+from orchestrator.store.fs import confine
 
 FACTS_VERSION = 9  # of the cache tables below: a change of what is stored empties them
 FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
@@ -312,6 +314,15 @@ def is_code(path: str) -> bool:
     return ext not in DOC_EXTENSIONS
 
 
+def inside(root: Path, path: str) -> bool:
+    """The repository-relative `path`, links followed, stays inside `root` (`confine`)."""
+    try:
+        confine(root, path)
+    except PathEscape:
+        return False
+    return True
+
+
 def code_matches(root: Path, regex: str) -> bool:
     """Some tracked code file (not prose: see `is_code`) has a match of the extended
     regular expression `regex` (`git grep -E`)."""
@@ -405,10 +416,6 @@ class TreeState:
             for path, blob in zip(present, hashed.decode().split(), strict=False):
                 blobs[path] = blob
         return cls(root, head, blobs, missing)
-
-    def holds(self, path: Path) -> bool:
-        """`path`, links followed, is inside the repository."""
-        return path.resolve().is_relative_to(self.root.resolve())
 
     def blob_of(self, path: str) -> str | None:
         """The blob id of a working-tree file, tracked or not (None if it is not a file)."""
@@ -539,7 +546,7 @@ class Facts:
                 data = full.read_bytes() if full.stat().st_size <= MAX_FILE_BYTES else b""
             except OSError:
                 continue
-            if full.is_symlink() and not self.state.holds(full):
+            if full.is_symlink() and not inside(self.state.root, path):
                 data = b""  # a tracked link out of the repository: its target is not read
             if b"\0" in data[:8000]:
                 data = b""  # binary: no lines, no words

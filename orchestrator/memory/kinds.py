@@ -56,7 +56,7 @@ from urllib.parse import unquote
 
 from orchestrator.memory import tasksources
 from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
-from orchestrator.memory.codeindex import code_matches, git
+from orchestrator.memory.codeindex import code_matches, git, inside
 
 KINDS = (
     "script",
@@ -281,8 +281,8 @@ class Project:
         if path not in self._texts:
             full = self.root / path
             try:
-                inside = not full.is_symlink() or full.resolve().is_relative_to(self.root.resolve())
-                text = full.read_text(encoding="utf-8", errors="replace") if inside else None
+                held = not full.is_symlink() or inside(self.root, path)
+                text = full.read_text(encoding="utf-8", errors="replace") if held else None
             except OSError:
                 text = None
             self._texts[path] = text
@@ -664,7 +664,11 @@ def text_claims(text: str) -> list[Claim]:
     claims: list[Claim] = []
     hosts = _HOSTS.search(text) is not None
     for span in (m.group(1) for m in CODE_SPAN.finditer(text)):
-        if hosts and _HOST_PATTERN.match(span) and _extension(span) not in FILE_EXTENSIONS:
+        if (
+            hosts
+            and _HOST_PATTERN.match(span)
+            and span.rsplit(".", 1)[-1].lower() not in FILE_EXTENSIONS
+        ):
             continue  # "reserved test domains (`example.com`, `*.test`)"
         claims += _command_claims(span) + _span_claims(span)
     for suffix in _SUFFIX_WORDS.findall(text):
@@ -695,10 +699,6 @@ def product_claims(text: str) -> list[Claim]:
             if any(c.islower() for c in word) and sum(c.isupper() for c in word) >= 2:
                 out.setdefault(word, Claim("dependency", word, "body", symbol=dependency_key(word)))
     return list(out.values())
-
-
-def _extension(name: str) -> str:
-    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
 
 def _span_claims(span: str) -> list[Claim]:

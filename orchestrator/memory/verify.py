@@ -230,7 +230,7 @@ class Verifier:
         """Where a gone path lives now: git's rename detection on the commit that removed
         it, else the one tracked file of the same name; None when it is not gone or
         nowhere."""
-        path = path.strip("/").removeprefix("./")
+        path = _relative(path)
         if path in self._moves:
             return self._moves[path]
         found = None
@@ -393,14 +393,14 @@ class Verifier:
         out: list[ClaimFailure] = []
         seen: set[str] = set()
         for claim in claims if versions else []:
-            path = (claim.path or "").strip("/").removeprefix("./")
+            path = _relative(claim.path)
             if not path or path in seen or not self._is_file(path):
                 continue
             seen.add(path)
-            blob = (self._tree(commit) or {}).get(path)
-            if blob is None or blob == self.state.blob_of(path):
-                continue  # not tracked then, or the very same text now
-            then, now = self._blob_text(blob), self.project().text(path) or ""
+            then = self._text_then(path, commit)
+            if then is None:
+                continue
+            now = self.project().text(path) or ""
             for version in sorted(versions):
                 if _has_version(then, version) and not _has_version(now, version):
                     reason = f"{path} had {version} at {commit[:10]}; it no longer does"
@@ -430,22 +430,28 @@ class Verifier:
         out = []
         paths: dict[str, tuple[Claim, set[str]]] = {}
         for c in claims:
-            path = (c.path or "").strip("/").removeprefix("./")
+            path = _relative(c.path)
             if path:
                 claim, symbols = paths.setdefault(path, (c, set()))
                 symbols.update([c.symbol] if c.kind == "symbol" and c.symbol else [])
         for path, (claim, symbols) in paths.items():
-            blob = (self._tree(commit) or {}).get(path)
-            if blob is None or blob == self.state.blob_of(path):
-                continue  # not tracked then, or the very same text now: nothing switched off
-            now = self.project().text(path) if self._is_file(path) else None
-            if now is None:
+            then = self._text_then(path, commit) if self._is_file(path) else None
+            now = self.project().text(path) if then is not None else None
+            if then is None or now is None:
                 continue
-            line = commented_out(self._blob_text(blob), now, symbols or {_stem(path)})
+            line = commented_out(then, now, symbols or {_stem(path)})
             if line is not None:
                 reason = f"{path}: `{line}` is commented out since {commit[:10]}"
                 out.append(ClaimFailure(claim, reason))
         return out
+
+    def _text_then(self, path: str, commit: str) -> str | None:
+        """The text `path` had at `commit`; None when it was not tracked then, or has the
+        very same text now (nothing about it can have lapsed)."""
+        blob = (self._tree(commit) or {}).get(path)
+        if blob is None or blob == self.state.blob_of(path):
+            return None
+        return self._blob_text(blob)
 
     def _blob_text(self, blob: str) -> str:
         """A blob's text (read once: many memories cite one file)."""
@@ -536,8 +542,7 @@ class Verifier:
             if any(named.search(self.project().text(p) or "") for p in self._with_imports(script)):
                 continue
             blob = (self._tree(commit) or {}).get(script)
-            then = git(self.layout.root, "cat-file", "blob", blob) if blob else b""
-            if named.search(then.decode("utf-8", "replace")):
+            if named.search(self._blob_text(blob) if blob else ""):
                 reason = f"{script} names no subcommand {sub} now (it did at {commit[:10]})"
                 out.append(ClaimFailure(Claim("command", span, "body"), reason))
         return out
@@ -554,7 +559,7 @@ class Verifier:
     def _ignored_since(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         out = []
         for claim in claims:
-            path = (claim.path or "").strip("/").removeprefix("./")
+            path = _relative(claim.path)
             if claim.kind != "path" or claim.origin != "body" or "/" not in (claim.path or ""):
                 continue
             if not path or self._exists(path) or not self._ignored(claim.path or ""):
@@ -1116,6 +1121,11 @@ _SUBCOMMAND = re.compile(
 _FULL_VERSION = re.compile(
     r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?![\w.-]*\w)"
 )
+
+
+def _relative(path: str | None) -> str:
+    """A path as written (`/src/app.py`, `./src/app.py`) relative to the repository root."""
+    return (path or "").strip("/").removeprefix("./")
 
 
 def _has_version(text: str, version: str) -> bool:
