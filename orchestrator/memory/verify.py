@@ -397,10 +397,10 @@ class Verifier:
             if not path or path in seen or not self._is_file(path):
                 continue
             seen.add(path)
-            then = self._text_then(path, commit)
-            if then is None:
+            blob = self._changed_blob(path, commit)
+            if blob is None:
                 continue
-            now = self.project().text(path) or ""
+            then, now = self._blob_text(blob), self.project().text(path) or ""
             for version in sorted(versions):
                 if _has_version(then, version) and not _has_version(now, version):
                     reason = f"{path} had {version} at {commit[:10]}; it no longer does"
@@ -435,23 +435,21 @@ class Verifier:
                 claim, symbols = paths.setdefault(path, (c, set()))
                 symbols.update([c.symbol] if c.kind == "symbol" and c.symbol else [])
         for path, (claim, symbols) in paths.items():
-            then = self._text_then(path, commit) if self._is_file(path) else None
-            now = self.project().text(path) if then is not None else None
-            if then is None or now is None:
+            blob = self._changed_blob(path, commit)
+            now = self.project().text(path) if blob is not None and self._is_file(path) else None
+            if blob is None or now is None:
                 continue
-            line = commented_out(then, now, symbols or {_stem(path)})
+            line = commented_out(self._blob_text(blob), now, symbols or {_stem(path)})
             if line is not None:
                 reason = f"{path}: `{line}` is commented out since {commit[:10]}"
                 out.append(ClaimFailure(claim, reason))
         return out
 
-    def _text_then(self, path: str, commit: str) -> str | None:
-        """The text `path` had at `commit`; None when it was not tracked then, or has the
+    def _changed_blob(self, path: str, commit: str) -> str | None:
+        """The blob `path` had at `commit`; None when it was not tracked then, or has the
         very same text now (nothing about it can have lapsed)."""
         blob = (self._tree(commit) or {}).get(path)
-        if blob is None or blob == self.state.blob_of(path):
-            return None
-        return self._blob_text(blob)
+        return None if blob is None or blob == self.state.blob_of(path) else blob
 
     def _blob_text(self, blob: str) -> str:
         """A blob's text (read once: many memories cite one file)."""
