@@ -147,32 +147,44 @@ def similar_pairs(
         freq.update(s)
     rank = {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
     records = [sorted(s, key=rank.__getitem__) for _, s in sets]
-    order = sorted(range(len(sets)), key=lambda i: len(records[i]))
+    sizes = [len(r) for r in records]
+    order = sorted(range(len(sets)), key=sizes.__getitem__)
+    # token -> (set, position) of the sets indexed, in the order of `order`: by size, so the
+    # sets too small for the current one form a head of each list, skipped from `start` on
     index: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    start: dict[str, int] = defaultdict(int)
     pairs: list[tuple[K, K, float]] = []
     t = threshold
+    share = t / (1 + t)
     for x in order:
         rx = records[x]
-        nx = len(rx)
+        nx = sizes[x]
         if not nx:
             continue
         probe = nx - _overlap_needed(nx, t) + 1
         indexed = nx - max(1, math.ceil(2 * t / (1 + t) * nx - 1e-9)) + 1
         low = t * nx
+        # the overlap a pair with a set of each size needs (`needed[ny]`)
+        needed = [math.ceil(share * (nx + ny) - 1e-9) for ny in range(nx + 1)]
         overlap: dict[int, int] = {}
         for i, token in enumerate(rx[:probe]):
-            for y, j in index.get(token, ()):
-                ny = len(records[y])
-                if ny < low:
-                    continue
-                seen = overlap.get(y, 0)
-                if seen < 0:
-                    continue
-                needed = math.ceil(t / (1 + t) * (nx + ny) - 1e-9)
-                if seen + 1 + min(nx - i - 1, ny - j - 1) >= needed:
-                    overlap[y] = seen + 1
-                else:
-                    overlap[y] = -1
+            postings = index.get(token)
+            if postings:
+                first = start[token]
+                while first < len(postings) and sizes[postings[first][0]] < low:
+                    first += 1
+                start[token] = first
+                left = nx - i - 1
+                for y, j in postings[first:]:
+                    seen = overlap.get(y, 0)
+                    if seen < 0:
+                        continue
+                    ny = sizes[y]
+                    rest = ny - j - 1
+                    if seen + 1 + (left if left < rest else rest) >= needed[ny]:
+                        overlap[y] = seen + 1
+                    else:
+                        overlap[y] = -1
             if i < indexed:
                 index[token].append((x, i))
         sx = sets[x][1]
