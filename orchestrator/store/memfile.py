@@ -238,6 +238,7 @@ class Parsed:
     memory: Memory | None
     problems: tuple[Problem, ...] = ()
     frontmatter_text: str | None = None
+    frontmatter: dict[str, Any] | None = None  # the mapping `memory` was built from
 
 
 def now_iso() -> str:
@@ -353,7 +354,7 @@ def _read_mapping(fm_text: str, reader: PlainReader | None = None) -> dict[str, 
     return raw
 
 
-def _from_frontmatter(raw: dict[str, Any], body: str) -> Memory:
+def from_frontmatter(raw: dict[str, Any], body: str) -> Memory:
     """The memory a frontmatter mapping the model accepted describes."""
     extra = {k: v for k, v in raw.items() if k not in _KNOWN_KEYS}
     return build(Memory, raw, body=body, extra=extra)
@@ -381,9 +382,9 @@ def parse_memory(
         )
     if hard:
         return Parsed(None, tuple(hard), fm_text)
-    memory = _from_frontmatter(raw, body)
+    memory = from_frontmatter(raw, body)
     warnings = [Problem(where, "missing_field", d, "warning") for d in completeness(memory)]
-    return Parsed(memory, tuple(warnings), fm_text)
+    return Parsed(memory, tuple(warnings), fm_text, raw)
 
 
 def completeness(memory: Memory) -> list[str]:
@@ -447,7 +448,7 @@ def _old_memory(original: str) -> tuple[Memory | None, str | None, str | None]:
     raw = _read_mapping(fm_text)
     if isinstance(raw, str) or frontmatter_problems(raw):
         return None, fm_text, body
-    return _from_frontmatter(raw, body), fm_text, body
+    return from_frontmatter(raw, body), fm_text, body
 
 
 def serialize_memory(memory: Memory, original: str | None = None) -> str:

@@ -36,6 +36,7 @@ from orchestrator.store.memfile import (
     Memory,
     Parsed,
     Problem,
+    from_frontmatter,
     frontmatter_problems,
     now_iso,
     parse_memory,
@@ -48,7 +49,7 @@ LOCK_NAME = "memories"
 MAX_MEMORY_BYTES = 64 * 1024  # a memory file larger than this is not read (audit: invalid)
 INTENT_FILE = "memory-intent.json"  # in .orch/: what a transaction is changing, to undo
 PARSE_TABLE = "memory-files"  # cache table: memory file path -> "<stat key>\t<parse result>"
-PARSE_VERSION = 1
+PARSE_VERSION = 2
 # A file changed twice within one tick of the file system's clock could keep its stat key,
 # so, as git does with its index, a file whose timestamps are younger than this is parsed
 # but its result is not cached until it is older.
@@ -121,14 +122,17 @@ def parse_file(
     return parse_memory(text, stem, path=path, reader=reader)
 
 
-def _row(parsed: Parsed) -> dict[str, Any]:
-    """A parse result as the cache stores it."""
-    memory = parsed.memory.to_dict() if parsed.memory is not None else None
-    return {"memory": memory, "problems": [pr.to_dict() for pr in parsed.problems]}
+def cache_row(parsed: Parsed) -> dict[str, Any]:
+    """A parse result as the cache stores it: the frontmatter mapping the model accepted
+    (as the file holds it: nothing to convert on the way in) and the body."""
+    memory = parsed.memory
+    front = None if memory is None else {"frontmatter": parsed.frontmatter, "body": memory.body}
+    return {"memory": front, "problems": [pr.to_dict() for pr in parsed.problems]}
 
 
-def _from_row(row: dict[str, Any]) -> Parsed:
-    memory = Memory.from_dict(row["memory"]) if row["memory"] is not None else None
+def from_cache_row(row: dict[str, Any]) -> Parsed:
+    front = row["memory"]
+    memory = None if front is None else from_frontmatter(front["frontmatter"], front["body"])
     return Parsed(memory, tuple(Problem(**p) for p in row["problems"]))
 
 
@@ -148,7 +152,7 @@ def parse_all(
             hits.append((path, st, data))
         else:
             todo.append((path, st))
-    out = {path: _from_row(row) for path, row in _decode(hits, todo).items()}
+    out = {path: from_cache_row(row) for path, row in _decode(hits, todo).items()}
     racy_after = time.time_ns() - RACY_NS
     fresh = []
     reader = plain_reader()
@@ -156,7 +160,7 @@ def parse_all(
     for path, st in todo:
         out[path] = parse_file(path, texts, reader)
         if max(st.st_mtime_ns, st.st_ctime_ns) < racy_after:
-            data = encoder.encode(_row(out[path]))
+            data = encoder.encode(cache_row(out[path]))
             fresh.append((path, f"{keys[path]}\t{data}"))
     table.put_many(fresh, drop=[p for p in cached if p not in keys])
     return out

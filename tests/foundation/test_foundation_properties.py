@@ -25,7 +25,7 @@ from orchestrator.store.memfile import (
     serialize_memory,
 )
 from orchestrator.store.notes import Notes, parse_notes, render_notes
-from orchestrator.store.repo import RepoMemoryStore
+from orchestrator.store.repo import RepoMemoryStore, cache_row, from_cache_row
 from orchestrator.store.tasks import SLUG_RX, VerifiedItem, slugify
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -251,10 +251,12 @@ def normal_body(body: str) -> str:
 @settings(SETTINGS, max_examples=100)
 @given(memories(), memories())
 def test_serialize_then_parse_gives_the_memory_back(memory: Memory, other: Memory) -> None:
-    assert Memory.from_dict(memory.to_dict()) == memory  # the parse cache's round trip
+    assert Memory.from_dict(memory.to_dict()) == memory  # the `--json` round trip
     text = serialize_memory(memory)
     parsed = parse_memory(text, memory.name)
     assert parsed.memory == memory.with_changes(body=normal_body(memory.body)), text
+    row = json.loads(json.dumps(cache_row(parsed), ensure_ascii=False))
+    assert from_cache_row(row).memory == parsed.memory  # the parse cache's round trip
     # rewriting over another file's text still says exactly `memory`
     changed = other.with_changes(name=memory.name)
     over = serialize_memory(changed, text)
