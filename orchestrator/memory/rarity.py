@@ -36,7 +36,7 @@ few rare words to pair; a durable fact and the item of work on it say two things
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from itertools import combinations
@@ -155,22 +155,25 @@ def rare_pairs(
     candidate whose shared weight, all of it, is short of `RARE_JACCARD_HELD` of the
     heavier fact's is left out: no rule could take it."""
     found = [terms(readings.plain(m)) for m in active]
-    df: dict[str, int] = defaultdict(int)
+    df: Counter[str] = Counter()
     for ts in found:
-        for t in ts:
-            df[t] += 1
+        df.update(ts)
     n = len(active)
     weight = {t: math.log((n + 1) / d) for t, d in df.items()}
-    total = [sum(map(weight.__getitem__, ts)) for ts in found]
+    of = weight.__getitem__
+    total = [sum(map(of, ts)) for ts in found]
+    # the least shared weight a pair needs: `RARE_JACCARD_HELD` of the heavier one's
+    least = [RARE_JACCARD_HELD * t for t in total]
     task = [m.name in passing for m in active]
     # task state and durable facts never share a posting: they are not compared
     postings: dict[tuple[bool, str, str], list[int]] = defaultdict(list)
     for i, ts in enumerate(found):
         common = []
         for t in ts:
-            if df[t] <= RARE_DF:
+            seen = df[t]
+            if seen <= RARE_DF:
                 postings[(task[i], t, "")].append(i)
-            elif df[t] <= COMMON_DF:
+            elif seen <= COMMON_DF:
                 common.append(t)
         if len(common) > 1:
             for one, two in combinations(sorted(common), 2):
@@ -180,28 +183,32 @@ def rare_pairs(
     out = {}
     for a, b in candidates:
         both = found[a] & found[b]
-        if sum(map(weight.__getitem__, both)) < RARE_JACCARD_HELD * max(total[a], total[b]):
+        shared = sum(map(of, both))
+        if shared < (least[a] if least[a] > least[b] else least[b]):
             continue  # short of the lowest Jaccard any rule takes, whatever is left out
         # the words both subjects name say what the facts are about, not what they say
         about = subjects[a] & subjects[b] & both
         sizes = (total[a], len(found[a])), (total[b], len(found[b]))
-        score = _score(both, about, weight, sizes)
+        score = _score(both, shared, about, weight, sizes)
         if task[a] and score.jaccard < compare.ACROSS:
-            score = _score({t for t in both if df[t] <= RARE_DF}, about, weight, sizes)
+            rare = {t for t in both if df[t] <= RARE_DF}
+            score = _score(rare, sum(map(of, rare)), about, weight, sizes)
         out[(a, b)] = score
     return out
 
 
 def _score(
     counted: Set[str],
+    shared: float,
     about: frozenset[str],
     weight: dict[str, float],
     sizes: tuple[tuple[float, int], tuple[float, int]],
 ) -> Score:
     """The weighted Jaccard and share held of two memories (`sizes`: each one's weight and
-    number of terms) sharing the terms `counted`, less the words both subjects name."""
+    number of terms) sharing the terms `counted` (of weight `shared`), less the words both
+    subjects name."""
     (ta, na), (tb, nb) = sizes
-    s = sum(map(weight.__getitem__, counted))
+    s = shared
     if about:
         s -= sum(map(weight.__getitem__, about & counted))
         lost = sum(map(weight.__getitem__, about))
