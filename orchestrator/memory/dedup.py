@@ -155,17 +155,17 @@ def similar_pairs(
     start: dict[str, int] = defaultdict(int)
     pairs: list[tuple[K, K, float]] = []
     t = threshold
-    share = t / (1 + t)
+    bounds: dict[int, tuple[int, int, list[int]]] = {}  # by set size: see `_bounds`
     for x in order:
         rx = records[x]
         nx = sizes[x]
         if not nx:
             continue
-        probe = nx - _overlap_needed(nx, t) + 1
-        indexed = nx - max(1, math.ceil(2 * t / (1 + t) * nx - 1e-9)) + 1
+        known = bounds.get(nx)
+        if known is None:
+            known = bounds[nx] = _bounds(nx, t)
+        probe, indexed, needed = known
         low = t * nx
-        # the overlap a pair with a set of each size needs (`needed[ny]`)
-        needed = [math.ceil(share * (nx + ny) - 1e-9) for ny in range(nx + 1)]
         overlap: dict[int, int] = {}
         for i, token in enumerate(rx[:probe]):
             postings = index.get(token)
@@ -194,6 +194,15 @@ def similar_pairs(
                 if score >= t:
                     pairs.append((sets[y][0], sets[x][0], score))
     return pairs
+
+
+def _bounds(nx: int, t: float) -> tuple[int, int, list[int]]:
+    """For a set of `nx` tokens in a join at Jaccard `t`: how many of its tokens probe the
+    index, how many are indexed, and the overlap a pair with a set of each size up to
+    `nx` needs."""
+    probe = nx - _overlap_needed(nx, t) + 1
+    indexed = nx - max(1, math.ceil(2 * t / (1 + t) * nx - 1e-9)) + 1
+    return probe, indexed, [math.ceil(t / (1 + t) * (nx + ny) - 1e-9) for ny in range(nx + 1)]
 
 
 def contained_pairs(
