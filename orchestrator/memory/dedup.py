@@ -226,6 +226,8 @@ def contained_pairs(
         freq.update(s)
         for token in s:
             index[token].append(i)
+    # rarest first (ties by the token), as a number: one sort of the vocabulary
+    rank = {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
     pairs: list[tuple[K, K, float]] = []
     for x, (kx, sx) in enumerate(sets):
         nx = len(sx)
@@ -235,7 +237,7 @@ def contained_pairs(
         if few:
             others: Iterable[int] = range(len(sets))
         else:
-            prefix = sorted(sx, key=lambda tok: (freq[tok], tok))[: nx - needed + 1]
+            prefix = sorted(sx, key=rank.__getitem__)[: nx - needed + 1]
             others = dict.fromkeys(y for token in prefix for y in index[token])
         for y in others:
             sy = sets[y][1]
