@@ -322,7 +322,7 @@ def across_candidates(active: list[Memory], readings: compare.Readings) -> set[t
     to join on)."""
     copies: dict[str, list[int]] = defaultdict(list)
     for i, m in enumerate(active):
-        copies[compare.copy_key(m)].append(i)
+        copies[readings.copy_key(m)].append(i)
     pairs = {
         (a, b)
         for members in copies.values()

@@ -72,11 +72,19 @@ class Conflict:
 
 class Readings:
     """How memories' facts read, each read once: computed, or handed over by the caller
-    (the audit reads them back from its cache). A caller makes one for a run and passes
+    (the audit reads them back from its cache); each fact's `copy_key` too. A caller makes one for a run and passes
     it to the tests below; none is kept between runs."""
 
     def __init__(self, known: dict[tuple[str, str], Reading] | None = None) -> None:
         self.known = dict(known or {})  # (fact, subject) -> reading
+        self.copies: dict[str, str] = {}  # fact -> its `copy_key`
+
+    def copy_key(self, memory: Memory) -> str:
+        """The memory's `copy_key`, worked out once a fact."""
+        found = self.copies.get(memory.fact)
+        if found is None:
+            found = self.copies[memory.fact] = copy_key(memory)
+        return found
 
     def of(self, memory: Memory) -> Reading:
         return self._read(memory.fact, memory.subject or "")
@@ -440,7 +448,7 @@ def duplicate_across(
     ra, rb = readings.plain(a), readings.plain(b)
     if ra.negated != rb.negated or opposed(ra, rb):
         return None
-    if copy_key(a) == copy_key(b):
+    if readings.copy_key(a) == readings.copy_key(b):
         return None if bare_state(a, ra) else 1.0
     va, vb = ra.flat_values, rb.flat_values  # code spans as their words
     if copies_only or (va and vb and not _values_compatible(va, vb)):
