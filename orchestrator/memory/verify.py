@@ -43,9 +43,11 @@ from orchestrator.memory.claims import (
 )
 from orchestrator.memory.codeindex import (
     BUILTINS,
+    INDEX_KINDS,
     SKIP_PREFIXES,
     CodeIndex,
     Facts,
+    FileFacts,
     TreeState,
     git,
     index_words,
@@ -68,6 +70,8 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
 RESULTS_VERSION = 4
+ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
+GROWING = frozenset({"flag", "function", "identifier", "class", "type", "env"})  # see `answer`
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,7 @@ class Verifier:
         self._moves: dict[str, str | None] = {}
         self._past_projects: dict[str, kinds.Project | None] = {}
         self._ci_hits: dict[tuple[str, str | None], str | None] = {}
+        self._held: set[Claim] = set()  # index claims that held on part of the index
         self._by_kind = self._checks()
 
     def close(self) -> None:
@@ -274,30 +279,42 @@ class Verifier:
         found = self._definers(symbol)
         return found[0] if len(found) == 1 else None
 
-    def _definers(self, symbol: str) -> list[str]:
+    def _definers(self, symbol: str, commit: str | None = None) -> list[str]:
         """The code files whose definitions (parsed, or by patterns) hold `symbol` (the
         files that spell each part of its name, `Table` and `columns` for `Table.columns`,
         found by `git grep`, are the only ones read: a member named `id` alone is in
-        most files of a project)."""
+        most files of a project); at `commit`, read from git's objects (nothing checked
+        out), else in the working tree."""
         *owners, name = symbol.split(".")
         name = name.rstrip("?!")
         if not name.isidentifier():
             return []
         words = [w for w in owners if w.isidentifier()] + [name]
         patterns = [arg for w in words for arg in ("-e", w)]
+        at = [commit] if commit else []
         listed = git(
-            self.layout.root, "grep", "-l", "-w", "-F", "-I", "--all-match", *patterns, "--"
+            self.layout.root, "grep", "-l", "-w", "-F", "-I", "--all-match", *patterns, *at, "--"
         )
         found = []
         for path in listed.decode("utf-8", "replace").splitlines():
+            path = path.removeprefix(f"{commit}:") if commit else path
             if not is_code(path):
                 continue
-            facts = self.facts.of(path)
+            facts = self.facts.of(path) if commit is None else self._facts_at(path, commit)
             if facts is not None and (
                 symbol in facts.defs or any(d.endswith("." + symbol) for d in facts.defs)
             ):
                 found.append(path)
         return found
+
+    def _facts_at(self, path: str, commit: str) -> FileFacts | None:
+        """The facts of the file `path` was at `commit` (read from git, cached by blob)."""
+        blob = (self._tree(commit) or {}).get(path)
+        if blob is None:
+            return None
+        return self.facts.of_blob(
+            blob, path, lambda: git(self.layout.root, "cat-file", "blob", blob)
+        )
 
     def _line_at(self, citation: Citation, to: str, renamed: str | None = None) -> int | None:
         """The cited line's number in the file it moved to: the cited symbol's definition,
@@ -409,14 +426,17 @@ class Verifier:
 
     def _dropped_members(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """`account.series`: `Account` defined `series` at `commit`, and no class of that
-        name defines it now (parsed, or read by patterns: the same reading at both commits)."""
+        name defines it now (parsed, or read by patterns: the same reading at both commits;
+        the files of `commit` read from git, not checked out)."""
         out = []
         for claim in claims:
             symbol = claim.symbol or ""
             if claim.kind != "instance" or self._definers(symbol):
                 continue
-            then = self._checker_at(commit)
-            if then is not None and then is not self and then._definers(symbol):
+            then = self._tree(commit)
+            if then is None or _outside_records(then) == _outside_records(self.state.blobs):
+                continue  # the same files: nothing was dropped
+            if self._definers(symbol, commit):
                 owner, _, member = symbol.partition(".")
                 reason = f"{owner} defined {member} at {commit[:10]}; no {owner} defines it now"
                 out.append(ClaimFailure(claim, reason))
@@ -664,6 +684,8 @@ class Verifier:
 
     def check_claim(self, claim: Claim) -> str | None:
         """None when the claim holds, else why it does not."""
+        if claim in self._held:
+            return None
         check = self._by_kind.get(claim.kind)
         return check(claim) if check is not None else None
 
@@ -810,7 +832,36 @@ class Verifier:
     def prime(self, memories: Iterable[Memory]) -> None:
         """Let the code index answer for every name these memories' claims ask the whole
         tree about, in one search (else each new name searches the tree again)."""
-        self.facts.index(index_words(c for m in memories for c in self.claims(m)))
+        self.answer(c for m in memories for c in self.claims(m))
+
+    def answer(self, claims: Iterable[Claim]) -> None:
+        """Let the code index answer these claims, reading as few files as it can. One
+        search finds the files that hold a name some claim asks about, in any case; when
+        they are many (`ENOUGH_FILES`), the files that spell a name exactly are read first,
+        in batches, until every claim holds or no such file is left. A check that only
+        asks whether something is there (`GROWING`) holds on the whole index once it
+        holds on part of it, so such a claim is remembered as held; a member's check is
+        not one (a class found defined later may lack the member). The names of the
+        claims not answered so then have every file holding them read."""
+        asked = list(dict.fromkeys(c for c in claims if c.kind in INDEX_KINDS and c.symbol))
+        words = index_words(asked)
+        candidates = self.facts.holding(words)
+        if len(candidates) > ENOUGH_FILES:
+            rest = [c for c in asked if c.kind not in GROWING]
+            asked = [c for c in asked if c.kind in GROWING]
+            paths, size = self.facts.holding(words, exact=True, among=candidates), ENOUGH_FILES
+            while asked and paths:
+                self.facts.add(paths[:size])
+                with self.facts.as_is():
+                    failing = [c for c in asked if self.check_claim(c) is not None]
+                self._held.update(c for c in asked if c not in failing)
+                asked, paths, size = failing, paths[size:], size * 2
+                if asked and paths:  # only the files that hold a name still asked about
+                    paths = self.facts.holding(index_words(asked), exact=True, among=paths)
+            words = index_words(asked + rest)
+            candidates = self.facts.holding(words)
+        self.facts.add(candidates)
+        self.facts.cover(words)
 
     def _check_flag(self, claim: Claim) -> str | None:
         symbol = claim.symbol or ""
