@@ -305,9 +305,11 @@ class Project:
             self._removed[names] = bool(found.strip())
         return self._removed[names]
 
-    def code_matches(self, regex: str) -> bool:
-        """Some tracked code file (prose aside) has a match of the extended `regex`."""
-        return code_matches(self.root, regex)
+    def names_match(self, glob: str) -> bool:
+        """Some tracked code file (prose aside) spells a whole name matching the name
+        pattern `glob` (`data-*-value`)."""
+        literal = max(glob.split("*"), key=len)
+        return code_matches(self.root, name_regex(glob), holding=literal)
 
     def _json(self, path: str) -> dict[str, Any]:
         try:
@@ -1208,7 +1210,7 @@ def _check_pattern(pattern: str, project: Project) -> str | None:
     if any(fnmatch.fnmatchcase(n, glob) for n in project.names):
         return None
     if "." not in glob and "/" not in glob:
-        if not re.fullmatch(r"[\w*-]+", glob) or project.code_matches(name_regex(glob)):
+        if not re.fullmatch(r"[\w*-]+", glob) or project.names_match(glob):
             return None
         return f"no file or name in the code matches {glob}"
     return f"no file matches {glob}"

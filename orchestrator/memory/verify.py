@@ -876,7 +876,7 @@ class Verifier:
         if symbol[:1].isupper() and symbol in index.py_words:
             return None  # `AddConstraint()`: a class of a library the code calls
         rest = stand_in_rest(symbol)
-        if rest is not None and self.project().code_matches(kinds.name_regex("*_" + rest)):
+        if rest is not None and self.project().names_match("*_" + rest):
             return None  # `model_qs_select_for_update()`: each model's own of that family
         return f"{symbol}() is not defined in the code"
 
