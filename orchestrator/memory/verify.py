@@ -43,6 +43,7 @@ from orchestrator.memory.claims import (
 )
 from orchestrator.memory.codeindex import (
     BUILTINS,
+    GREP_BATCH,
     INDEX_KINDS,
     SKIP_PREFIXES,
     CodeIndex,
@@ -188,6 +189,7 @@ class Verifier:
         self._moves: dict[str, str | None] = {}
         self._past_projects: dict[str, kinds.Project | None] = {}
         self._ci_hits: dict[tuple[str, str | None], str | None] = {}
+        self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
         self._held: set[Claim] = set()  # index claims that held on part of the index
         self._by_kind = self._checks()
 
@@ -279,12 +281,14 @@ class Verifier:
         found = self._definers(symbol)
         return found[0] if len(found) == 1 else None
 
-    def _definers(self, symbol: str, commit: str | None = None) -> list[str]:
+    def _definers(
+        self, symbol: str, commit: str | None = None, among: list[str] | None = None
+    ) -> list[str]:
         """The code files whose definitions (parsed, or by patterns) hold `symbol` (the
         files that spell each part of its name, `Table` and `columns` for `Table.columns`,
         found by `git grep`, are the only ones read: a member named `id` alone is in
         most files of a project); at `commit`, read from git's objects (nothing checked
-        out), else in the working tree."""
+        out), else in the working tree; of the files `among` only, when given."""
         *owners, name = symbol.split(".")
         name = name.rstrip("?!")
         if not name.isidentifier():
@@ -292,13 +296,28 @@ class Verifier:
         words = [w for w in owners if w.isidentifier()] + [name]
         patterns = [arg for w in words for arg in ("-e", w)]
         at = [commit] if commit else []
+        if among is not None and not among:
+            return []
+        paths = among if among is not None and len(among) <= GREP_BATCH else []
+        keep = set(among) if among is not None else None
         listed = git(
-            self.layout.root, "grep", "-l", "-w", "-F", "-I", "--all-match", *patterns, *at, "--"
+            self.layout.root,
+            "--literal-pathspecs",
+            "grep",
+            "-l",
+            "-w",
+            "-F",
+            "-I",
+            "--all-match",
+            *patterns,
+            *at,
+            "--",
+            *paths,
         )
         found = []
         for path in listed.decode("utf-8", "replace").splitlines():
             path = path.removeprefix(f"{commit}:") if commit else path
-            if not is_code(path):
+            if not is_code(path) or (keep is not None and path not in keep):
                 continue
             facts = self.facts.of(path) if commit is None else self._facts_at(path, commit)
             if facts is not None and (
@@ -390,7 +409,8 @@ class Verifier:
         a build output, not one by design); an environment variable the code read then
         and reads nowhere now (the tests' code, when the words or `about`, the heading
         they sit under, speak of tests); a full version a named or cited file had then and
-        has no more."""
+        has no more; a function or class the code defined then and defines nowhere now,
+        while its name lives on in calls, tests or tables."""
         return (
             self._dropped_dependencies(body, claims, commit)
             + self._dropped_ci_commands(body, commit)
@@ -398,6 +418,7 @@ class Verifier:
             + self._ignored_since(claims, commit)
             + self._unread_variables(claims, commit, tests=bool(_TESTS.search(f"{about}\n{body}")))
             + self._dropped_members(claims, commit)
+            + self._dropped_definitions(claims, commit)
             + self._switched_off(claims, commit)
             + self._unpinned(body, claims, commit)
         )
@@ -433,14 +454,51 @@ class Verifier:
             symbol = claim.symbol or ""
             if claim.kind != "instance" or self._definers(symbol):
                 continue
-            then = self._tree(commit)
-            if then is None or _outside_records(then) == _outside_records(self.state.blobs):
-                continue  # the same files: nothing was dropped
+            if self._same_files(commit):
+                continue  # nothing was dropped
             if self._definers(symbol, commit):
                 owner, _, member = symbol.partition(".")
                 reason = f"{owner} defined {member} at {commit[:10]}; no {owner} defines it now"
                 out.append(ClaimFailure(claim, reason))
         return out
+
+    def _dropped_definitions(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """`RequestHandlerExtra`, `parse_config()`: a name the code defined at `commit` that
+        no file defines now, though some still name it (a call left in a test, an entry of a
+        migration table), so the claim holds on the words alone. Only the files changed
+        since `commit` can have dropped a definition, so only they are read at `commit`;
+        names the code never defined (a library's) are not judged."""
+        out = []
+        for claim in claims:
+            symbol = claim.symbol or ""
+            if claim.kind not in ("function", "class") or not symbol.isidentifier():
+                continue
+            if self._same_files(commit) or self.check_claim(claim) is not None:
+                continue  # nothing changed since; or failing already, for its own reason
+            if claim not in self._held and symbol in self._index(claim).defs:
+                continue
+            then = self._definers(symbol, commit, among=self._changed_since(commit))
+            if then and not self._definers(symbol):
+                reason = (
+                    f"{symbol} was defined in {then[0]} at {commit[:10]}; nothing defines it now"
+                )
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _changed_since(self, commit: str) -> list[str]:
+        """The code files `commit` had that the working tree no longer has as they were."""
+        then = self._tree(commit) or {}
+        return sorted(p for p, b in then.items() if is_code(p) and self.state.blobs.get(p) != b)
+
+    def _same_files(self, commit: str) -> bool:
+        """The tracked files at `commit` are the working tree's (memories and task records
+        aside): nothing can have lapsed since."""
+        if commit not in self._same:
+            then = self._tree(commit)
+            self._same[commit] = then is not None and _outside_records(then) == _outside_records(
+                self.state.blobs
+            )
+        return self._same[commit]
 
     def _switched_off(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """A file the claim names or cites, where a line about the thing (naming the
