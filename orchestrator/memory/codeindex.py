@@ -618,6 +618,17 @@ class Facts:
             return code
         return sorted(found)
 
+    def spellings(self, words: Iterable[str], among: Iterable[str]) -> dict[str, set[str]]:
+        """How the files of `among` not read yet spell `words` as whole words, in any case:
+        each spelling -> the files holding it. A guide to what to read first, not a proof
+        (a word that is also the head of a longer one asked about, `dry` of `dry-run`, may
+        go unlisted where only the longer is matched); empty when grep cannot search."""
+        code = sorted(p for p in among if p not in self.indexed)
+        wanted = sorted({w for w in words if w and "\n" not in w})
+        if not code or not wanted:
+            return {}
+        return _spellings(self.state.root, code, wanted) or {}
+
     def add(self, paths: Iterable[str]) -> None:
         """Read these files' facts into the index."""
         paths = sorted(set(paths) - self.indexed)
@@ -657,12 +668,13 @@ def index_words(claims: Iterable[Claim]) -> set[str]:
     """The names the index must answer for to check `claims`: `Class.member` by its class
     (a file defining the member names the class), a `--flag` by its name (Go's flag
     packages spell it without dashes)."""
-    out: set[str] = set()
-    for claim in claims:
-        if claim.kind in INDEX_KINDS and claim.symbol:
-            name = claim.symbol.lstrip("-")
-            out.add(name.split(".", 1)[0] if claim.kind == "member" else name)
-    return out
+    return {index_word(c) for c in claims if c.kind in INDEX_KINDS and c.symbol}
+
+
+def index_word(claim: Claim) -> str:
+    """The name the index must answer for to check `claim` (see `index_words`)."""
+    name = (claim.symbol or "").lstrip("-")
+    return name.split(".", 1)[0] if claim.kind == "member" else name
 
 
 GREP_BATCH = 2000  # paths one `grep` is given at most
@@ -675,10 +687,31 @@ def _grep(root: Path, paths: list[str], words: list[str], exact: bool = False) -
     2,000 words. In the C locale, as `-i` in a UTF-8 one costs grep several times more. A
     tracked symbolic link to a folder is skipped (`-d skip`), not an error that would
     send every code file of the tree to the parser."""
-    found: set[str] = set()
-    patterns = "\n".join(words).encode()
     case = [] if exact else ["-i"]
-    command = ["grep", "-l", "--null", "-I", *case, "-F", "-w", "-d", "skip", "-f", "-", "--"]
+    found = _run_grep(root, paths, words, ["-l", *case])
+    if found is None:
+        return None
+    return {p.decode("utf-8", "replace") for p in found.split(b"\0") if p}
+
+
+def _spellings(root: Path, paths: list[str], words: list[str]) -> dict[str, set[str]] | None:
+    """Each whole-word match of `words` in `paths`, in any case, as the files spell it ->
+    the paths holding that spelling (None when grep cannot search)."""
+    found = _run_grep(root, paths, words, ["-o", "-H", "-i"])
+    if found is None:
+        return None
+    out: dict[str, set[str]] = {}
+    for row in found.splitlines():
+        path, _, match = row.partition(b"\0")
+        out.setdefault(match.decode("utf-8", "replace"), set()).add(path.decode("utf-8", "replace"))
+    return out
+
+
+def _run_grep(root: Path, paths: list[str], words: list[str], options: list[str]) -> bytes | None:
+    """grep's output for fixed whole `words` in `paths` (see `_grep`); None when it fails."""
+    out = b""
+    patterns = "\n".join(words).encode()
+    command = ["grep", *options, "--null", "-I", "-F", "-w", "-d", "skip", "-f", "-", "--"]
     for start in range(0, len(paths), GREP_BATCH):
         try:
             done = subprocess.run(
@@ -693,5 +726,5 @@ def _grep(root: Path, paths: list[str], words: list[str], exact: bool = False) -
             return None
         if done.returncode not in (0, 1):
             return None
-        found.update(p.decode("utf-8", "replace") for p in done.stdout.split(b"\0") if p)
-    return found
+        out += done.stdout
+    return out

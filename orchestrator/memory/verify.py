@@ -51,6 +51,7 @@ from orchestrator.memory.codeindex import (
     FileFacts,
     TreeState,
     git,
+    index_word,
     index_words,
     is_code,
     tree_at,
@@ -72,6 +73,7 @@ RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
 RESULTS_VERSION = 4
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
+FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
 GROWING = frozenset({"flag", "function", "identifier", "class", "type", "env"})  # see `answer`
 
 
@@ -296,28 +298,32 @@ class Verifier:
         words = [w for w in owners if w.isidentifier()] + [name]
         patterns = [arg for w in words for arg in ("-e", w)]
         at = [commit] if commit else []
-        if among is not None and not among:
-            return []
-        paths = among if among is not None and len(among) <= GREP_BATCH else []
-        keep = set(among) if among is not None else None
-        listed = git(
-            self.layout.root,
-            "--literal-pathspecs",
-            "grep",
-            "-l",
-            "-w",
-            "-F",
-            "-I",
-            "--all-match",
-            *patterns,
-            *at,
-            "--",
-            *paths,
+        chunks = (
+            [[]]
+            if among is None
+            else [among[i : i + GREP_BATCH] for i in range(0, len(among), GREP_BATCH)]
+        )
+        listed = b"".join(
+            git(
+                self.layout.root,
+                "--literal-pathspecs",
+                "grep",
+                "-l",
+                "-w",
+                "-F",
+                "-I",
+                "--all-match",
+                *patterns,
+                *at,
+                "--",
+                *chunk,
+            )
+            for chunk in chunks
         )
         found = []
         for path in listed.decode("utf-8", "replace").splitlines():
             path = path.removeprefix(f"{commit}:") if commit else path
-            if not is_code(path) or (keep is not None and path not in keep):
+            if not is_code(path):
                 continue
             facts = self.facts.of(path) if commit is None else self._facts_at(path, commit)
             if facts is not None and (
@@ -467,18 +473,19 @@ class Verifier:
         no file defines now, though some still name it (a call left in a test, an entry of a
         migration table), so the claim holds on the words alone. Only the files changed
         since `commit` can have dropped a definition, so only they are read at `commit`;
-        names the code never defined (a library's) are not judged."""
+        names the code never defined (a library's) are not judged, nor names so common
+        that the index read only part of the files holding them (see `answer`)."""
         out = []
         for claim in claims:
             symbol = claim.symbol or ""
             if claim.kind not in ("function", "class") or not symbol.isidentifier():
                 continue
-            if self._same_files(commit) or self.check_claim(claim) is not None:
-                continue  # nothing changed since; or failing already, for its own reason
-            if claim not in self._held and symbol in self._index(claim).defs:
-                continue
+            if self._same_files(commit) or claim in self._held:
+                continue  # nothing changed since; or a common name, its index not whole
+            if self.check_claim(claim) is not None or symbol in self._index(claim).defs:
+                continue  # failing already, for its own reason; or defined now
             then = self._definers(symbol, commit, among=self._changed_since(commit))
-            if then and not self._definers(symbol):
+            if then:
                 reason = (
                     f"{symbol} was defined in {then[0]} at {commit[:10]}; nothing defines it now"
                 )
@@ -895,29 +902,48 @@ class Verifier:
     def answer(self, claims: Iterable[Claim]) -> None:
         """Let the code index answer these claims, reading as few files as it can. One
         search finds the files that hold a name some claim asks about, in any case; when
-        they are many (`ENOUGH_FILES`), the files that spell a name exactly are read first,
-        in batches, until every claim holds or no such file is left. A check that only
-        asks whether something is there (`GROWING`) holds on the whole index once it
-        holds on part of it, so such a claim is remembered as held; a member's check is
-        not one (a class found defined later may lack the member). The names of the
-        claims not answered so then have every file holding them read."""
+        they are many (`ENOUGH_FILES`), a second lists how each file spells each name.
+        A name that few files hold (`FEW_FILES`) has them all read. A name more hold (`schema`,
+        `Contract` in a large tree) is asked about by checks that only ask whether
+        something is there (`GROWING`): such a claim holds on the whole index once it
+        holds on part of it, so the files spelling its name exactly are read in batches
+        that double until it holds, and it is remembered as held. A member's check is not
+        of that sort (a class found defined later may lack the member). Every file holding
+        the name of a claim still failing is read last, so what fails, fails on all."""
         asked = list(dict.fromkeys(c for c in claims if c.kind in INDEX_KINDS and c.symbol))
         words = index_words(asked)
         candidates = self.facts.holding(words)
         if len(candidates) > ENOUGH_FILES:
-            rest = [c for c in asked if c.kind not in GROWING]
-            asked = [c for c in asked if c.kind in GROWING]
-            paths, size = self.facts.holding(words, exact=True, among=candidates), ENOUGH_FILES
-            while asked and paths:
+            spelled = self.facts.spellings(words, among=candidates)
+            by_word: dict[str, set[str]] = {}
+            for spelling, holders in spelled.items():
+                by_word.setdefault(spelling.lower(), set()).update(holders)
+            batched = [
+                c
+                for c in asked
+                if c.kind in GROWING and len(by_word.get(index_word(c).lower(), ())) > FEW_FILES
+            ]
+            chosen = set(batched)
+            rest = index_words(c for c in asked if c not in chosen)
+            self.facts.add(self.facts.holding(rest, among=candidates))
+            size = ENOUGH_FILES
+            while batched:
+                paths = sorted(
+                    {p for c in batched for p in spelled.get(index_word(c), ())}
+                    - self.facts.indexed
+                )
+                if not paths:
+                    break
                 self.facts.add(paths[:size])
+                failing, size = [], size * 2
                 with self.facts.as_is():
-                    failing = [c for c in asked if self.check_claim(c) is not None]
-                self._held.update(c for c in asked if c not in failing)
-                asked, paths, size = failing, paths[size:], size * 2
-                if asked and paths:  # only the files that hold a name still asked about
-                    paths = self.facts.holding(index_words(asked), exact=True, among=paths)
-            words = index_words(asked + rest)
-            candidates = self.facts.holding(words)
+                    for c in batched:
+                        if self.check_claim(c) is None:
+                            self._held.add(c)
+                        else:
+                            failing.append(c)
+                batched = failing
+            candidates = self.facts.holding(index_words(batched), among=candidates)
         self.facts.add(candidates)
         self.facts.cover(words)
 
