@@ -483,9 +483,9 @@ class Verifier:
             if self._same_files(commit) or claim in self._held:
                 continue  # nothing changed since; or a common name, its index not whole
             if self.check_claim(claim) is not None or symbol in self._index(claim).defs:
-                continue  # failing already, for its own reason; or defined now
+                continue  # failing already, for its own reason; or parsed as defined now
             then = self._definers(symbol, commit, among=self._changed_since(commit))
-            if then:
+            if then and not self._definers(symbol):  # read by patterns, as at `commit`
                 reason = (
                     f"{symbol} was defined in {then[0]} at {commit[:10]}; nothing defines it now"
                 )

@@ -241,6 +241,7 @@ def test_a_function_the_code_no_longer_defines_is_stale_though_a_test_still_call
                 "export class RuleSet {}\n"
             ),
             "src/moving.ts": "export function renderRules(r: string[]) {\n  return r;\n}\n",
+            "app/Jobs/CheckJob.php": "<?php\nclass CheckJob\n{\n}\n",
             "test/extra.test.ts": (
                 'import { loadRules, RuleSet } from "../src/extra";\n'
                 'import { readFileSync } from "fs";\n\n'
@@ -254,10 +255,14 @@ def test_a_function_the_code_no_longer_defines_is_stale_though_a_test_still_call
     put("class", "Rules live in `RuleSet`.", verified=verified)
     put("moved", "`renderRules()` prints them.", verified=verified)
     put("library", "`readFileSync()` reads the payload.", verified=verified)
+    put("patterns", "`CheckJob` runs the checks.", verified=verified)
     git(layout.root, "rm", "-q", "src/extra.ts", "src/moving.ts")
     _write(
         layout.root,
-        {"src/render.ts": "export function renderRules(r: string[]) {\n  return [...r];\n}\n"},
+        {
+            "src/render.ts": "export function renderRules(r: string[]) {\n  return [...r];\n}\n",
+            "app/Jobs/CheckJob.php": "<?php\nclass CheckJob\n{\n    public $tries = 3;\n}\n",
+        },
     )
     commit(layout.root, "the rules are built in; rendering has its own module")
 
@@ -270,3 +275,4 @@ def test_a_function_the_code_no_longer_defines_is_stale_though_a_test_still_call
     assert results["class"].result == "stale"
     assert results["moved"].result in ("ok", "changed")  # defined elsewhere now
     assert results["library"].result in ("ok", "changed")  # never the code's own
+    assert results["patterns"].result in ("ok", "changed")  # still defined, read by patterns
