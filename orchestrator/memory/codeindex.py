@@ -24,7 +24,7 @@ import os
 import re
 import subprocess
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -323,10 +323,19 @@ def inside(root: Path, path: str) -> bool:
     return True
 
 
-def code_matches(root: Path, regex: str) -> bool:
+def code_matches(root: Path, regex: str, holding: str = "") -> bool:
     """Some tracked code file (not prose: see `is_code`) has a match of the extended
-    regular expression `regex` (`git grep -E`)."""
-    listed = git(root, "grep", "-l", "-I", "-E", "-e", regex, "--")
+    regular expression `regex` (`git grep -E`). `holding`, a string every match holds,
+    lets a fixed-string search find the few files worth the regular expression first (git's
+    regular expressions test every position of every file: seconds on a large tree)."""
+    paths: list[str] = []
+    if holding:
+        listed = git(root, "grep", "-l", "-I", "-F", "-e", holding, "--")
+        paths = [p for p in listed.decode("utf-8", "replace").splitlines() if is_code(p)]
+        if not paths:
+            return False
+        paths = paths if len(paths) <= GREP_BATCH else []  # too many to name: every file
+    listed = git(root, "grep", "-l", "-I", "-E", "-e", regex, "--", *paths)
     return any(is_code(p) for p in listed.decode("utf-8", "replace").splitlines())
 
 
@@ -528,6 +537,7 @@ class Facts:
         self._covered: set[str] = set()  # words the index answers for
         self.indexed: set[str] = set()  # the paths whose facts the index holds
         self._whole = False  # every code file is in the index
+        self._as_is = False  # see `as_is`
         self._modules: dict[str, str] | None = None
 
     def _compute(self, paths: list[str]) -> None:
@@ -556,6 +566,21 @@ class Facts:
         if self.facts is not None:
             self.facts.put_many(fresh)
 
+    def of_blob(self, blob: str, path: str, data: Callable[[], bytes]) -> FileFacts:
+        """The facts of a blob that is not in the working tree (a past commit's file named
+        `path`, its bytes given by `data`), computed once and cached by the blob's id."""
+        if blob not in self._by_blob:
+            cached = self.facts.get_many([blob]) if self.facts is not None else {}
+            if blob in cached:
+                self._by_blob[blob] = FileFacts.from_json(cached[blob])
+            else:
+                raw = data()
+                raw = b"" if len(raw) > MAX_FILE_BYTES or b"\0" in raw[:8000] else raw
+                self._by_blob[blob] = file_facts(raw, path)
+                if self.facts is not None:
+                    self.facts.put_many([(blob, self._by_blob[blob].to_json())])
+        return self._by_blob[blob]
+
     def of(self, path: str) -> FileFacts | None:
         blob = self.state.blob_of(path)
         if blob is None:
@@ -567,23 +592,66 @@ class Facts:
     def index(self, words: Iterable[str]) -> CodeIndex:
         """The index, answering for `words` (and every word asked for before): only the
         code files holding one of them are read, found by one `grep -F -w -i` over the
-        tracked code files not read yet."""
+        tracked code files not read yet. Inside `as_is`, the index as it stands."""
         wanted = {w for w in words if w and "\n" not in w} - self._covered
-        if wanted and not self._whole:
-            code = sorted(p for p in self.state.blobs if is_code(p) and p not in self.indexed)
-            found = _grep(self.state.root, code, sorted(wanted))
-            if found is None:  # grep could not search: read every code file
-                self._whole = True
-                found = set(code)
-            paths = sorted(found - self.indexed)
-            self._compute(paths)
-            for path in paths:
-                facts = self._by_blob.get(self.state.blobs[path])
-                if facts is not None:
-                    self._index.add(facts)
-            self.indexed.update(paths)
-        self._covered |= wanted
+        if wanted and not self._whole and not self._as_is:
+            self.add(self.holding(wanted))
+        if not self._as_is:
+            self._covered |= wanted
         return self._index
+
+    def holding(
+        self, words: Iterable[str], *, exact: bool = False, among: Iterable[str] | None = None
+    ) -> list[str]:
+        """The code files not read yet (of `among`, else of the tree) that hold one of
+        `words` as a whole word, in any case or `exact`ly; every one of them when grep
+        cannot search."""
+        pool = self.state.blobs if among is None else among
+        code = sorted(p for p in pool if is_code(p) and p not in self.indexed)
+        wanted = sorted({w for w in words if w and "\n" not in w} - self._covered)
+        if not wanted or not code:
+            return []
+        found = _grep(self.state.root, code, wanted, exact=exact)
+        if found is None:  # grep could not search: read every code file
+            if among is None:
+                self._whole = True
+            return code
+        return sorted(found)
+
+    def spellings(self, words: Iterable[str], among: Iterable[str]) -> dict[str, set[str]]:
+        """How the files of `among` not read yet spell `words` as whole words, in any case:
+        each spelling -> the files holding it. A guide to what to read first, not a proof
+        (a word that is also the head of a longer one asked about, `dry` of `dry-run`, may
+        go unlisted where only the longer is matched); empty when grep cannot search."""
+        code = sorted(p for p in among if p not in self.indexed)
+        wanted = sorted({w for w in words if w and "\n" not in w})
+        if not code or not wanted:
+            return {}
+        return _spellings(self.state.root, code, wanted) or {}
+
+    def add(self, paths: Iterable[str]) -> None:
+        """Read these files' facts into the index."""
+        paths = sorted(set(paths) - self.indexed)
+        self._compute(paths)
+        for path in paths:
+            facts = self._by_blob.get(self.state.blobs[path])
+            if facts is not None:
+                self._index.add(facts)
+        self.indexed.update(paths)
+
+    def cover(self, words: Iterable[str]) -> None:
+        """The index answers for `words` from now on: every file holding one is read."""
+        self._covered |= {w for w in words if w and "\n" not in w}
+
+    @contextlib.contextmanager
+    def as_is(self) -> Iterator[None]:
+        """Within it, `index` reads no file: it answers from the files read so far (the
+        search for words it must answer for comes later, or never)."""
+        self._as_is = True
+        try:
+            yield
+        finally:
+            self._as_is = False
 
     def module_files(self) -> dict[str, str]:
         """Dotted Python module name -> its path, for every tracked Python file."""
@@ -600,27 +668,50 @@ def index_words(claims: Iterable[Claim]) -> set[str]:
     """The names the index must answer for to check `claims`: `Class.member` by its class
     (a file defining the member names the class), a `--flag` by its name (Go's flag
     packages spell it without dashes)."""
-    out: set[str] = set()
-    for claim in claims:
-        if claim.kind in INDEX_KINDS and claim.symbol:
-            name = claim.symbol.lstrip("-")
-            out.add(name.split(".", 1)[0] if claim.kind == "member" else name)
-    return out
+    return {index_word(c) for c in claims if c.kind in INDEX_KINDS and c.symbol}
+
+
+def index_word(claim: Claim) -> str:
+    """The name the index must answer for to check `claim` (see `index_words`)."""
+    name = (claim.symbol or "").lstrip("-")
+    return name.split(".", 1)[0] if claim.kind == "member" else name
 
 
 GREP_BATCH = 2000  # paths one `grep` is given at most
 
 
-def _grep(root: Path, paths: list[str], words: list[str]) -> set[str] | None:
-    """The `paths` that hold one of `words` as a whole word, in any case (None when grep
-    cannot search). GNU and BSD grep match fixed strings with one automaton for all the
-    words; `git grep` tries each word in turn, a second of CPU per 500 files at 2,000
-    words. In the C locale, as `-i` in a UTF-8 one costs grep several times more. A
+def _grep(root: Path, paths: list[str], words: list[str], exact: bool = False) -> set[str] | None:
+    """The `paths` that hold one of `words` as a whole word, in any case or `exact`ly
+    (None when grep cannot search). GNU and BSD grep match fixed strings with one automaton
+    for all the words; `git grep` tries each word in turn, a second of CPU per 500 files at
+    2,000 words. In the C locale, as `-i` in a UTF-8 one costs grep several times more. A
     tracked symbolic link to a folder is skipped (`-d skip`), not an error that would
     send every code file of the tree to the parser."""
-    found: set[str] = set()
+    case = [] if exact else ["-i"]
+    found = _run_grep(root, paths, words, ["-l", *case])
+    if found is None:
+        return None
+    return {p.decode("utf-8", "replace") for p in found.split(b"\0") if p}
+
+
+def _spellings(root: Path, paths: list[str], words: list[str]) -> dict[str, set[str]] | None:
+    """Each whole-word match of `words` in `paths`, in any case, as the files spell it ->
+    the paths holding that spelling (None when grep cannot search)."""
+    found = _run_grep(root, paths, words, ["-o", "-H", "-i"])
+    if found is None:
+        return None
+    out: dict[str, set[str]] = {}
+    for row in found.splitlines():
+        path, _, match = row.partition(b"\0")
+        out.setdefault(match.decode("utf-8", "replace"), set()).add(path.decode("utf-8", "replace"))
+    return out
+
+
+def _run_grep(root: Path, paths: list[str], words: list[str], options: list[str]) -> bytes | None:
+    """grep's output for fixed whole `words` in `paths` (see `_grep`); None when it fails."""
+    out = b""
     patterns = "\n".join(words).encode()
-    command = ["grep", "-l", "--null", "-I", "-i", "-F", "-w", "-d", "skip", "-f", "-", "--"]
+    command = ["grep", *options, "--null", "-I", "-F", "-w", "-d", "skip", "-f", "-", "--"]
     for start in range(0, len(paths), GREP_BATCH):
         try:
             done = subprocess.run(
@@ -635,5 +726,5 @@ def _grep(root: Path, paths: list[str], words: list[str]) -> set[str] | None:
             return None
         if done.returncode not in (0, 1):
             return None
-        found.update(p.decode("utf-8", "replace") for p in done.stdout.split(b"\0") if p)
-    return found
+        out += done.stdout
+    return out

@@ -105,6 +105,7 @@ _SETTING = re.compile(
     r"(-?\d+(?:\.\d+)?)(?![\w.]*\.\d)"
 )
 _SETTING_SPAN = re.compile(r"^([A-Za-z_][\w-]*)\s*[=:]\s*(-?\d+(?:\.\d+)?)$")
+_DIGIT = re.compile(r"\d")
 _SIZE_TOLERANCE = 0.15  # a stated size holds within 15% of the file's (sizes are rounded)
 _SIZE_UNITS = {"kb": 1024, "kib": 1024, "mb": 1024 * 1024, "mib": 1024 * 1024}
 # "React 18", "Tailwind CSS v3" (a product of two words: `tailwindcss`), and a package list's
@@ -304,9 +305,11 @@ class Project:
             self._removed[names] = bool(found.strip())
         return self._removed[names]
 
-    def code_matches(self, regex: str) -> bool:
-        """Some tracked code file (prose aside) has a match of the extended `regex`."""
-        return code_matches(self.root, regex)
+    def names_match(self, glob: str) -> bool:
+        """Some tracked code file (prose aside) spells a whole name matching the name
+        pattern `glob` (`data-*-value`)."""
+        literal = max(glob.split("*"), key=len)
+        return code_matches(self.root, name_regex(glob), holding=literal)
 
     def _json(self, path: str) -> dict[str, Any]:
         try:
@@ -904,6 +907,8 @@ def _extra_claims(args: list[str], text: str) -> list[Claim]:
 
 def _value_claims(prose: str) -> list[Claim]:
     out: list[Claim] = []
+    if not _DIGIT.search(prose):
+        return out  # every stated value is a number
     for found in _STATED.finditer(prose):
         tool, version = found.group(1), found.group(3)
         if found.group("pre"):
@@ -961,11 +966,14 @@ def size_claims(text: str) -> list[Claim]:
     about 156 lines"): the name is the code span or link nearest before the size (else the
     first after it), a path or a name some file defines (else the memory's one cited
     file: `verify`)."""
+    sizes = list(_SIZE.finditer(CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)))
+    if not sizes:
+        return []
     names = [(m.start(), m.group(1).strip()) for m in CODE_SPAN.finditer(text)]
     names += [(m.start(), m.group(1)) for m in _LINK.finditer(text)]
     names = sorted((at, n) for at, n in names if n and " " not in n)
     out = []
-    for found in _SIZE.finditer(CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)):
+    for found in sizes:
         before = [n for at, n in names if at < found.start()]
         after = [n for at, n in names if at > found.start()]
         name = before[-1] if before else after[0] if after else None
@@ -1202,7 +1210,7 @@ def _check_pattern(pattern: str, project: Project) -> str | None:
     if any(fnmatch.fnmatchcase(n, glob) for n in project.names):
         return None
     if "." not in glob and "/" not in glob:
-        if not re.fullmatch(r"[\w*-]+", glob) or project.code_matches(name_regex(glob)):
+        if not re.fullmatch(r"[\w*-]+", glob) or project.names_match(glob):
             return None
         return f"no file or name in the code matches {glob}"
     return f"no file matches {glob}"

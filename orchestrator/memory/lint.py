@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.memory.claims import CODE_SPAN, Claim
-from orchestrator.memory.codeindex import git, index_words
+from orchestrator.memory.codeindex import git
 from orchestrator.memory.verify import Verifier, counter_examples, states_change
 from orchestrator.store.layout import Layout
 
@@ -199,7 +199,7 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
         ]
         split = [(*row, verifier.body_claims(row[-1])) for row in bodies]
         # one search of the tree for every name the file's claims ask about
-        verifier.facts.index(index_words(c for *_, claims in split for c in claims))
+        verifier.answer(c for *_, claims in split for c in claims)
         heading = headings(source)
         for number, end, words, body, claims in split:
             lapsed = {}

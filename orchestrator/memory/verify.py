@@ -43,11 +43,15 @@ from orchestrator.memory.claims import (
 )
 from orchestrator.memory.codeindex import (
     BUILTINS,
+    GREP_BATCH,
+    INDEX_KINDS,
     SKIP_PREFIXES,
     CodeIndex,
     Facts,
+    FileFacts,
     TreeState,
     git,
+    index_word,
     index_words,
     is_code,
     tree_at,
@@ -68,6 +72,9 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
 RESULTS_VERSION = 4
+ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
+FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
+GROWING = frozenset({"flag", "function", "identifier", "class", "type", "env"})  # see `answer`
 
 
 @dataclass(frozen=True)
@@ -184,6 +191,8 @@ class Verifier:
         self._moves: dict[str, str | None] = {}
         self._past_projects: dict[str, kinds.Project | None] = {}
         self._ci_hits: dict[tuple[str, str | None], str | None] = {}
+        self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
+        self._held: set[Claim] = set()  # index claims that held on part of the index
         self._by_kind = self._checks()
 
     def close(self) -> None:
@@ -274,30 +283,63 @@ class Verifier:
         found = self._definers(symbol)
         return found[0] if len(found) == 1 else None
 
-    def _definers(self, symbol: str) -> list[str]:
+    def _definers(
+        self, symbol: str, commit: str | None = None, among: list[str] | None = None
+    ) -> list[str]:
         """The code files whose definitions (parsed, or by patterns) hold `symbol` (the
         files that spell each part of its name, `Table` and `columns` for `Table.columns`,
         found by `git grep`, are the only ones read: a member named `id` alone is in
-        most files of a project)."""
+        most files of a project); at `commit`, read from git's objects (nothing checked
+        out), else in the working tree; of the files `among` only, when given."""
         *owners, name = symbol.split(".")
         name = name.rstrip("?!")
         if not name.isidentifier():
             return []
         words = [w for w in owners if w.isidentifier()] + [name]
         patterns = [arg for w in words for arg in ("-e", w)]
-        listed = git(
-            self.layout.root, "grep", "-l", "-w", "-F", "-I", "--all-match", *patterns, "--"
+        at = [commit] if commit else []
+        chunks = (
+            [[]]
+            if among is None
+            else [among[i : i + GREP_BATCH] for i in range(0, len(among), GREP_BATCH)]
+        )
+        listed = b"".join(
+            git(
+                self.layout.root,
+                "--literal-pathspecs",
+                "grep",
+                "-l",
+                "-w",
+                "-F",
+                "-I",
+                "--all-match",
+                *patterns,
+                *at,
+                "--",
+                *chunk,
+            )
+            for chunk in chunks
         )
         found = []
         for path in listed.decode("utf-8", "replace").splitlines():
+            path = path.removeprefix(f"{commit}:") if commit else path
             if not is_code(path):
                 continue
-            facts = self.facts.of(path)
+            facts = self.facts.of(path) if commit is None else self._facts_at(path, commit)
             if facts is not None and (
                 symbol in facts.defs or any(d.endswith("." + symbol) for d in facts.defs)
             ):
                 found.append(path)
         return found
+
+    def _facts_at(self, path: str, commit: str) -> FileFacts | None:
+        """The facts of the file `path` was at `commit` (read from git, cached by blob)."""
+        blob = (self._tree(commit) or {}).get(path)
+        if blob is None:
+            return None
+        return self.facts.of_blob(
+            blob, path, lambda: git(self.layout.root, "cat-file", "blob", blob)
+        )
 
     def _line_at(self, citation: Citation, to: str, renamed: str | None = None) -> int | None:
         """The cited line's number in the file it moved to: the cited symbol's definition,
@@ -373,7 +415,8 @@ class Verifier:
         a build output, not one by design); an environment variable the code read then
         and reads nowhere now (the tests' code, when the words or `about`, the heading
         they sit under, speak of tests); a full version a named or cited file had then and
-        has no more."""
+        has no more; a function or class the code defined then and defines nowhere now,
+        while its name lives on in calls, tests or tables."""
         return (
             self._dropped_dependencies(body, claims, commit)
             + self._dropped_ci_commands(body, commit)
@@ -381,6 +424,7 @@ class Verifier:
             + self._ignored_since(claims, commit)
             + self._unread_variables(claims, commit, tests=bool(_TESTS.search(f"{about}\n{body}")))
             + self._dropped_members(claims, commit)
+            + self._dropped_definitions(claims, commit)
             + self._switched_off(claims, commit)
             + self._unpinned(body, claims, commit)
         )
@@ -409,18 +453,59 @@ class Verifier:
 
     def _dropped_members(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """`account.series`: `Account` defined `series` at `commit`, and no class of that
-        name defines it now (parsed, or read by patterns: the same reading at both commits)."""
+        name defines it now (parsed, or read by patterns: the same reading at both commits;
+        the files of `commit` read from git, not checked out)."""
         out = []
         for claim in claims:
             symbol = claim.symbol or ""
             if claim.kind != "instance" or self._definers(symbol):
                 continue
-            then = self._checker_at(commit)
-            if then is not None and then is not self and then._definers(symbol):
+            if self._same_files(commit):
+                continue  # nothing was dropped
+            if self._definers(symbol, commit):
                 owner, _, member = symbol.partition(".")
                 reason = f"{owner} defined {member} at {commit[:10]}; no {owner} defines it now"
                 out.append(ClaimFailure(claim, reason))
         return out
+
+    def _dropped_definitions(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """`RequestHandlerExtra`, `parse_config()`: a name the code defined at `commit` that
+        no file defines now, though some still name it (a call left in a test, an entry of a
+        migration table), so the claim holds on the words alone. Only the files changed
+        since `commit` can have dropped a definition, so only they are read at `commit`;
+        names the code never defined (a library's) are not judged, nor names so common
+        that the index read only part of the files holding them (see `answer`)."""
+        out = []
+        for claim in claims:
+            symbol = claim.symbol or ""
+            if claim.kind not in ("function", "class") or not symbol.isidentifier():
+                continue
+            if self._same_files(commit) or claim in self._held:
+                continue  # nothing changed since; or a common name, its index not whole
+            if self.check_claim(claim) is not None or symbol in self._index(claim).defs:
+                continue  # failing already, for its own reason; or parsed as defined now
+            then = self._definers(symbol, commit, among=self._changed_since(commit))
+            if then and not self._definers(symbol):  # read by patterns, as at `commit`
+                reason = (
+                    f"{symbol} was defined in {then[0]} at {commit[:10]}; nothing defines it now"
+                )
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _changed_since(self, commit: str) -> list[str]:
+        """The code files `commit` had that the working tree no longer has as they were."""
+        then = self._tree(commit) or {}
+        return sorted(p for p, b in then.items() if is_code(p) and self.state.blobs.get(p) != b)
+
+    def _same_files(self, commit: str) -> bool:
+        """The tracked files at `commit` are the working tree's (memories and task records
+        aside): nothing can have lapsed since."""
+        if commit not in self._same:
+            then = self._tree(commit)
+            self._same[commit] = then is not None and _outside_records(then) == _outside_records(
+                self.state.blobs
+            )
+        return self._same[commit]
 
     def _switched_off(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """A file the claim names or cites, where a line about the thing (naming the
@@ -664,6 +749,8 @@ class Verifier:
 
     def check_claim(self, claim: Claim) -> str | None:
         """None when the claim holds, else why it does not."""
+        if claim in self._held:
+            return None
         check = self._by_kind.get(claim.kind)
         return check(claim) if check is not None else None
 
@@ -810,7 +897,55 @@ class Verifier:
     def prime(self, memories: Iterable[Memory]) -> None:
         """Let the code index answer for every name these memories' claims ask the whole
         tree about, in one search (else each new name searches the tree again)."""
-        self.facts.index(index_words(c for m in memories for c in self.claims(m)))
+        self.answer(c for m in memories for c in self.claims(m))
+
+    def answer(self, claims: Iterable[Claim]) -> None:
+        """Let the code index answer these claims, reading as few files as it can. One
+        search finds the files that hold a name some claim asks about, in any case; when
+        they are many (`ENOUGH_FILES`), a second lists how each file spells each name.
+        A name that few files hold (`FEW_FILES`) has them all read. A name more hold (`schema`,
+        `Contract` in a large tree) is asked about by checks that only ask whether
+        something is there (`GROWING`): such a claim holds on the whole index once it
+        holds on part of it, so the files spelling its name exactly are read in batches
+        that double until it holds, and it is remembered as held. A member's check is not
+        of that sort (a class found defined later may lack the member). Every file holding
+        the name of a claim still failing is read last, so what fails, fails on all."""
+        asked = list(dict.fromkeys(c for c in claims if c.kind in INDEX_KINDS and c.symbol))
+        words = index_words(asked)
+        candidates = self.facts.holding(words)
+        if len(candidates) > ENOUGH_FILES:
+            spelled = self.facts.spellings(words, among=candidates)
+            by_word: dict[str, set[str]] = {}
+            for spelling, holders in spelled.items():
+                by_word.setdefault(spelling.lower(), set()).update(holders)
+            batched = [
+                c
+                for c in asked
+                if c.kind in GROWING and len(by_word.get(index_word(c).lower(), ())) > FEW_FILES
+            ]
+            chosen = set(batched)
+            rest = index_words(c for c in asked if c not in chosen)
+            self.facts.add(self.facts.holding(rest, among=candidates))
+            size = ENOUGH_FILES
+            while batched:
+                paths = sorted(
+                    {p for c in batched for p in spelled.get(index_word(c), ())}
+                    - self.facts.indexed
+                )
+                if not paths:
+                    break
+                self.facts.add(paths[:size])
+                failing, size = [], size * 2
+                with self.facts.as_is():
+                    for c in batched:
+                        if self.check_claim(c) is None:
+                            self._held.add(c)
+                        else:
+                            failing.append(c)
+                batched = failing
+            candidates = self.facts.holding(index_words(batched), among=candidates)
+        self.facts.add(candidates)
+        self.facts.cover(words)
 
     def _check_flag(self, claim: Claim) -> str | None:
         symbol = claim.symbol or ""
@@ -825,7 +960,7 @@ class Verifier:
         if symbol[:1].isupper() and symbol in index.py_words:
             return None  # `AddConstraint()`: a class of a library the code calls
         rest = stand_in_rest(symbol)
-        if rest is not None and self.project().code_matches(kinds.name_regex("*_" + rest)):
+        if rest is not None and self.project().names_match("*_" + rest):
             return None  # `model_qs_select_for_update()`: each model's own of that family
         return f"{symbol}() is not defined in the code"
 

@@ -226,3 +226,53 @@ def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
     assert [f.reason for f in results["sdk"].failures] == [
         f"global.json had 10.0.100-rc.1.25411.109 at {verified['commit'][:10]}; it no longer does"
     ]
+
+
+def test_a_function_the_code_no_longer_defines_is_stale_though_a_test_still_calls_it(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    """In Python an undefined name fails on its own; in other languages a call counts as
+    naming code, so the definition the code had at the recorded commit decides."""
+    _write(
+        layout.root,
+        {
+            "src/extra.ts": (
+                "export function loadRules(path: string) {\n  return path;\n}\n\n"
+                "export class RuleSet {}\n"
+            ),
+            "src/moving.ts": "export function renderRules(r: string[]) {\n  return r;\n}\n",
+            "app/Jobs/CheckJob.php": "<?php\nclass CheckJob\n{\n}\n",
+            "test/extra.test.ts": (
+                'import { loadRules, RuleSet } from "../src/extra";\n'
+                'import { readFileSync } from "fs";\n\n'
+                'loadRules(String(readFileSync("x")));\nnew RuleSet();\n'
+            ),
+        },
+    )
+    commit(layout.root, "rules")
+    verified = _recorded(layout)
+    put("gone", "`loadRules()` reads the rules file.", verified=verified)
+    put("class", "Rules live in `RuleSet`.", verified=verified)
+    put("moved", "`renderRules()` prints them.", verified=verified)
+    put("library", "`readFileSync()` reads the payload.", verified=verified)
+    put("patterns", "`CheckJob` runs the checks.", verified=verified)
+    git(layout.root, "rm", "-q", "src/extra.ts", "src/moving.ts")
+    _write(
+        layout.root,
+        {
+            "src/render.ts": "export function renderRules(r: string[]) {\n  return [...r];\n}\n",
+            "app/Jobs/CheckJob.php": "<?php\nclass CheckJob\n{\n    public $tries = 3;\n}\n",
+        },
+    )
+    commit(layout.root, "the rules are built in; rendering has its own module")
+
+    results = _results(layout)
+    assert results["gone"].result == "stale"
+    assert results["gone"].failures[0].reason == (
+        f"loadRules was defined in src/extra.ts at {verified['commit'][:10]}; "
+        "nothing defines it now"
+    )
+    assert results["class"].result == "stale"
+    assert results["moved"].result in ("ok", "changed")  # defined elsewhere now
+    assert results["library"].result in ("ok", "changed")  # never the code's own
+    assert results["patterns"].result in ("ok", "changed")  # still defined, read by patterns
