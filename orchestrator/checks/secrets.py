@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_right
 from typing import Any
 
 from msgspec import Struct
@@ -42,15 +41,6 @@ PLUGIN_WORDS = (
     "glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "glagent-",
     "gloas-",
 )  # fmt: skip
-
-
-# the rest of what `plugin_trace` looks for: AWS access key ids and Artifactory's passwords,
-# Cloudant's 24-letter API key, and a run of 32 or more characters (every other detector's
-# secret is at least that long); a run is tried from its start only
-_PLUGIN_SHAPES = (
-    r"(?-i:AP[\dA-F][a-zA-Z0-9]{8}|(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16})|"
-    r"(?<![a-z])[a-z]{24}|(?<![\w+/=.-])[\w+/=.-]{32}"
-)
 
 
 class Patterns:
@@ -130,11 +120,15 @@ _RX = Patterns(
     ),
     vendor_prefix=r"^(?:[A-Za-z]{2,8}[_-]){1,2}",
     capitals=r"[A-Z][A-Z_]{2,}",
-    plugin_shapes=(_PLUGIN_SHAPES, re.I),
+    # the rest of what `plugin_trace` looks for: AWS access key ids and Artifactory's passwords,
+    # Cloudant's 24-letter API key, and a run of 32 or more characters (every other
+    # detector's secret is at least that long); a run is tried from its start only
+    plugin_shapes=(
+        r"(?-i:AP[\dA-F][a-zA-Z0-9]{8}|(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16})|"
+        r"(?<![a-z])[a-z]{24}|(?<![\w+/=.-])[\w+/=.-]{32}",
+        re.I,
+    ),
     plugin_words=("|".join(map(re.escape, PLUGIN_WORDS)), re.I),  # for text beyond ASCII
-    # what `plugin_trace` finds, as one pattern; and where `str.splitlines` breaks a text
-    trace=(_PLUGIN_SHAPES + "|" + "|".join(map(re.escape, PLUGIN_WORDS)), re.I),
-    line_break=r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]",
 )
 _LOW_WORDS = ("key", "token", "secret", "passw", "pwd", "credential")  # one is in every match
 ENTROPY_BITS = 4.2  # a random 24-character mix of cases and digits has about 4.4
@@ -325,16 +319,6 @@ def plugin_trace(text: str) -> bool:
     return bool(_RX.plugin_shapes.search(text))
 
 
-def _traced_lines(text: str, lines: list[str]) -> list[int]:
-    """The indexes in `lines` (`text` split in lines) of the lines `plugin_trace` finds
-    something in, from one pass over the whole text (no trace spans a line break)."""
-    found = [m.start() for m in _RX.trace.finditer(text)]
-    if not found or len(lines) < 2:
-        return [0] if found and lines else []
-    starts = [0] + [m.end() for m in _RX.line_break.finditer(text)]
-    return sorted({bisect_right(starts, at) - 1 for at in found})
-
-
 def _candidate(line: str) -> bool:
     """Could detect-secrets find anything on this line? A keyword, a known key prefix, a
     long token mixing cases and digits, or a very long letters-and-digits token."""
@@ -386,12 +370,11 @@ def find_secrets(texts: list[str]) -> list[list[Found]]:
     batches: list[list[tuple[int, str]]] = []
     owners: list[int] = []
     for i, text in enumerate(texts):
-        lines = text.splitlines()
+        candidates = [(n, line) for n, line in enumerate(text.splitlines(), 1) if _candidate(line)]
         # a text's candidate lines go together or not at all: detect-secrets reads a line's
-        # neighbours in its batch (the allowlist pragma of the line before); they go when
-        # one of them holds a plugin's trace, so the lines with a trace are tested first
-        if any(_candidate(lines[n]) for n in _traced_lines(text, lines)):
-            batches.append([(n, line) for n, line in enumerate(lines, 1) if _candidate(line)])
+        # neighbours in its batch (the allowlist pragma of the line before)
+        if any(plugin_trace(line) for _, line in candidates):
+            batches.append(candidates)
             owners.append(i)
     if batches:
         for owner, hits in zip(owners, _detect_secrets(batches), strict=True):
