@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from orchestrator.checks.secrets import Patterns
 from orchestrator.events.log import read_events
 from orchestrator.memory.candidates import Candidate
 from orchestrator.store.memfile import Memory
@@ -65,31 +66,31 @@ _SLOT_NOISE = frozenset(
         "usual",
     ]
 )
-# first-person statements of how work should be done: (pattern, the object's group)
-_STATEMENTS = (
-    re.compile(
+_RX = Patterns(  # compiled on first use: the audit reads cards without them
+    # first-person statements of how work should be done (the object: group `what`)
+    prefers=(
         r"\b(?:i|we)\s+(?:(?:always|usually|now|really|strongly)\s+)?"
         r"(?P<verb>prefer|like|want|use|switched(?:\s+the\s+team)?\s+to|moved\s+to)\s+"
         r"(?P<what>[^.;!?\n]{2,120})",
         re.I,
     ),
-    re.compile(
+    always=(
         r"\b(?:please\s+)?(?P<verb>always|never)\s+(?P<what>(?:use|write|run|commit|push|"
         r"add|keep|put|name|format|squash|rebase|merge)\b[^.;!?\n]{2,120})",
         re.I,
     ),
-    re.compile(
+    dislikes=(
         r"\b(?:i|we)\s+(?P<verb>don't|do not|never)\s+(?:like|want|use)\s+"
         r"(?P<what>[^.;!?\n]{2,120})",
         re.I,
     ),
-)
-# what a person says about themselves that is not about the work: never kept
-_PERSONAL = re.compile(
-    r"\b(?:health|sick|illness|diagnos\w*|pregnan\w*|therap\w*|medicat\w*|family|wife|"
-    r"husband|partner|child(?:ren)?|kids?|divorce|religio\w*|church|pray\w*|politic\w*|"
-    r"vot(?:e|ed|ing)|salary|debt|loan|money|address|phone|birthday|age|born)\b",
-    re.I,
+    # what a person says about themselves that is not about the work: never kept
+    personal=(
+        r"\b(?:health|sick|illness|diagnos\w*|pregnan\w*|therap\w*|medicat\w*|family|wife|"
+        r"husband|partner|child(?:ren)?|kids?|divorce|religio\w*|church|pray\w*|politic\w*|"
+        r"vot(?:e|ed|ing)|salary|debt|loan|money|address|phone|birthday|age|born)\b",
+        re.I,
+    ),
 )
 # a small table of preference slots whose values people name without naming the slot
 _SLOTS = {
@@ -216,9 +217,9 @@ def card_candidates(task: TaskFolder, person: str, said: Iterable[Said]) -> list
     out = []
     for n, s in enumerate(said, start=1):
         for sentence in re.split(r"(?<=[.!?])\s+|\n", s.text):
-            if _PERSONAL.search(sentence):
+            if _RX.personal.search(sentence):
                 continue
-            for rx in _STATEMENTS:
+            for rx in (_RX.prefers, _RX.always, _RX.dislikes):
                 match = rx.search(sentence)
                 if match is None:
                     continue

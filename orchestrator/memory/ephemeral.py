@@ -25,11 +25,15 @@ Pattern", "Known Issues") never makes a fact ephemeral by itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from itertools import groupby
 from re import _constants as sre  # type: ignore[attr-defined]  # parsed patterns: `needed_words`
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
+
+from orchestrator.checks.secrets import Patterns
 
 CLASSES = (
     "change_account",
@@ -57,50 +61,38 @@ class Ephemeral:
 
 
 # Headings that name a class outright: every fact filed under one belongs to it.
-_HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
+_HEADINGS: tuple[tuple[str, str], ...] = (
     (
         "todo_next",
-        re.compile(
-            r"\b(?:next steps?|next candidates|to-?dos?|to do|ongoing tasks|backlog|roadmap|"
-            r"priorities|to consider|to be determined|tbd|known gaps|open tasks|"
-            r"pending tasks|ready for (?:a )?new task|future work|planned work|"
-            r"next (?:milestones?|phases?|tasks?|goals?|iterations?)(?: goals)?|"
-            r"immediate (?:tasks|steps|goals)|(?:short|long|medium)[- ]term goals|"
-            r"(?:high|medium|low) priority|open questions|under consideration|"
-            r"future (?:enhancements|improvements|features|plans))\b"
-            r"|\(next \d",
-            re.I,
-        ),
+        r"\b(?:next steps?|next candidates|to-?dos?|to do|ongoing tasks|backlog|roadmap|"
+        r"priorities|to consider|to be determined|tbd|known gaps|open tasks|"
+        r"pending tasks|ready for (?:a )?new task|future work|planned work|"
+        r"next (?:milestones?|phases?|tasks?|goals?|iterations?)(?: goals)?|"
+        r"immediate (?:tasks|steps|goals)|(?:short|long|medium)[- ]term goals|"
+        r"(?:high|medium|low) priority|open questions|under consideration|"
+        r"future (?:enhancements|improvements|features|plans))\b"
+        r"|\(next \d",
     ),
     (
         "progress_status",
-        re.compile(
-            r"^(?:progress|done|completed)$|\(\d+% complete\)|\b(?:completed (?:steps|tasks|work)|current step|"
-            r"(?:current|overall) progress|progress (?:report|log|update)s?|"
-            r"files (?:modified|created|changed)|quality assurance|blockers|what works|"
-            r"status report)\b",
-            re.I,
-        ),
+        r"^(?:progress|done|completed)$|\(\d+% complete\)|\b(?:completed (?:steps|tasks|work)|current step|"
+        r"(?:current|overall) progress|progress (?:report|log|update)s?|"
+        r"files (?:modified|created|changed)|quality assurance|blockers|what works|"
+        r"status report)\b",
     ),
     (
         "in_progress",
-        re.compile(
-            r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
-            r"working on|current sprint|current challenges|(?:primary )?focus areas)\b",
-            re.I,
-        ),
+        r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
+        r"working on|current sprint|current challenges|(?:primary )?focus areas)\b",
     ),
     (
         "change_account",
-        re.compile(
-            r"\b(?:project evolution|recent changes|earlier changes|change ?log(?!\s+\w)|"
-            r"corrections applied|what changed|recent updates|changes made|fixes applied)\b",
-            re.I,
-        ),
+        r"\b(?:project evolution|recent changes|earlier changes|change ?log(?!\s+\w)|"
+        r"corrections applied|what changed|recent updates|changes made|fixes applied)\b",
     ),
     (
         "session_summary",
-        re.compile(r"\b(?:session summary|last session|this session)\b|^task\s+[a-z]+-\d+\b", re.I),
+        r"\b(?:session summary|last session|this session)\b|^task\s+[a-z]+-\d+\b",
     ),
 )
 
@@ -128,101 +120,78 @@ _GERUND = (
 )
 _LEAD = r"^\W{0,6}"  # bullets, bold markers, emoji before the first word
 
-_FACT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("progress_status", re.compile(r"^\W{0,4}(?:✅|✔|☑|\[x\])", re.I)),
+_FACT_RULES: tuple[tuple[str, str], ...] = (
+    ("progress_status", r"^\W{0,4}(?:✅|✔|☑|\[x\])"),
     # a cross marks an item not done, unless it marks a prohibition ("❌ Don't use ...")
     (
         "todo_next",
-        re.compile(
-            r"^\W{0,4}(?:\[ \]|⏭|☐|(?:❌|✗|✘)(?!\W*(?:don'?t|do not|never|no|not|bad|wrong|"
-            r"avoid|incorrect)\b))",
-            re.I,
-        ),
+        r"^\W{0,4}(?:\[ \]|⏭|☐|(?:❌|✗|✘)(?!\W*(?:don'?t|do not|never|no|not|bad|wrong|"
+        r"avoid|incorrect)\b))",
     ),
     (
         "dated_status",
-        re.compile(r"\b(?:last updated|completion date|updated on|created on)\b", re.I),
+        r"\b(?:last updated|completion date|updated on|created on)\b",
     ),
     (
         "change_account",
-        re.compile(
-            rf"{_LEAD}(?:\w+:\*{{0,2}}\s+)?{_CHANGED}\s+(?!{_DESCRIBING})(?=\S)"
-            rf"|{_LEAD}(?:previously|originally)\b"
-            r"|^\W{0,4}(?:improvements|changes|fixes)\W{0,4}:"
-            rf"|\b(?:previously|formerly)\s*[:,]"
-            r"|\s[—–-]+\s*(?:now|fixed|restored|rewritten|removed|resolved|wired)\b"
-            r"|\b(?:fixed|updated|added|removed|changed|deleted|applied)\s*:"
-            r"|\band (?:fixed|resolved|removed|restored)(?=\s*\()",
-            re.I,
-        ),
+        rf"{_LEAD}(?:\w+:\*{{0,2}}\s+)?{_CHANGED}\s+(?!{_DESCRIBING})(?=\S)"
+        rf"|{_LEAD}(?:previously|originally)\b"
+        r"|^\W{0,4}(?:improvements|changes|fixes)\W{0,4}:"
+        rf"|\b(?:previously|formerly)\s*[:,]"
+        r"|\s[—–-]+\s*(?:now|fixed|restored|rewritten|removed|resolved|wired)\b"
+        r"|\b(?:fixed|updated|added|removed|changed|deleted|applied)\s*:"
+        r"|\band (?:fixed|resolved|removed|restored)(?=\s*\()",
     ),
     (
         "change_account",
-        re.compile(
-            r"\b(?:collapsed|moved|migrated|renamed|converted|replaced|rewritten|slimmed|"
-            r"refreshed|updated|upgraded|bumped)\s+(?:into|from|to)\b",
-            re.I,
-        ),
+        r"\b(?:collapsed|moved|migrated|renamed|converted|replaced|rewritten|slimmed|"
+        r"refreshed|updated|upgraded|bumped)\s+(?:into|from|to)\b",
     ),
     (
         "change_account",
-        re.compile(
-            r"\b(?:was|were)\s+(?:silently\s+|never\s+|not\s+)?(?:disabled|ignored|broken|"
-            r"swallowed|wiped|failing|crashing|replaced|rewritten|removed)\b",
-            re.I,
-        ),
+        r"\b(?:was|were)\s+(?:silently\s+|never\s+|not\s+)?(?:disabled|ignored|broken|"
+        r"swallowed|wiped|failing|crashing|replaced|rewritten|removed)\b",
     ),
     (
         "progress_status",
-        re.compile(
-            r"\b(?:is|are|was|were|now|planning|all \w+)\s+(?:\*\*)?(?:complete|completed|"
-            r"done|finished)\b"
-            r"|\b(?:complete|done)\s*\(\d+\s*%\)"
-            r"|\*\*status\*\*\s*:|^\W{0,4}status\s*:"
-            r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
-            r"|\bproduction-ready\b|\bin a stable state\b|\b(?:is|are) now (?:stable|working)\b"
-            r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b",
-            re.I,
-        ),
+        r"\b(?:is|are|was|were|now|planning|all \w+)\s+(?:\*\*)?(?:complete|completed|"
+        r"done|finished)\b"
+        r"|\b(?:complete|done)\s*\(\d+\s*%\)"
+        r"|\*\*status\*\*\s*:|^\W{0,4}status\s*:"
+        r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
+        r"|\bproduction-ready\b|\bin a stable state\b|\b(?:is|are) now (?:stable|working)\b"
+        r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b",
     ),
     (
         "todo_next",
-        re.compile(
-            r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|decision needed\b|"
-            r"to be (?:determined|decided|done))"
-            r"|\bto be determined\b|\btbd\b|\bdeferred\b|\bstill pending\b"
-            r"|\bnext steps?\b",
-            re.I,
-        ),
+        r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|decision needed\b|"
+        r"to be (?:determined|decided|done))"
+        r"|\bto be determined\b|\btbd\b|\bdeferred\b|\bstill pending\b"
+        r"|\bnext steps?\b",
     ),
     (
         "in_progress",
-        re.compile(
-            r"^\W{0,4}(?:considering|evaluating|exploring|balancing|investigating)\b"
-            r"|\bcurrently (?:being|working on|focused|focusing|under (?:development|review)|"
-            r"in (?:a |the )?(?:stable|early|beta|alpha|development|progress|testing))\b"
-            r"|\bthis sprint\b|\bsprint \d+\b|\bnow working on\b|\bin progress\b",
-            re.I,
-        ),
+        r"^\W{0,4}(?:considering|evaluating|exploring|balancing|investigating)\b"
+        r"|\bcurrently (?:being|working on|focused|focusing|under (?:development|review)|"
+        r"in (?:a |the )?(?:stable|early|beta|alpha|development|progress|testing))\b"
+        r"|\bthis sprint\b|\bsprint \d+\b|\bnow working on\b|\bin progress\b",
     ),
     (
         "session_summary",
-        re.compile(
-            r"\bkey achievements?\b|\bmost recent (?:development|work|session|changes)\b"
-            r"|\bfirst (?:real )?run\b|\bthis (?:session|run)\b"
-            r"|^\W{0,4}example:\s.*\b(?:was|were|didn't|wasn't|weren't|did not|had|used)\b",
-            re.I,
-        ),
+        r"\bkey achievements?\b|\bmost recent (?:development|work|session|changes)\b"
+        r"|\bfirst (?:real )?run\b|\bthis (?:session|run)\b"
+        r"|^\W{0,4}example:\s.*\b(?:was|were|didn't|wasn't|weren't|did not|had|used)\b",
     ),
-    ("change_account", re.compile(rf"^\W{{0,6}}{_GERUND}\s+(?!{_DESCRIBING})\S", re.I)),
+    ("change_account", rf"^\W{{0,6}}{_GERUND}\s+(?!{_DESCRIBING})\S"),
 )
 
 
-# a present passive right before a participle: "are moved", "is cleaned and converted"
-_PRESENT_PASSIVE = re.compile(
-    r"\b(?:is|are|be|been|being|get|gets|can be|must be)\s+(?:\w+ly\s+)?"
-    r"(?:\w+\s+(?:and|or)\s+)?$",
-    re.I,
+_RX = Patterns(
+    present_passive=(
+        r"\b(?:is|are|be|been|being|get|gets|can be|must be)\s+(?:\w+ly\s+)?"
+        r"(?:\w+\s+(?:and|or)\s+)?$",
+        re.I,
+    )
 )
 
 # Characters that match ASCII letters under re.I though they are not ASCII themselves.
@@ -233,12 +202,12 @@ def needed_words(pattern: str) -> frozenset[str] | None:
     """Lower-case strings one of which every match of `pattern` (under re.I) holds, in an
     ASCII text lowered; None when the pattern has no such set. Read from the pattern's
     parsed form: literal runs that no match can skip, and alternatives joined."""
-    return _needed(list(sre_parse.parse(pattern, re.I)))
+    return _needed(sre_parse.parse(pattern, re.I).data)
 
 
 def _needed(items: list[Any]) -> frozenset[str] | None:
     """The best needed set of a sequence of parsed items (the one whose shortest string is
-    longest), or None."""
+    longest), or None. A parsed sequence's items are its `data`."""
     found: list[frozenset[str]] = []
     run: list[str] = []
     for op, arg in [*items, (None, None)]:
@@ -252,13 +221,13 @@ def _needed(items: list[Any]) -> frozenset[str] | None:
         if op is sre.IN:
             inner = _chars(arg)
         elif op is sre.SUBPATTERN:
-            inner = _needed(list(arg[-1]))
+            inner = _needed(arg[-1].data)
         elif op is sre.BRANCH:
-            options = [_needed(list(branch)) for branch in arg[1]]
+            options = [_needed(branch.data) for branch in arg[1]]
             if all(o is not None for o in options):
                 inner = frozenset().union(*[o for o in options if o is not None])
         elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and arg[0] >= 1:
-            inner = _needed(list(arg[2]))
+            inner = _needed(arg[2].data)
         if inner:
             found.append(inner)
     return max(found, key=lambda words: min(map(len, words)), default=None)
@@ -273,23 +242,89 @@ def _chars(items: list[Any]) -> frozenset[str] | None:
     return None if _FOLDS_TO_ASCII.intersection(chars) else frozenset(c.lower() for c in chars)
 
 
-# Each rule with the words one of which its every match holds (in an ASCII text, lowered):
-# a text holding none of a rule's words skips that rule's scan, by far the costliest step.
-_Check = tuple[str, re.Pattern[str], frozenset[str] | None]
-_FACT_CHECKS: tuple[_Check, ...] = tuple((c, rx, needed_words(rx.pattern)) for c, rx in _FACT_RULES)
-_HEADING_CHECKS: tuple[_Check, ...] = tuple(
-    (c, rx, needed_words(rx.pattern)) for c, rx in _HEADINGS
-)
+class Screen:
+    """Rules (regular expressions read under re.I), each compiled on first use, and which
+    of them a text may match, from the words each needs (`needed_words`), found in one pass
+    over the text rather than one test per word and rule: each needed word is filed under
+    its first three characters, one regular expression finds which of those runs the text
+    holds, and only the words filed under them are looked for. A rule with no needed words
+    is never screened out, nor is any rule for a text beyond ASCII. Nothing is read or
+    compiled on import: a rule the screen skips for every text is never compiled."""
+
+    def __init__(self, sources: Sequence[str]) -> None:
+        self.sources = tuple(sources)
+        self._compiled: list[re.Pattern[str] | None] = [None] * len(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def __getitem__(self, i: int) -> re.Pattern[str]:
+        """Rule `i`, compiled."""
+        rx = self._compiled[i]
+        if rx is None:
+            rx = self._compiled[i] = re.compile(self.sources[i], re.I)
+        return rx
+
+    @cached_property
+    def _index(self) -> tuple[frozenset[int], tuple[tuple[int, str], ...], dict[str, Any]]:
+        """The rules with no needed words, the words too short to file, and the words filed
+        under their first three characters."""
+        unscreened: set[int] = set()
+        short: list[tuple[int, str]] = []
+        filed: dict[str, list[tuple[int, str]]] = {}
+        for i, source in enumerate(self.sources):
+            words = needed_words(source)
+            if words is None:
+                unscreened.add(i)
+            for word in sorted(words or ()):
+                if len(word) < 3:
+                    short.append((i, word))
+                else:
+                    filed.setdefault(word[:3], []).append((i, word))
+        return frozenset(unscreened), tuple(short), filed
+
+    @cached_property
+    def _runs(self) -> re.Pattern[str]:
+        """Finds, at every place of a text, the filed run that starts there."""
+        return re.compile(f"(?=({_tree(sorted(self._index[2]))}))")
+
+    def possible(self, low: str | None) -> Container[int]:
+        """The indexes of the rules a text may match: `low` is the text lowered (or any
+        text holding it), None when the text is not ASCII."""
+        if low is None:
+            return range(len(self.sources))
+        unscreened, short, filed = self._index
+        found = set(unscreened)
+        for i, word in short:
+            if i not in found and word in low:
+                found.add(i)
+        for run in set(self._runs.findall(low)):
+            for i, word in filed[run]:
+                if i not in found and word in low:
+                    found.add(i)
+        return found
 
 
-def may_match(low: str | None, words: frozenset[str] | None) -> bool:
-    """False when no match of a rule needing one of `words` (`needed_words`) can be in a
-    text: `low` is the text lowered (None when it is not ASCII) and holds none of them."""
-    return words is None or low is None or any(word in low for word in words)
+def _tree(words: list[str]) -> str:
+    """A regular expression matching any of `words` (sorted, distinct, all as long) as a
+    tree of their shared beginnings: the engine tries one branch per character that can
+    come next, not one per word."""
+    if not words[0]:
+        return ""
+    branches = [
+        re.escape(head) + _tree([word[1:] for word in group])
+        for head, group in groupby(words, key=lambda word: word[0])
+    ]
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+
+
+FACT_SOURCES = tuple(source for _, source in _FACT_RULES)
+_FACT_SCREEN = Screen(FACT_SOURCES)
+_HEADING_SCREEN = Screen([source for _, source in _HEADINGS])
 
 
 def lowered(text: str) -> str | None:
-    """`text` lowered for `may_match`, or None when it is not ASCII (never screened)."""
+    """`text` lowered for `Screen.rules`, or None when it is not ASCII (never screened)."""
     return text.lower() if text.isascii() else None
 
 
@@ -297,18 +332,23 @@ def lowered(text: str) -> str | None:
 def ephemeral(fact: str, subject: str = "") -> Ephemeral | None:
     """The class of ephemeral task state `fact` (filed under `subject`) belongs to, or
     None. The heading is read first: one that names a class decides."""
-    if subject:
-        low = lowered(subject)
-        for cls, rx, words in _HEADING_CHECKS:
-            if may_match(low, words) and rx.search(subject):
-                return Ephemeral(cls, f"filed under {subject!r}")
     text = " ".join(fact.split())
-    low = lowered(text)
-    for cls, rx, words in _FACT_CHECKS:
-        if not may_match(low, words):
+    return screened(text, subject, _FACT_SCREEN.possible(lowered(text)))
+
+
+def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | None:
+    """`ephemeral` of a fact with its whitespace collapsed (`text`), given which rules
+    (indexes in `FACT_SOURCES`) it may match (`Screen.possible`)."""
+    if subject:
+        heads = _HEADING_SCREEN.possible(lowered(subject))
+        for i, (cls, _) in enumerate(_HEADINGS):
+            if i in heads and _HEADING_SCREEN[i].search(subject):
+                return Ephemeral(cls, f"filed under {subject!r}")
+    for i, (cls, _) in enumerate(_FACT_RULES):
+        if i not in possible:
             continue
-        for match in rx.finditer(text):
-            if cls == "change_account" and _PRESENT_PASSIVE.search(text, 0, match.start()):
+        for match in _FACT_SCREEN[i].finditer(text):
+            if cls == "change_account" and _RX.present_passive.search(text, 0, match.start()):
                 continue  # "files are moved to `archive/`": what happens, not what did
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     return None

@@ -26,18 +26,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from orchestrator.checks.secrets import Patterns
 from orchestrator.memory.text import Clause, Reading, stem
 
-_ARROW = re.compile(r"→|⇒|->|=>")
 MIN_ARROWS = 2  # a chain: three steps at least
-_BOUND = re.compile(
-    r"\b(?:at (?:most|least)|up to|no (?:more|fewer|less) than|max(?:imum)?|min(?:imum)?|"
-    r"limit(?:s|ed)?|caps?|capped)\b",
-    re.IGNORECASE,
+_RX = Patterns(  # compiled on first use: only a pair of facts compared needs them
+    arrow=r"→|⇒|->|=>",
+    bound=(
+        r"\b(?:at (?:most|least)|up to|no (?:more|fewer|less) than|max(?:imum)?|min(?:imum)?|"
+        r"limit(?:s|ed)?|caps?|capped)\b",
+        re.IGNORECASE,
+    ),
+    count=r"(?<![\w.])(\d+(?:\.\d+)?)[\s-]+([a-z]+)",
+    thousands=r"(?<=\d),(?=\d{3}\b)",
+    forbids=(r"^\W*(?:don'?t|do not|never|avoid|no)\b", re.IGNORECASE),
 )
-_COUNT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[\s-]+([a-z]+)")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_FORBIDS = re.compile(r"^\W*(?:don'?t|do not|never|avoid|no)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -65,20 +68,20 @@ def prohibitions(a: Clause, b: Clause, *, forbidding: bool = False) -> bool:
 
 def forbids(fact: str) -> bool:
     """The fact opens with a prohibition: don't, do not, never, avoid, no."""
-    return _FORBIDS.match(fact) is not None
+    return _RX.forbids.match(fact) is not None
 
 
 def bounds(fact: str) -> bool:
     """The fact states a bound (at most, up to, a maximum, a limit), not a value."""
-    return _BOUND.search(fact) is not None
+    return _RX.bound.search(fact) is not None
 
 
 def counts(fact: str) -> frozenset[tuple[str, str]]:
     """(number, unit) for each number written right before its unit: "138-column",
     "139 columns", "20,000 rows"; not "Setting 8" or "part 1", where the number names
     which one."""
-    plain = _THOUSANDS.sub("", fact.lower())
-    return frozenset((n, stem(w)) for n, w in _COUNT.findall(plain))
+    plain = _RX.thousands.sub("", fact.lower())
+    return frozenset((n, stem(w)) for n, w in _RX.count.findall(plain))
 
 
 def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
@@ -98,4 +101,4 @@ def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
 
 def flow(fact: str) -> bool:
     """The fact is a chain of arrows: steps, not one value."""
-    return len(_ARROW.findall(fact)) >= MIN_ARROWS
+    return len(_RX.arrow.findall(fact)) >= MIN_ARROWS

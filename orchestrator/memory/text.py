@@ -344,10 +344,12 @@ _URL = re.compile(r"\bhttps?://[^\s)>\]`'\"]+")
 _QUOTED = re.compile(r"\"([^\"\n]{1,80})\"")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
 _SUBJECT_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
+# Every split starts at a space or at one of ;:,. (the look-ahead lets the engine skip the
+# rest of the text quickly); only the joining words are read in either case.
 _CLAUSE_SPLIT = re.compile(
-    r"\s*(?:[;:]\s+|,\s+|\.\s+|\s+(?:and|but|while|whereas|because|since|so|which|then)\s+|\s+[-–—]+\s+"
-    r"|\s+(?=(?:instead of|rather than)\s))",
-    re.IGNORECASE,
+    r"(?=[\s;:,.])\s*(?:[;:]\s+|,\s+|\.\s+"
+    r"|\s+(?i:and|but|while|whereas|because|since|so|which|then)\s+|\s+[-–—]+\s+"
+    r"|\s+(?=(?i:instead of|rather than)\s))"
 )
 _CONTRACTED = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is"}
 _TOKEN = re.compile(
@@ -564,8 +566,13 @@ def _protect(text: str) -> tuple[str, list[str]]:
 def _word_stems(lower: str) -> list[str]:
     """Stems of one lower-case word: synonyms read as one, a hyphenated word as its parts
     ("slow-marked" -> "slow", "mark"; "e-mail" -> "mail")."""
+    if "-" not in lower:  # most words: one part
+        part = lower.strip("'")
+        if len(part) < 2 or part in STOPWORDS:
+            return []
+        return [stem(SYNONYMS.get(part, part))]
     out = []
-    for part in lower.split("-") if "-" in lower else (lower,):
+    for part in lower.split("-"):
         part = part.strip("'")
         if len(part) < 2 or part in STOPWORDS:
             continue
@@ -577,26 +584,28 @@ def _clause_tokens(text: str, protected: list[str]) -> list[tuple[str, str]]:
     """(kind, text) of each token of a clause, kind value | num | word: placeholders and
     paths naming a file are values, times and numbers are numbers, other paths are words."""
     tokens: list[tuple[str, str]] = []
-    for match in _TOKEN.finditer(text):
-        kind = match.lastgroup or "word"
-        if kind == "ph":
-            tokens.append(("value", protected[int(match.group("idx"))]))
-        elif kind == "path":
-            path = match.group(0)
+    for placeholder, idx, path, time, num, word in _TOKEN.findall(text):  # one group is set
+        if word:
+            tokens.append(("word", word))
+        elif placeholder:
+            tokens.append(("value", protected[int(idx)]))
+        elif path:
             last = path.rsplit("/", 1)[-1]
             if "." in last or path.endswith("/") or any(c.isdigit() for c in last):
                 tokens.append(("value", path.lower()))
             else:
                 tokens += [("word", w) for w in _WORD.findall(path)]
-        elif kind in ("time", "num"):
-            tokens.append(("num", match.group(0).lower().replace(",", "")))
         else:
-            tokens.append(("word", match.group(0)))
+            tokens.append(("num", (time or num).lower().replace(",", "")))
     return tokens
 
 
 def _lower_at(tokens: list[tuple[str, str]], i: int) -> str:
     return tokens[i][1].lower() if 0 <= i < len(tokens) else ""
+
+
+# the words `_negates` may find negating: any other word never is
+_NEGATING = NEGATIONS | {"instead", "rather", "out"}
 
 
 def _negates(lower: str, tokens: list[tuple[str, str]], i: int) -> bool:
@@ -652,21 +661,22 @@ class _ClauseReader:
         """A word is a negation, a stopword, a proper name (a value: capitalised or with an
         underscore, past the clause's first word) or content stems (the frame)."""
         token = tokens[i][1]
-        lower = token.lower()
-        if lower.endswith("n't"):
-            self.negations += 1
-            lower = _CONTRACTED.get(lower, lower[:-3])
-        lower = lower.strip("'").removesuffix("'s")  # "the Dockerfile's base image"
-        if _negates(lower, tokens, i):
+        lower = folded = token.lower()
+        if "'" in lower:
+            if lower.endswith("n't"):
+                self.negations += 1
+                lower = _CONTRACTED.get(lower, lower[:-3])
+            lower = lower.strip("'").removesuffix("'s")  # "the Dockerfile's base image"
+        if lower in _NEGATING and _negates(lower, tokens, i):
             self.negations += 1
             return
         if not lower or lower in STOPWORDS:
             return
-        if i > 0 and (token != token.lower() or "_" in token) and len(token) > 1:
+        if i > 0 and (token != folded or "_" in token) and len(token) > 1:
             self.value(lower)
             self.unit_at[i] = lower
             return
-        base = _antonym_base(lower, tokens, i)
+        base = _antonym_base(lower, tokens, i) if lower in ANTONYMS else None
         if base is not None:
             self.negations += 1
             lower = base

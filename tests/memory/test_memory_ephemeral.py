@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from orchestrator.memory import exclusions
 from orchestrator.memory.compare import conflict, label
 from orchestrator.memory.ephemeral import (
     _FACT_RULES,
-    _PRESENT_PASSIVE,
+    _RX,
     LABELS,
     Ephemeral,
+    Screen,
     ephemeral,
     needed_words,
 )
@@ -151,9 +155,36 @@ def test_the_word_screen_never_hides_a_match(fact: str) -> None:
 
 
 def _unscreened(text: str) -> Ephemeral | None:
-    for cls, rx in _FACT_RULES:
-        for match in rx.finditer(text):
-            if cls == "change_account" and _PRESENT_PASSIVE.search(text, 0, match.start()):
+    for cls, source in _FACT_RULES:
+        for match in re.finditer(source, text, re.I):
+            if cls == "change_account" and _RX.present_passive.search(text, 0, match.start()):
                 continue
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     return None
+
+
+def test_the_screen_passes_the_rules_a_text_holds_the_words_of() -> None:
+    screen = Screen([r"\bdone\b", r"(?:abc|xyzzy|ab)\s", r"\d+", r"\bwas (?:lost|gone)"])
+    assert set(screen.possible("it was done")) == {0, 2, 3}
+    assert set(screen.possible("the lab is shut")) == {1, 2}  # "ab": a word too short to file
+    assert set(screen.possible("a xyzzy b")) == {1, 2}
+    assert set(screen.possible("nothing here")) == {2}  # no needed words: never screened out
+    assert set(screen.possible(None)) == {0, 1, 2, 3}  # a text beyond ASCII
+    assert screen[0].search("Done") is not None  # compiled under re.I
+
+
+@pytest.mark.parametrize(
+    "low",
+    [
+        " fixed the loader in commit 1a2b3c4d; tests passed at 14:32 ",
+        " `config.toml` is defined in `src/app.py` ",
+        " iteration 3: next steps are tbd, 40% done ",
+        " previously ✅ status: wip ",
+        " plain words about nothing at all ",
+    ],
+)
+def test_the_screen_passes_what_each_rules_words_pass(low: str) -> None:
+    screen = exclusions._SCREEN
+    for i, source in enumerate(screen.sources):
+        words = needed_words(source)
+        assert (i in screen.possible(low)) == (words is None or any(w in low for w in words))
