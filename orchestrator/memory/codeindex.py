@@ -221,6 +221,10 @@ def python_exports(tree: ast.AST) -> tuple[set[str], bool]:
 
 
 def file_facts(data: bytes, path: str) -> FileFacts:
+    """What the file `path` holding `data` defines and names; a file too large to read
+    (`MAX_FILE_BYTES`) or binary has no lines and no words."""
+    if len(data) > MAX_FILE_BYTES or b"\0" in data[:8000]:
+        data = b""
     text = data.decode("utf-8", "replace")
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     flags = frozenset(_FLAGS.findall(text))
@@ -558,8 +562,6 @@ class Facts:
                 continue
             if full.is_symlink() and not inside(self.state.root, path):
                 data = b""  # a tracked link out of the repository: its target is not read
-            if b"\0" in data[:8000]:
-                data = b""  # binary: no lines, no words
             facts = file_facts(data, path)
             self._by_blob[blob] = facts
             fresh.append((blob, facts.to_json()))
@@ -574,9 +576,7 @@ class Facts:
             if blob in cached:
                 self._by_blob[blob] = FileFacts.from_json(cached[blob])
             else:
-                raw = data()
-                raw = b"" if len(raw) > MAX_FILE_BYTES or b"\0" in raw[:8000] else raw
-                self._by_blob[blob] = file_facts(raw, path)
+                self._by_blob[blob] = file_facts(data(), path)
                 if self.facts is not None:
                     self.facts.put_many([(blob, self._by_blob[blob].to_json())])
         return self._by_blob[blob]

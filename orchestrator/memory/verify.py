@@ -702,7 +702,7 @@ class Verifier:
         if commit not in self._past_checkers:
             then = self._tree(commit)
             checker: Verifier | None = None
-            if then is not None and _outside_records(then) == _outside_records(self.state.blobs):
+            if self._same_files(commit):
                 checker = self
             elif then is not None:
                 folder = self._past.tree(commit)
