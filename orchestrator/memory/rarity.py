@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -83,6 +83,15 @@ ALIASES = {
     "temp": "temporari",
     "tmp": "temporari",
 }
+
+
+# Stems of words that say how plain or how central an item is, or name it generically,
+# not which item it is: one fact having such a word that the other lacks tells them not
+# apart ("Basic ranch management functionality" and "Rudimentary ranch management",
+# "Implement basic game loop" and "Implement main game loop" are one item).
+QUALIFIERS = frozenset(
+    {"basic", "simpl", "main", "initi", "rudimentari", "primari", "function", "featur"}
+)
 
 
 @dataclass(frozen=True)
@@ -162,8 +171,12 @@ def rare_pairs(
     weight = {t: math.log((n + 1) / d) for t, d in df.items()}
     of = weight.__getitem__
     total = [sum(map(of, ts)) for ts in found]
-    # the least shared weight a pair needs: `RARE_JACCARD_HELD` of the heavier one's
-    least = [RARE_JACCARD_HELD * t for t in total]
+    qualified = [ts & QUALIFIERS for ts in found]
+    # the least shared weight a pair needs: `RARE_JACCARD_HELD` of the heavier one's (its
+    # qualifiers aside, which may not count)
+    least = [
+        RARE_JACCARD_HELD * (t - sum(map(of, q))) for t, q in zip(total, qualified, strict=True)
+    ]
     task = [m.name in passing for m in active]
     # task state and durable facts never share a posting: they are not compared
     postings: dict[tuple[bool, str, str], list[int]] = defaultdict(list)
@@ -188,13 +201,31 @@ def rare_pairs(
             continue  # short of the lowest Jaccard any rule takes, whatever is left out
         # the words both subjects name say what the facts are about, not what they say
         about = subjects[a] & subjects[b] & both
-        sizes = (total[a], len(found[a])), (total[b], len(found[b]))
+        sizes = _sizes(found, total, qualified, of, a, b)
         score = _score(both, shared, about, weight, sizes)
         if task[a] and score.jaccard < compare.ACROSS:
             rare = {t for t in both if df[t] <= RARE_DF}
             score = _score(rare, sum(map(of, rare)), about, weight, sizes)
         out[(a, b)] = score
     return out
+
+
+def _sizes(
+    found: list[frozenset[str]],
+    total: list[float],
+    qualified: list[frozenset[str]],
+    of: Callable[[str], float],
+    a: int,
+    b: int,
+) -> tuple[tuple[float, int], tuple[float, int]]:
+    """Each memory's weight and number of terms, less the `QUALIFIERS` it has and the
+    other lacks (a qualifier both have still counts as shared)."""
+    ta, tb = total[a], total[b]
+    if qualified[a]:
+        ta -= sum(map(of, qualified[a] - found[b]))
+    if qualified[b]:
+        tb -= sum(map(of, qualified[b] - found[a]))
+    return (ta, len(found[a])), (tb, len(found[b]))
 
 
 def _score(
