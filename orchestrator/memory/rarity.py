@@ -13,7 +13,8 @@ fact, code spans read as their words, proper names folded to the stem of their l
   joins alone, two terms at most `COMMON_DF` carry join as a pair (an inverted index of
   bounded postings, never all pairs); the score is the weighted Jaccard of the two term
   sets, and the weighted share of the smaller set the other holds (ephemeral task state:
-  see `rare_pairs`).
+  see `rare_pairs`); a qualifier one fact has and the other lacks (`QUALIFIERS`: basic,
+  main, rudimentary, functionality...) counts on neither side.
 - `alike`: the rules a candidate must meet on top of its scores (`RARE_JACCARD` and
   `RARE_HELD`, or a lower Jaccard, `RARE_JACCARD_HELD`, when nearly all the smaller
   fact's weight stands in the other, `RARE_MOSTLY_HELD`: "52-week Technical CTO
