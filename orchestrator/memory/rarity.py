@@ -13,7 +13,8 @@ fact, code spans read as their words, proper names folded to the stem of their l
   joins alone, two terms at most `COMMON_DF` carry join as a pair (an inverted index of
   bounded postings, never all pairs); the score is the weighted Jaccard of the two term
   sets, and the weighted share of the smaller set the other holds (ephemeral task state:
-  see `rare_pairs`).
+  see `rare_pairs`); a qualifier one fact has and the other lacks (`QUALIFIERS`: basic,
+  main, rudimentary, functionality...) counts on neither side.
 - `alike`: the rules a candidate must meet on top of its scores (`RARE_JACCARD` and
   `RARE_HELD`, or a lower Jaccard, `RARE_JACCARD_HELD`, when nearly all the smaller
   fact's weight stands in the other, `RARE_MOSTLY_HELD`: "52-week Technical CTO
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -83,6 +84,15 @@ ALIASES = {
     "temp": "temporari",
     "tmp": "temporari",
 }
+
+
+# Stems of words that say how plain or how central an item is, or name it generically,
+# not which item it is: one fact having such a word that the other lacks tells them not
+# apart ("Basic ranch management functionality" and "Rudimentary ranch management",
+# "Implement basic game loop" and "Implement main game loop" are one item).
+QUALIFIERS = frozenset(
+    {"basic", "simpl", "main", "initi", "rudimentari", "primari", "function", "featur"}
+)
 
 
 @dataclass(frozen=True)
@@ -162,8 +172,12 @@ def rare_pairs(
     weight = {t: math.log((n + 1) / d) for t, d in df.items()}
     of = weight.__getitem__
     total = [sum(map(of, ts)) for ts in found]
-    # the least shared weight a pair needs: `RARE_JACCARD_HELD` of the heavier one's
-    least = [RARE_JACCARD_HELD * t for t in total]
+    qualified = [ts & QUALIFIERS for ts in found]
+    # the least shared weight a pair needs: `RARE_JACCARD_HELD` of the heavier one's (its
+    # qualifiers aside, which may not count)
+    least = [
+        RARE_JACCARD_HELD * (t - sum(map(of, q))) for t, q in zip(total, qualified, strict=True)
+    ]
     task = [m.name in passing for m in active]
     # task state and durable facts never share a posting: they are not compared
     postings: dict[tuple[bool, str, str], list[int]] = defaultdict(list)
@@ -188,13 +202,31 @@ def rare_pairs(
             continue  # short of the lowest Jaccard any rule takes, whatever is left out
         # the words both subjects name say what the facts are about, not what they say
         about = subjects[a] & subjects[b] & both
-        sizes = (total[a], len(found[a])), (total[b], len(found[b]))
+        sizes = _sizes(found, total, qualified, of, a, b)
         score = _score(both, shared, about, weight, sizes)
         if task[a] and score.jaccard < compare.ACROSS:
             rare = {t for t in both if df[t] <= RARE_DF}
             score = _score(rare, sum(map(of, rare)), about, weight, sizes)
         out[(a, b)] = score
     return out
+
+
+def _sizes(
+    found: list[frozenset[str]],
+    total: list[float],
+    qualified: list[frozenset[str]],
+    of: Callable[[str], float],
+    a: int,
+    b: int,
+) -> tuple[tuple[float, int], tuple[float, int]]:
+    """Each memory's weight and number of terms, less the `QUALIFIERS` it has and the
+    other lacks (a qualifier both have still counts as shared)."""
+    ta, tb = total[a], total[b]
+    if qualified[a]:
+        ta -= sum(map(of, qualified[a] - found[b]))
+    if qualified[b]:
+        tb -= sum(map(of, qualified[b] - found[a]))
+    return (ta, len(found[a])), (tb, len(found[b]))
 
 
 def _score(

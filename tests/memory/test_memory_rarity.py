@@ -69,6 +69,22 @@ def test_rewordings_that_share_rare_names_are_near_duplicates(layout: Layout, pu
     assert not any(name.startswith("filler") for pair in dups for name in pair)
 
 
+def test_a_qualifier_one_fact_lacks_does_not_tell_two_items_apart(layout: Layout, put: Put) -> None:
+    plant_filler(put)
+    # how plain an item is, or a generic noun, is no difference: one item in two lists
+    put("ledger-a", "Basic ledger reconciliation for vendor payouts", subject="features")
+    put(
+        "ledger-b",
+        "Rudimentary ledger reconciliation for vendor payouts functionality",
+        subject="milestone two",
+    )
+    # a word that names another item still is, qualifier or not
+    put("ledger-c", "Basic ledger archiving for vendor payouts", subject="backlog")
+    dups = found(audit(layout))
+    assert frozenset({"ledger-a", "ledger-b"}) in dups
+    assert not any("ledger-c" in pair for pair in dups)
+
+
 def test_what_rare_words_do_not_make_near_duplicates(layout: Layout, put: Put) -> None:
     plant_filler(put)
     # two endpoints of one API: list items labelled with different names
