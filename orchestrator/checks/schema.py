@@ -189,6 +189,11 @@ class Shape:
         """The one type whose values this kind always accepts (None for a choice, a number)."""
         return EXACT_TYPES.get(self.kind)
 
+    @cached_property
+    def typed_choices(self) -> frozenset[tuple[type, Any]]:
+        """(type, value) of each choice: a value is one when its pair is here (True is not 1)."""
+        return frozenset((type(c), c) for c in self.choices)
+
     def plainly_accepts(self, value: Any) -> bool:
         """Whether `value` passes on sight: null where null is allowed, one of the choices,
         or a value of the very type its kind asks for that meets every constraint (a list's
@@ -197,7 +202,10 @@ class Shape:
         if value is None:
             return self.nullable
         if self.kind is Kind.CHOICE:
-            return not self.constraints and any(_same_choice(value, c) for c in self.choices)
+            try:
+                return not self.constraints and (type(value), value) in self.typed_choices
+            except TypeError:  # an unhashable value (a list, a mapping) is no choice
+                return False
         exact = type(value) is self.exact_type
         if not exact or (self.constraints and not all(c.holds(value) for c in self.constraints)):
             return False

@@ -13,8 +13,6 @@ from orchestrator.errors import ModelError
 from orchestrator.memory import proposals
 from orchestrator.memory.audit import audit as run_audit
 from orchestrator.memory.proposals import Proposal, Proposer
-from orchestrator.messages import Message, Request, SystemPart
-from orchestrator.models import get_model
 from orchestrator.store.memfile import Memory
 
 
@@ -56,7 +54,13 @@ def audit(check: bool, no_verify: bool, model_name: str | None, as_json: bool) -
 
 def _proposer(name: str, config: Config) -> Proposer:
     """Put candidate pairs to the model `name`; when it fails or answers out of shape, say
-    so on stderr once and propose nothing (the audit stays deterministic)."""
+    so on stderr once and propose nothing (the audit stays deterministic).
+
+    The model seam (`orchestrator.models`, `orchestrator.messages`) is imported here, when
+    `--model` names a model, as the SDKs are: an audit without one never loads it."""
+    from orchestrator.messages import Message, Request, SystemPart
+    from orchestrator.models import get_model
+
     model = get_model(name, config)
 
     def propose(pairs: Sequence[tuple[Memory, Memory]]) -> list[Proposal]:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.checks.secrets import secret_word
+from orchestrator.checks.secrets import Patterns, secret_word
 from orchestrator.errors import PathEscape
 from orchestrator.memory import grammars
 from orchestrator.memory.claims import Claim, RepoShape
@@ -42,13 +42,6 @@ SKIP_PREFIXES = ("memories/", "plans/artifacts/")
 MAX_FILE_BYTES = 2_000_000
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLAGS = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9_-]*")
-# Go's flag and pflag (cobra) packages name a flag without its dashes:
-# flag.Int("jobs", ...), fs.StringVar(&dir, "dir", ...), cmd.Flags().BoolP("verbose", "v", ...)
-_GO_FLAG = re.compile(
-    r"\.(?:Bool|Int|Int64|Uint|Uint64|String|Float64|Duration|Func|BoolFunc|Var|TextVar|"
-    r"StringSlice|StringArray|IntSlice|Count)(?:Var)?P?\(\s*(?:&?[\w.\[\]]+\s*,\s*)?"
-    r"\"([A-Za-z][A-Za-z0-9_-]*)\""
-)
 _GO_COMMAND = re.compile(r"(?:^|/)cmd/([A-Za-z0-9_.-]+)/main\.go$")
 BUILTINS = frozenset(dir(builtins))
 # the claims checked against the whole tree's index (`Facts.index`), by the names they hold
@@ -229,7 +222,7 @@ def file_facts(data: bytes, path: str) -> FileFacts:
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     flags = frozenset(_FLAGS.findall(text))
     if path.endswith(".go"):
-        flags |= frozenset("--" + name for name in _GO_FLAG.findall(text))
+        flags |= frozenset("--" + name for name in _RX.go_flag.findall(text))
     language = grammars.language_of(path)
     if language is not None and data:
         parsed = grammars.parse(data, language)
@@ -244,9 +237,10 @@ def file_facts(data: bytes, path: str) -> FileFacts:
             code_words=frozenset(w for w in parsed.code_words if not secret_word(w)),
         )
     words = frozenset(w for w in _WORDS.findall(text) if not secret_word(w))
-    fallback = _PATTERNS.get(path.rsplit(".", 1)[-1].lower()) if "." in path else None
+    fallback = _FALLBACKS.get(path.rsplit(".", 1)[-1].lower()) if "." in path else None
     if fallback is not None:
-        return FileFacts(lines, pattern_defs(text, fallback), words, flags, False, True)
+        patterns = (getattr(_RX, fallback[0]), getattr(_RX, fallback[1]))
+        return FileFacts(lines, pattern_defs(text, patterns), words, flags, False, True)
     if path.endswith((".py", ".pyi")):
         try:
             tree = ast.parse(data, filename=path)
@@ -286,27 +280,35 @@ _MODIFIERS = (
     r"readonly|partial|async|virtual|data|inline|suspend|operator|enum|value|annotation|"
     r"companion|new|unsafe|extern)\s+)*"
 )
-_C_LIKE_TYPES = re.compile(
-    rf"^\s*{_MODIFIERS}(?:class|interface|trait|struct|record|enum|object)\s+([A-Za-z_]\w*)"
+# each compiled the first time a file needs it: most trees hold no Go, PHP, Ruby, C# or
+# Kotlin, and these patterns cost more to compile than the rest of this module's import
+_RX = Patterns(
+    # Go's flag and pflag (cobra) packages name a flag without its dashes:
+    # flag.Int("jobs", ...), fs.StringVar(&dir, "dir", ...), cmd.Flags().BoolP("verbose", "v", ...)
+    go_flag=(
+        r"\.(?:Bool|Int|Int64|Uint|Uint64|String|Float64|Duration|Func|BoolFunc|Var|TextVar|"
+        r"StringSlice|StringArray|IntSlice|Count)(?:Var)?P?\(\s*(?:&?[\w.\[\]]+\s*,\s*)?"
+        r"\"([A-Za-z][A-Za-z0-9_-]*)\""
+    ),
+    c_like_types=(
+        rf"^\s*{_MODIFIERS}(?:class|interface|trait|struct|record|enum|object)\s+([A-Za-z_]\w*)"
+    ),
+    php_function=rf"^\s*{_MODIFIERS}function\s+&?([A-Za-z_]\w*)\s*\(",
+    rb_types=r"^\s*(?:class|module)\s+([A-Z][\w:]*)",
+    rb_function=r"^\s*def\s+(?:self\.)?([a-z_]\w*[?!=]?)",
+    cs_function=(
+        rf"^\s*{_MODIFIERS}(?:[\w.<>\[\],?]+\s+)+([A-Z]\w*)\s*(?:<[^>]*>)?\s*\((?!.*;\s*$)"
+    ),
+    kt_function=rf"^\s*{_MODIFIERS}fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\(",
 )
-_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
-    "php": (_C_LIKE_TYPES, re.compile(rf"^\s*{_MODIFIERS}function\s+&?([A-Za-z_]\w*)\s*\(")),
-    "rb": (
-        re.compile(r"^\s*(?:class|module)\s+([A-Z][\w:]*)"),
-        re.compile(r"^\s*def\s+(?:self\.)?([a-z_]\w*[?!=]?)"),
-    ),
-    "cs": (
-        _C_LIKE_TYPES,
-        re.compile(
-            rf"^\s*{_MODIFIERS}(?:[\w.<>\[\],?]+\s+)+([A-Z]\w*)\s*(?:<[^>]*>)?\s*\((?!.*;\s*$)"
-        ),
-    ),
-    "kt": (
-        _C_LIKE_TYPES,
-        re.compile(rf"^\s*{_MODIFIERS}fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\("),
-    ),
+# a language without a grammar here: the names in `_RX` of (its types, its functions)
+_FALLBACKS = {
+    "php": ("c_like_types", "php_function"),
+    "rb": ("rb_types", "rb_function"),
+    "cs": ("c_like_types", "cs_function"),
+    "kt": ("c_like_types", "kt_function"),
+    "kts": ("c_like_types", "kt_function"),
 }
-_PATTERNS["kts"] = _PATTERNS["kt"]
 
 
 def is_code(path: str) -> bool:
@@ -508,25 +510,22 @@ def _package_bins(root: Path) -> set[str]:
 
 
 def tree_at(root: Path, sha: str) -> dict[str, str] | None:
-    """{path: blob} of commit `sha` (None if git does not know it)."""
-    if not _commit_exists(root, sha):
+    """{path: blob} of commit `sha` (None if git does not know it): one `git ls-tree` of
+    the commit, which fails when `sha` names no commit."""
+    try:
+        done = subprocess.run(
+            ["git", "ls-tree", "-r", "-z", f"{sha}^{{commit}}"], cwd=root, capture_output=True
+        )
+    except OSError:
+        return None
+    if done.returncode != 0:
         return None
     listing = {}
-    for entry in git(root, "ls-tree", "-r", "-z", sha).split(b"\0"):
+    for entry in done.stdout.split(b"\0"):
         if entry:
             meta, _, raw_path = entry.partition(b"\t")
             listing[raw_path.decode("utf-8", "replace")] = meta.split()[2].decode()
     return listing
-
-
-def _commit_exists(root: Path, sha: str) -> bool:
-    try:
-        done = subprocess.run(
-            ["git", "cat-file", "-e", f"{sha}^{{commit}}"], cwd=root, capture_output=True
-        )
-    except OSError:
-        return False
-    return done.returncode == 0
 
 
 class Facts:

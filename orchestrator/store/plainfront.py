@@ -11,7 +11,7 @@ tags, blank lines, tabs, multi-line scalars, repeated keys, characters YAML refu
 returns None and the caller loads the text with PyYAML, so what a file means never
 depends on which path read it (a test holds the two equal).
 
-A `PlainReader` reads the files of one listing: it keeps how each key line and scalar it
+A `PlainReader` reads the files of one listing: it keeps the keys and how each scalar it
 met reads, as a store's files repeat most of theirs (`type: reference`, `status: active`,
 the keys), and forgets them with itself.
 """
@@ -44,6 +44,14 @@ _NON_PRINTABLE = Reader.NON_PRINTABLE
 _REFUSED = re.compile("[\t\r\x85\u2028\u2029\ufeff]")
 
 
+def _readable(text: str) -> bool:
+    """Whether every character of `text` is one the plain shape reads: neither refused by
+    YAML nor read by it in a way this reader does not."""
+    if text.isascii():  # then that is printable ASCII and line feeds: one pass, no pattern
+        return text.replace("\n", "").isprintable()
+    return not (_REFUSED.search(text) or _NON_PRINTABLE.search(text))
+
+
 class _Outside(Exception):
     """The text leaves the plain shape: PyYAML reads it."""
 
@@ -60,18 +68,13 @@ class PlainReader:
 
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
-        self._keys: dict[str, tuple[str, str | None]] = {}  # a `key: ...` line -> its parts
+        self._names: set[str] = set()  # the keys met: each a plain text scalar
         self._scalars: dict[str, Any] = {}  # a scalar's text -> its value (str or int)
 
     def mapping(self, text: str) -> dict[str, Any] | None:
         """The mapping `text` holds, when it has the plain shape; None when it has not (or
         is empty)."""
-        if (
-            not text
-            or not text.endswith("\n")
-            or _REFUSED.search(text)
-            or _NON_PRINTABLE.search(text)
-        ):
+        if not text or not text.endswith("\n") or not _readable(text):
             return None
         lines = text[:-1].split("\n")
         try:
@@ -103,14 +106,19 @@ class PlainReader:
         return out
 
     def _key(self, line: str) -> tuple[str, str | None]:
-        found = self._keys.get(line)
-        if found is not None:
-            return found
-        match = _KEY.fullmatch(line)
-        if match is None or self._tag(match.group(1)) != _STR:
+        """(key, the text after `: `, or None after a bare `key:`)."""
+        name, colon, rest = line.partition(":")
+        if not colon or name not in self._names:  # a key not met yet: the full check
+            match = _KEY.fullmatch(line)
+            if match is None or self._tag(match.group(1)) != _STR:
+                raise _Outside
+            self._names.add(match.group(1))
+            return match.group(1), match.group(2)
+        if not rest:
+            return name, None
+        if rest[0] != " ":
             raise _Outside
-        found = self._keys[line] = (match.group(1), match.group(2))
-        return found
+        return name, rest[1:]
 
     def _item(self, lines: list[str]) -> Any:
         """One block list item: a scalar on one line, or a mapping of `key: scalar` lines."""

@@ -107,3 +107,13 @@ def test_odd_yaml_is_read_the_same_or_left_to_pyyaml(text: str) -> None:
 def test_what_yaml_would_type_or_refuse_is_left_to_pyyaml() -> None:
     for text in ("on: x\n", "key: yes\n", "key: 007\n", "a: 1\na: 2\n", "key: a: b\n"):
         assert plain_mapping(text, _RESOLVER) is None
+
+
+def test_a_character_yaml_refuses_or_reads_otherwise_is_left_to_pyyaml() -> None:
+    """ASCII and other texts alike: control characters, tabs, carriage returns, other line
+    breaks and a byte-order mark send the text to PyYAML."""
+    for odd in ("\x00", "\x07", "\x1b", "\x7f", "\t", "\r", "\x85", "\u2028", "\ufeff", "\x9f"):
+        for text in (f"a: b{odd}c\n", f"a: é{odd}\n"):
+            assert plain_mapping(text, _RESOLVER) is None, repr(text)
+    assert plain_mapping("a: b ~ c\n", _RESOLVER) == {"a": "b ~ c"}
+    assert plain_mapping("a: é\n", _RESOLVER) == {"a": "é"}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -80,3 +82,19 @@ def test_an_answer_out_of_shape_proposes_nothing(layout: Layout, put: Put, tmp_p
     code, report, err = audit_json("--model", script(tmp_path / "m.yaml", "I think they match."))
     assert code == 0 and "no pairs proposed by scripted:" in err and 'no "pairs" list' in err
     assert pairs(report, "near_duplicate") == set()
+
+
+def test_an_audit_without_a_model_loads_no_model_code(layout: Layout, put: Put) -> None:
+    """The model seam is loaded only when `--model` names a model."""
+    plant(put)
+    seam = ("orchestrator.models", "orchestrator.messages")
+    probe = (
+        "import sys\nfrom click.testing import CliRunner\nfrom orchestrator.cli import cli\n"
+        "done = CliRunner().invoke(cli, ['memory', 'audit', '--json'])\n"
+        f"print(done.exit_code, [m for m in {seam!r} if m in sys.modules])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=layout.root, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "[]"], done.stdout[-300:]

@@ -497,3 +497,13 @@ def test_a_path_in_prose_is_stale_only_when_its_file_is_gone_from_the_tree(
         for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
     }
     assert results == {"abbreviated": "ok", "gone": "stale"}
+
+
+def test_a_past_tree_is_read_only_for_a_commit_git_knows(git_repo: Path) -> None:
+    (git_repo / "a.py").write_text("A = 1\n")
+    sha = commit(git_repo)
+    listing = codeindex.tree_at(git_repo, sha)
+    assert listing is not None and "a.py" in listing
+    tree = codeindex.git(git_repo, "rev-parse", f"{sha}^{{tree}}").decode().strip()
+    assert codeindex.tree_at(git_repo, tree) is None  # a tree is not a commit
+    assert codeindex.tree_at(git_repo, "0" * 40) is None
