@@ -130,7 +130,6 @@ _RX = Patterns(
     ),
     plugin_words=("|".join(map(re.escape, PLUGIN_WORDS)), re.I),  # for text beyond ASCII
 )
-_LOW_WORDS = ("key", "token", "secret", "passw", "pwd", "credential")  # one is in every match
 ENTROPY_BITS = 4.2  # a random 24-character mix of cases and digits has about 4.4
 _PREFIXES = (
     "akia",
@@ -201,40 +200,33 @@ def _ours(text: str) -> list[Found]:
     """What detect-secrets misses, searched over the whole text (one pass per pattern, and
     only when a word the pattern needs is there at all); the secret's own span each."""
     found: list[Found] = []
-    for rx, kind, needs in (
-        (_RX.private_key, "Private Key", ("PRIVATE KEY", "PuTTY")),
-        (_RX.anthropic, "Anthropic API Key", ("sk-ant-",)),
-        (_RX.generic_sk, "Secret Key (sk-)", ("sk-",)),
-        (_RX.google, "Google API Key", ("AIza",)),
-        (_RX.npm, "npm Access Token", ("npm_",)),
+    if "PRIVATE KEY" in text or "PuTTY" in text:
+        for match in _RX.private_key.finditer(text):
+            found.append(Found(match.start(), _key_block_end(text, match.end()), "Private Key"))
+    for rx, kind, need in (
+        (_RX.anthropic, "Anthropic API Key", "sk-ant-"),
+        (_RX.generic_sk, "Secret Key (sk-)", "sk-"),
+        (_RX.google, "Google API Key", "AIza"),
+        (_RX.npm, "npm Access Token", "npm_"),
     ):
-        if any(n in text for n in needs):
+        if need in text:
             for match in rx.finditer(text):
-                if kind == "Private Key":
-                    found.append(Found(match.start(), _key_block_end(text, match.end()), kind))
-                elif not is_placeholder(match.group(0)):
+                if not is_placeholder(match.group(0)):
                     found.append(Found(match.start(), match.end(), kind))
     if any(
-        k in text for k in ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "CREDENTIAL")
+        word in text
+        for word in ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "CREDENTIAL")
     ):
-        for match in _RX.env_assign.finditer(text):
-            if _looks_real(match.group(2)):
-                found.append(
-                    Found(match.start(2), match.end(2), f"Credential assignment ({match.group(1)})")
-                )
-    for match in _RX.low_assign.finditer(text) if any(w in text for w in _LOW_WORDS) else ():
-        if _looks_real(match.group(2)):
-            found.append(
-                Found(match.start(2), match.end(2), f"Credential assignment ({match.group(1)})")
-            )
+        found += _assignments(_RX.env_assign, text)
+    if any(word in text for word in ("key", "token", "secret", "passw", "pwd", "credential")):
+        found += _assignments(_RX.low_assign, text)
     public = [m.span() for m in _RX.public_block.finditer(text)] if "-----BEGIN" in text else []
     for match in _RX.token.finditer(text):
         if any(a <= match.start() < b for a, b in public):
             continue  # a public key or a certificate is meant to be shown
         if _high_entropy(match.group(0)):
             found.append(Found(match.start(), match.end(), "High-entropy token"))
-    low = text.lower()
-    if any(k in low for k in ("pass", "pwd", "secret", "key", "token")):
+    if _may_state_password(text):
         for rx in (_RX.said_password, _RX.bare_password):
             for match in rx.finditer(text):
                 if _looks_real(match.group(1)):
@@ -242,6 +234,31 @@ def _ours(text: str) -> list[Found]:
                         Found(match.start(1), match.end(1), "Password or key stated in text")
                     )
     return found
+
+
+def _assignments(rx: re.Pattern[str], text: str) -> list[Found]:
+    """`NAME_KEY=value` and `api_key = "value"` assignments whose value looks real."""
+    return [
+        Found(match.start(2), match.end(2), f"Credential assignment ({match.group(1)})")
+        for match in rx.finditer(text)
+        if _looks_real(match.group(2))
+    ]
+
+
+def _may_state_password(text: str) -> bool:
+    """Whether `said_password` or `bare_password` could match: a word each match holds is
+    there. On ASCII text lower-casing does what the patterns' ignoring of case does, so
+    the exact words are looked for; other text needs only one of the shorter words."""
+    low = text.lower()
+    if not any(word in low for word in ("pass", "pwd", "secret", "key", "token")):
+        return False
+    if not text.isascii():
+        return True
+    return (
+        any(word in low for word in ("pass", "pwd", "secret"))
+        or ("key" in low and "api" in low)
+        or ("token" in low and ("access" in low or "auth" in low))
+    )
 
 
 def _high_entropy(token: str) -> bool:
@@ -316,7 +333,11 @@ def plugin_trace(text: str) -> bool:
             return True
     elif _RX.plugin_words.search(text):
         return True
-    return bool(_RX.plugin_shapes.search(text))
+    if any(prefix in text for prefix in ("AP", "A3T", "ABIA", "ACCA", "AKIA", "ASIA")):
+        return bool(_RX.plugin_shapes.search(text))
+    # without those prefixes, a shape is a run of 24 or more characters, none of them a
+    # space: only the words that long are searched (the search is slow on prose)
+    return any(_RX.plugin_shapes.search(word) for word in text.split() if len(word) >= 24)
 
 
 def _candidate(line: str) -> bool:
@@ -370,7 +391,12 @@ def find_secrets(texts: list[str]) -> list[list[Found]]:
     batches: list[list[tuple[int, str]]] = []
     owners: list[int] = []
     for i, text in enumerate(texts):
-        candidates = [(n, line) for n, line in enumerate(text.splitlines(), 1) if _candidate(line)]
+        lines = text.splitlines()
+        # no plugin can match unless a line it may read holds its trace: a memory file's
+        # only one is often its `verified:` commit id, on a line orch wrote itself
+        if not plugin_trace("\n".join(line for line in lines if not _RX.generated.match(line))):
+            continue
+        candidates = [(n, line) for n, line in enumerate(lines, 1) if _candidate(line)]
         # a text's candidate lines go together or not at all: detect-secrets reads a line's
         # neighbours in its batch (the allowlist pragma of the line before)
         if any(plugin_trace(line) for _, line in candidates):

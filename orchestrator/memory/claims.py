@@ -371,7 +371,9 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
     program's, not one this repository could confirm."""
     found: dict[tuple[str, str], Claim] = {}
     spans = [m.group(1).strip() for m in CODE_SPAN.finditer(body)]
-    branches = {b.strip() for b in _BRANCH_NAME.findall(body)}
+    branches = (
+        {b.strip() for b in _BRANCH_NAME.findall(body)} if "branch" in body.lower() else set()
+    )
     foreign = any(_foreign_command(span, shape) for span in spans)
     for span in spans:
         if span in branches or (foreign and FLAG.fullmatch(span)):
@@ -387,16 +389,18 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
     """Names the prose gives outside code spans and links: a repository path (a file with
     an extension under a folder, `apps/web/src/main.ts`, or a folder below a top-level
     entry written with its slash, `packages/core/`) and a call (`parse_config()`, `Loader.load()`)."""
-    prose = _LINK_TARGET.sub(" ", CODE_SPAN.sub(" ", body))
+    prose = CODE_SPAN.sub(" ", body) if "`" in body else body
+    if "](" in prose or "mdc:" in prose or "://" in prose:
+        prose = _LINK_TARGET.sub(" ", prose)
     out: list[Claim] = []
-    for word in _PROSE_PATH.findall(prose):
+    for word in _PROSE_PATH.findall(prose) if "/" in prose else ():
         word = word.rstrip(".,;:)")
         parts = word.strip("/").split("/")
         if len(parts) < 2 or word.startswith("//") or not all(parts):
             continue
         if _has_extension(parts[-1]) or (word.endswith("/") and parts[0] in shape.top_level):
             out.append(Claim("mention", word, "body", path=word))
-    for call in _PROSE_CALL.findall(prose):
+    for call in _PROSE_CALL.findall(prose) if "()" in prose else ():
         out += span_claims(call + "()", shape)
     return out
 

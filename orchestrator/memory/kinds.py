@@ -665,24 +665,29 @@ def _norm(name: str) -> str:
 def text_claims(text: str) -> list[Claim]:
     """The claims of these kinds that a memory body or a claim's words make."""
     claims: list[Claim] = []
-    hosts = _HOSTS.search(text) is not None
+    hosts: bool | None = None  # whether the text speaks of hosts, once a span could be one
     for span in (m.group(1) for m in CODE_SPAN.finditer(text)):
-        if (
-            hosts
-            and _HOST_PATTERN.match(span)
-            and span.rsplit(".", 1)[-1].lower() not in FILE_EXTENSIONS
-        ):
-            continue  # "reserved test domains (`example.com`, `*.test`)"
+        if _HOST_PATTERN.match(span) and span.rsplit(".", 1)[-1].lower() not in FILE_EXTENSIONS:
+            if hosts is None:
+                hosts = _HOSTS.search(text) is not None
+            if hosts:
+                continue  # "reserved test domains (`example.com`, `*.test`)"
         claims += _command_claims(span) + _span_claims(span)
-    for suffix in _SUFFIX_WORDS.findall(text):
-        pattern = suffix if "*" in suffix else "*" + suffix
-        claims.append(Claim("pattern", pattern, "body", symbol=pattern))
+    # each pattern below runs only where a word every match of it holds is in the text
+    # (lower-cased words hold no `i` or `s`: case-blind matching reads `ı` and `ſ` as those)
+    low = text.lower()
+    if "`" in text and ("end" in low or "uff" in low or "named" in low):
+        for suffix in _SUFFIX_WORDS.findall(text):
+            pattern = suffix if "*" in suffix else "*" + suffix
+            claims.append(Claim("pattern", pattern, "body", symbol=pattern))
     claims += _value_claims(CODE_SPAN.sub(" ", text)) + size_claims(text) + setting_claims(text)
-    for alias in _ALIAS_IMPORT.findall(text):
-        claims.append(Claim("import", alias, "body", symbol=alias))
-    claims += [
-        Claim("env", n, "body", symbol=n) for n in _ENV_REF.findall(text) if n not in KNOWN_ENV
-    ]
+    if "from" in text and ("@/" in text or "~/" in text):
+        for alias in _ALIAS_IMPORT.findall(text):
+            claims.append(Claim("import", alias, "body", symbol=alias))
+    if "$" in text:
+        claims += [
+            Claim("env", n, "body", symbol=n) for n in _ENV_REF.findall(text) if n not in KNOWN_ENV
+        ]
     found: dict[tuple[str, str, str | None], Claim] = {}
     for claim in claims:
         found.setdefault((claim.kind, claim.text, claim.symbol), claim)
@@ -966,6 +971,8 @@ def size_claims(text: str) -> list[Claim]:
     about 156 lines"): the name is the code span or link nearest before the size (else the
     first after it), a path or a name some file defines (else the memory's one cited
     file: `verify`)."""
+    if not any(unit in text for unit in ("KB", "KiB", "kB", "MB", "MiB", "lines", "LOC")):
+        return []  # every size names its unit
     sizes = list(_SIZE.finditer(CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)))
     if not sizes:
         return []
