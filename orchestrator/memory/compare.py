@@ -208,7 +208,7 @@ def clause_conflict(a: Clause, b: Clause) -> str | None:
 
 
 # A list item that names what it describes first: "`GET /tasks`: lists tasks",
-# "`src/pages` - application pages", "Helpers: lib/[name].ts", "**Caching:** ...".
+# "`src/views` - screen views", "Helpers: lib/[name].ts", "**Caching:** ...".
 _LABEL = re.compile(r"^\W{0,4}(`[^`]{1,80}`|[\w][\w ./{}\[\]()-]{0,40}?)\**\s*(?::|\s[-–—]\s)")
 
 
@@ -304,7 +304,7 @@ def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
 def _same_purpose(ra: Reading, rb: Reading) -> bool:
     """The facts speak to one purpose: the larger frame (the words besides the values)
     holds `PURPOSE` of the smaller one's words, or one of them has none of its own. "Use Black for code
-    formatting" and "Run tests with pytest" name two tools for two jobs."""
+    formatting" and "Run tests with nox" name two tools for two jobs."""
     fa = frozenset().union(*(c.frame for c in ra.clauses[:MAX_CLAUSES]))
     fb = frozenset().union(*(c.frame for c in rb.clauses[:MAX_CLAUSES]))
     return not fa or not fb or containment(fa, fb) >= PURPOSE
