@@ -414,7 +414,7 @@ _STATE_FIRST = re.compile(
 
 def bare_state(memory: Memory, reading: Reading) -> bool:
     """The fact gives a state of work and names nothing it is the state of: it opens on the
-    state and says at most `GENERIC` words besides its numbers ("To be settled in DESIGN
+    state and says at most `GENERIC` words besides its numbers ("To be determined in DESIGN
     stage", "Status: To be reviewed", "Created on 17.03.2024"). Its heading, or the item
     above it, says what it is about, so two of them, word for word, are two facts."""
     words = reading.flat_stems - numeric_values(reading.flat_values)
@@ -438,7 +438,7 @@ def duplicate_across(
     filed under, else None: copies (the same words), or facts whose own stems reach
     `ACROSS` with nested values and the same polarity, and that do not differ in words
     one subject names and the other does not. A copy that names nothing but a state of
-    work (`bare_state`: "to be settled in the design stage") means what its heading makes
+    work (`bare_state`: "to be determined in the design stage") means what its heading makes
     it mean: it is never one fact with its copy; a short copy that names something ("Simple
     stock alerts" in two milestones) is. `copies_only` admits copies alone (for
     ephemeral task state);

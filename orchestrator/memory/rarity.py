@@ -26,7 +26,7 @@ fact, code spans read as their words, proper names folded to the stem of their l
   in plain words one inside the other are one name (`compare.different_slots`), a short
   fact naming no code span, path or URL (`_generic`) pairs under another subject only
   when the other names none either (`_vague`), and a state of work naming nothing it is
-  the state of ("To be settled in DESIGN stage", "Status: To be reviewed";
+  the state of ("To be determined in DESIGN stage", "Status: To be reviewed";
   `compare.bare_state`) pairs with nothing.
 
 Ephemeral task state is compared here too, with ephemeral task state only: one change

@@ -50,8 +50,8 @@ def test_what_the_subject_decides_is_not_a_near_duplicate(layout: Layout, put: P
 def test_list_items_under_one_heading_are_not_contradictions(layout: Layout, put: Put) -> None:
     put("get-tasks", "`GET /tasks`: lists the tasks of the user.", subject="rest api")
     put("post-tasks", "`POST /tasks`: creates a task.", subject="rest api")
-    put("lint", "Use ESLint and Prettier for code formatting", subject="tools")
-    put("bun", "Run tests with Bun", subject="tools")
+    put("lint", "Use Black and isort for code formatting", subject="tools")
+    put("bun", "Run tests with nox", subject="tools")
     put("threads-a", "The worker pool has 8 threads.", subject="pool size")
     put("threads-b", "The worker pool runs 16 threads.", subject="pool size")
     assert found(audit(layout), "contradiction") == {frozenset({"threads-a", "threads-b"})}
