@@ -54,10 +54,10 @@ def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
     commit(layout.root, "tests and a tool read PG_HOST")
     verified = _recorded(layout)
     put(
-        "tests", "`PG_HOST=127.0.0.1`", subject="Environment variables for tests", verified=verified
+        "tests", "`PG_HOST=127.0.0.1`", subject="Test settings", verified=verified
     )
     put("tool", "`PG_HOST=127.0.0.1`", subject="Generating the catalog", verified=verified)
-    put("later", "`PG_HOST=127.0.0.1`", subject="Environment variables for tests")
+    put("later", "`PG_HOST=127.0.0.1`", subject="Test settings")
     put("secret", "Set `API_KEY=<your-key>` in `.env`.")
     git(layout.root, "rm", "-q", "internal/sqltest/pgx.go")
     commit(layout.root, "the tests start their own database")
@@ -198,33 +198,33 @@ def test_a_dependency_given_a_version_and_dropped_since_the_record_is_stale(
 def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
-    sdk = {"sdk": {"version": "10.0.100-rc.1.25411.109", "rollForward": "major"}}
+    sdk = {"sdk": {"version": "11.0.100-rc.2.26112.104", "rollForward": "major"}}
     _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.4.1\n"})
     commit(layout.root, "a release candidate SDK")
     verified = _recorded(layout)
-    put("sdk", "`global.json` pins the SDK (10.0.100-rc.1.25411.109).", verified=verified)
+    put("sdk", "`global.json` pins the SDK (11.0.100-rc.2.26112.104).", verified=verified)
     put(
         "cited",
-        "The SDK is 10.0.100-rc.1.25411.109.",
+        "The SDK is 11.0.100-rc.2.26112.104.",
         verified=verified,
         citations=(Citation("global.json"),),
     )
     put("history", "`CHANGELOG.md` lists 2.4.1.", verified=verified)
-    put("unrecorded", "`global.json` pins the SDK (10.0.100-rc.1.25411.109).")
+    put("unrecorded", "`global.json` pins the SDK (11.0.100-rc.2.26112.104).")
     sdk["sdk"]["rollForward"] = "latestFeature"
     _write(layout.root, {"global.json": json.dumps(sdk)})
     commit(layout.root, "roll forward to the latest feature band")
     # the file changed (`changed`), the pin did not
     assert [v.name for v in _results(layout).values() if v.result == "stale"] == []
 
-    sdk["sdk"]["version"] = "10.0.201"
+    sdk["sdk"]["version"] = "11.0.201"
     _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.5.0\n## 2.4.1\n"})
     commit(layout.root, "the released SDK")
     results = _results(layout)
     # CHANGELOG.md still has its version; the unrecorded memory has nothing to judge against
     assert [v.name for v in results.values() if v.result == "stale"] == ["cited", "sdk"]
     assert [f.reason for f in results["sdk"].failures] == [
-        f"global.json had 10.0.100-rc.1.25411.109 at {verified['commit'][:10]}; it no longer does"
+        f"global.json had 11.0.100-rc.2.26112.104 at {verified['commit'][:10]}; it no longer does"
     ]
 
 
