@@ -140,9 +140,7 @@ def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> N
     )
     assert found == {
         "value:dep:php": None,
-        "value:dep:symfony/console": (
-            "states symfony/console 7; the project now declares ^8.0"
-        ),
+        "value:dep:symfony/console": ("states symfony/console 7; the project now declares ^8.0"),
         "value:dep:symfony/mailer": None,
         "value:dep:tailwind css": "states tailwind css 3; the project now declares ^4.3.0",
         "value:dep:since symfony": None,  # no dependency of that name

@@ -53,9 +53,7 @@ def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
     )
     commit(layout.root, "tests and a tool read PG_HOST")
     verified = _recorded(layout)
-    put(
-        "tests", "`PG_HOST=127.0.0.1`", subject="Test settings", verified=verified
-    )
+    put("tests", "`PG_HOST=127.0.0.1`", subject="Test settings", verified=verified)
     put("tool", "`PG_HOST=127.0.0.1`", subject="Generating the catalog", verified=verified)
     put("later", "`PG_HOST=127.0.0.1`", subject="Test settings")
     put("secret", "Set `API_KEY=<your-key>` in `.env`.")
