@@ -208,7 +208,7 @@ def clause_conflict(a: Clause, b: Clause) -> str | None:
 
 
 # A list item that names what it describes first: "`GET /tasks`: lists tasks",
-# "`src/pages` - application pages", "Utils: lib/[name].ts", "**Caching:** ...".
+# "`src/views` - screen views", "Helpers: lib/[name].ts", "**Caching:** ...".
 _LABEL = re.compile(r"^\W{0,4}(`[^`]{1,80}`|[\w][\w ./{}\[\]()-]{0,40}?)\**\s*(?::|\s[-–—]\s)")
 
 
@@ -224,8 +224,8 @@ def label(fact: str) -> str:
 def different_slots(a: Memory, b: Memory, *, nested: bool = False) -> bool:
     """Two list items labelled with different names describe different things: the
     endpoints of an API, the folders of a tree, the libraries of a project. With `nested`,
-    labels in plain words are one name when one's stems hold the other's ("Data
-    Persistence" and "Data Persistence (MongoDB)", "API" and "API routes"); a label that
+    labels in plain words are one name when one's stems hold the other's ("Search
+    Index" and "Search Index (Elasticsearch)", "API" and "API routes"); a label that
     is code or a path must be the very same."""
     la, lb = label(a.fact), label(b.fact)
     if not (la and lb and la != lb):
@@ -271,8 +271,8 @@ def _names_too(values: frozenset[str], other: Reading) -> bool:
 
 def _agree(ca: Clause, cb: Clause, ra: Reading, rb: Reading) -> bool:
     """Each fact names, somewhere, the values the other's clause holds against its own:
-    "**React Hooks**: ... uses useState and useEffect hooks" and "React hooks (useState,
-    useEffect) are used ..." name the same things in other clauses, so no slot has two
+    "**Vue Composables**: ... uses ref and computed" and "Vue composables (ref,
+    computed) are used ..." name the same things in other clauses, so no slot has two
     values. A fact that names only one side ("moved from Snowflake to BigQuery" against
     "the warehouse is Snowflake") still disagrees."""
     return _names_too(ca.values - cb.values, rb) and _names_too(cb.values - ca.values, ra)
@@ -303,8 +303,8 @@ def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
 
 def _same_purpose(ra: Reading, rb: Reading) -> bool:
     """The facts speak to one purpose: the larger frame (the words besides the values)
-    holds `PURPOSE` of the smaller one's words, or one of them has none of its own. "Use ESLint for code
-    formatting" and "Run tests with Bun" name two tools for two jobs."""
+    holds `PURPOSE` of the smaller one's words, or one of them has none of its own. "Use Black for code
+    formatting" and "Run tests with nox" name two tools for two jobs."""
     fa = frozenset().union(*(c.frame for c in ra.clauses[:MAX_CLAUSES]))
     fb = frozenset().union(*(c.frame for c in rb.clauses[:MAX_CLAUSES]))
     return not fa or not fb or containment(fa, fb) >= PURPOSE
@@ -403,7 +403,7 @@ def duplicate(a: Memory, b: Memory, *, readings: Readings | None = None) -> floa
 
 _WORDS = re.compile(r"[\w./-]+")
 
-# A fact that opens on a state of work: "To be determined ...", "Status: To be addressed",
+# A fact that opens on a state of work: "To be determined ...", "Status: To be reviewed",
 # "TBD", "Pending", "Deferred", "Not yet ...", "Created on ...", "Last updated ...".
 _STATE_FIRST = re.compile(
     r"^\W*(?:status\W+)?(?:to be\b|tbd\b|pending\b|deferred\b|not yet\b|created on\b|"
@@ -414,8 +414,8 @@ _STATE_FIRST = re.compile(
 
 def bare_state(memory: Memory, reading: Reading) -> bool:
     """The fact gives a state of work and names nothing it is the state of: it opens on the
-    state and says at most `GENERIC` words besides its numbers ("To be determined in PLAN
-    phase", "Status: To be addressed", "Created on 02.05.2025"). Its heading, or the item
+    state and says at most `GENERIC` words besides its numbers ("To be determined in DESIGN
+    stage", "Status: To be reviewed", "Created on 17.03.2024"). Its heading, or the item
     above it, says what it is about, so two of them, word for word, are two facts."""
     words = reading.flat_stems - numeric_values(reading.flat_values)
     return len(words) <= GENERIC and _STATE_FIRST.match(memory.fact) is not None
@@ -438,9 +438,9 @@ def duplicate_across(
     filed under, else None: copies (the same words), or facts whose own stems reach
     `ACROSS` with nested values and the same polarity, and that do not differ in words
     one subject names and the other does not. A copy that names nothing but a state of
-    work (`bare_state`: "to be decided in the plan phase") means what its heading makes
+    work (`bare_state`: "to be determined in the design stage") means what its heading makes
     it mean: it is never one fact with its copy; a short copy that names something ("Simple
-    herding mechanics" in two milestones) is. `copies_only` admits copies alone (for
+    stock alerts" in two milestones) is. `copies_only` admits copies alone (for
     ephemeral task state);
     `loose` waives the similarity thresholds, not the other rules (for a pair a model
     proposes, see `proposals`)."""
@@ -477,7 +477,7 @@ def says_alike(a: Memory, b: Memory, readings: Readings) -> bool:
 def _holds(ra: Reading, rb: Reading) -> bool:
     """One fact says no more than the other (`CONTAINED` of its stems, at least
     `CONTAINED_MIN` of them) and both name one thing: "npm install --legacy-peer-deps" in
-    "npm install --legacy-peer-deps (React 19 and Next 14 clash)"."""
+    "npm install --legacy-peer-deps (needed for the React 19 upgrade)"."""
     sa, sb = ra.flat_stems, rb.flat_stems
     small, big = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
     return (

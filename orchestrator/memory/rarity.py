@@ -2,7 +2,7 @@
 
 Two facts filed under different subjects, worded apart, still say one thing when they
 share the words that few other facts use: `min-h-[44px]`, calculateDayCompletion, the
-legacy-peer-deps flag, "cost of living". A word most facts carry (the project's name, a
+legacy-peer-deps flag, a surcharge zone. A word most facts carry (the project's name, a
 heading's word) says little. Each memory is read as its terms (`terms`): the stems of its
 fact, code spans read as their words, proper names folded to the stem of their lower case
 (TaskItem and TaskItems, Day and Days), a word written short or long as one term
@@ -17,8 +17,8 @@ fact, code spans read as their words, proper names folded to the stem of their l
   main, rudimentary, functionality...) counts on neither side.
 - `alike`: the rules a candidate must meet on top of its scores (`RARE_JACCARD` and
   `RARE_HELD`, or a lower Jaccard, `RARE_JACCARD_HELD`, when nearly all the smaller
-  fact's weight stands in the other, `RARE_MOSTLY_HELD`: "52-week Technical CTO
-  curriculum tracker" inside the project line that adds its stack): not two list items labelled with different names (two endpoints of one
+  fact's weight stands in the other, `RARE_MOSTLY_HELD`: a one-line
+  description of the product inside the project line that adds its stack): not two list items labelled with different names (two endpoints of one
   API), the same polarity and no clause of one denying the other, values nested once
   folded (code spans and paths as their words, names as their stems: one may add a value,
   neither may assert one the other lacks), numbers nested, and not parallel statements
@@ -26,7 +26,7 @@ fact, code spans read as their words, proper names folded to the stem of their l
   in plain words one inside the other are one name (`compare.different_slots`), a short
   fact naming no code span, path or URL (`_generic`) pairs under another subject only
   when the other names none either (`_vague`), and a state of work naming nothing it is
-  the state of ("To be determined in PLAN phase", "Status: To be addressed";
+  the state of ("To be determined in DESIGN stage", "Status: To be reviewed";
   `compare.bare_state`) pairs with nothing.
 
 Ephemeral task state is compared here too, with ephemeral task state only: one change
@@ -88,8 +88,8 @@ ALIASES = {
 
 # Stems of words that say how plain or how central an item is, or name it generically,
 # not which item it is: one fact having such a word that the other lacks tells them not
-# apart ("Basic ranch management functionality" and "Rudimentary ranch management",
-# "Implement basic game loop" and "Implement main game loop" are one item).
+# apart ("Basic invoice tracking functionality" and "Rudimentary invoice tracking",
+# "Implement basic export screen" and "Implement main export screen" are one item).
 QUALIFIERS = frozenset(
     {"basic", "simpl", "main", "initi", "rudimentari", "primari", "function", "featur"}
 )
@@ -147,20 +147,20 @@ def rare_pairs(
     """Pairs (by position in `active`) that may pass `Score.passes`, with their scores.
 
     Two durable facts score by the weight of every term they share, the project's common
-    topics included ("bookmark" in a quarter of a film browser's facts, "responsive").
+    topics included ("playlist" in a quarter of a music player's facts, "offline").
     Ephemeral task state (`passing`) scores against ephemeral task state so too when they
-    share `compare.ACROSS` of their weight ("Implement filtering by content type" and "❌
-    Filtering content by type"), else by its rare terms only (at most `RARE_DF` memories
+    share `compare.ACROSS` of their weight ("Implement grouping by album artist" and "❌
+    Grouping tracks by album artist"), else by its rare terms only (at most `RARE_DF` memories
     carry them): items of work name the project's topics, and one topic in three
-    milestones ("Defining core gameplay loops", "Core gameplay loop validation", "Complete
-    core gameplay loop") is three stages of work, not one item. A durable fact and
+    milestones ("Defining core checkout flows", "Core checkout flow validation", "Complete
+    core checkout flow") is three stages of work, not one item. A durable fact and
     ephemeral task state are not scored (see `rare_duplicates`).
 
     Candidates come from an inverted index of bounded postings, never from all pairs: a
     term at most `RARE_DF` memories carry joins alone, and two terms of the project's
-    topics (at most `COMMON_DF` memories carry each) join as a pair ("responsive" and
-    "screen": "Responsive design for all screen sizes" and "**Responsive Design**: ...
-    responsive across different screen sizes"), so a pair sharing several common words
+    topics (at most `COMMON_DF` memories carry each) join as a pair ("offline" and
+    "playlist": "Offline playback for every saved playlist" and "**Offline Mode**: ...
+    saved playlists play offline"), so a pair sharing several common words
     and no rare one is compared, and the postings stay short as the store grows. A
     candidate whose shared weight, all of it, is short of `RARE_JACCARD_HELD` of the
     heavier fact's is left out: no rule could take it."""
@@ -265,7 +265,7 @@ def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading) -> bool:
 
 def _generic(reading: Reading) -> bool:
     """A fact of at most `compare.GENERIC` words besides its numbers, naming no code span,
-    path or URL ("Simple herding mechanics", "Daily routine cycle")."""
+    path or URL ("Simple stock alerts", "Nightly sync cycle")."""
     words = terms(reading) - compare.numeric_values(reading.flat_values)
     return len(words) <= compare.GENERIC and not compare.anchored(reading.values)
 
@@ -305,8 +305,8 @@ def rare_duplicates(
 ) -> set[tuple[str, str]]:
     """Pairs of active memories that say one thing by the weight of their shared words.
     Ephemeral task state (`passing`) pairs with ephemeral task state only: a durable fact
-    and an item of work on the same thing ("Responsive design for all screen sizes" and
-    "❌ Responsive design improvements") say two things, what the product is and where
+    and an item of work on the same thing ("Offline playback for every saved playlist" and
+    "❌ Offline playback improvements") say two things, what the product is and where
     work on it stands (word-for-word copies are found apart, see `compare.copy_key`)."""
     out = set()
     for (i, j), score in rare_pairs(active, readings, passing).items():

@@ -3,20 +3,20 @@
 `compare.conflict` calls two facts contradictory when they give one slot different
 values. Two shapes of fact fill no slot that way:
 
-- `prohibitions`: two negated clauses ("don't use the Pages Router", "don't use external
-  UI libraries") list what is ruled out; prohibitions add up, they do not compete
+- `prohibitions`: two negated clauses ("don't use class components", "don't use CSS-in-JS
+  libraries") list what is ruled out; prohibitions add up, they do not compete
   (limits, which rule out by a number, still do).
-- `flow`: a fact written as a chain of arrows ("3 phases → 52 weeks → 312 days", "task
-  changes → recount the day → update the week") names the steps of a hierarchy or a
+- `flow`: a fact written as a chain of arrows ("4 terms → 36 weeks → 180 lessons", "order
+  edited → recount the invoice → update the ledger") names the steps of a hierarchy or a
   cascade; another fact naming other steps describes another part of it.
 
-A fact that opens with a prohibition ("Don't use the Pages Router (no
-getServerSideProps)") is one however many negations it holds (`forbids`).
+A fact that opens with a prohibition ("Don't use class components (no
+componentDidMount)") is one however many negations it holds (`forbids`).
 
 Across subjects one slot is read (`count`): the same count of the same thing, "a
-138-column output format" against "output mappings (139 columns)": one unit given two
+138-column export layout" against "export column map (139 columns)": one unit given two
 numbers, no number agreeing, in clauses that share a word besides the unit (what is
-counted: "output"). A 6-column database schema is another slot, and so is a bound
+counted: "export"). A 6-column database schema is another slot, and so is a bound
 (`bounds`: "at most 200 orders a page") against a plain value ("50 orders per page by
 default"); `compare.count_conflict` adds the rules on subjects.
 """

@@ -32,7 +32,7 @@ AGENTS_OLD = """# Widget
 
 ## Commands
 
-- Run `make test` before committing.
+- Run `make test` before every push.
 - Lint with `make lint`. It runs the linter.
 - The parser lives in `src/parser.py` and defines `load_config()`.
 
@@ -118,7 +118,7 @@ def test_claims_are_stored_as_references_and_rebuilt_from_the_mirror(
     assert "make lint" not in stored and "parser lives" not in stored  # no copied text
     dataset = load(data)
     texts = {t.claim.id: t for t in rebuild(dataset, dataset.repos[0], mirrors)}
-    assert texts["acme-widget-0-l5"].text == "Run `make test` before committing."
+    assert texts["acme-widget-0-l5"].text == "Run `make test` before every push."
     assert texts["acme-widget-0-l6-s1"].text == "Lint with `make lint`."
     assert texts["acme-widget-0-l6-s1"].heading == "Commands"
     fenced = texts["acme-widget-0-l10"]

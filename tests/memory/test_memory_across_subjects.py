@@ -24,7 +24,7 @@ def names(report: AuditReport, kind: str) -> set[str]:
 def test_copies_and_rewordings_under_other_subjects_are_near_duplicates(
     layout: Layout, put: Put
 ) -> None:
-    rule = "Run `npm install --legacy-peer-deps`: React 19 and Next 14 clash over peers."
+    rule = "Run `npm install --legacy-peer-deps`: two majors disagree on their peers."
     put("install-a", rule, subject="setup")
     put("install-b", rule, subject="known issues")
     put("sort-a", "Sort the results by any column of the output table", subject="features")
@@ -36,8 +36,8 @@ def test_copies_and_rewordings_under_other_subjects_are_near_duplicates(
 
 def test_what_the_subject_decides_is_not_a_near_duplicate(layout: Layout, put: Put) -> None:
     # a short copy means what its subject makes it mean
-    put("tbd-tests", "To be decided in the plan phase", subject="testing strategy")
-    put("tbd-logs", "To be decided in the plan phase", subject="logging strategy")
+    put("tbd-tests", "To be decided in the design stage", subject="testing strategy")
+    put("tbd-logs", "To be decided in the design stage", subject="logging strategy")
     # the same statement about two parts
     put("api-http", "The api client sends requests over HTTP/1.1.", subject="api http version")
     put("db-http", "The database client sends requests over HTTP/1.1.", subject="db http version")
@@ -50,8 +50,8 @@ def test_what_the_subject_decides_is_not_a_near_duplicate(layout: Layout, put: P
 def test_list_items_under_one_heading_are_not_contradictions(layout: Layout, put: Put) -> None:
     put("get-tasks", "`GET /tasks`: lists the tasks of the user.", subject="rest api")
     put("post-tasks", "`POST /tasks`: creates a task.", subject="rest api")
-    put("lint", "Use ESLint and Prettier for code formatting", subject="tools")
-    put("bun", "Run tests with Bun", subject="tools")
+    put("lint", "Use Black and isort for code formatting", subject="tools")
+    put("bun", "Run tests with nox", subject="tools")
     put("threads-a", "The worker pool has 8 threads.", subject="pool size")
     put("threads-b", "The worker pool runs 16 threads.", subject="pool size")
     assert found(audit(layout), "contradiction") == {frozenset({"threads-a", "threads-b"})}
@@ -75,6 +75,6 @@ def test_names_that_are_not_stale(layout: Layout, put: Put, commit_all: Callable
     put("ignored", "`settings.local.json` holds each person's overrides.", subject="settings")
     put("template", "Add a `journal/YYYY_MM_DD_topic.md` entry after a change.", subject="journal")
     put("example", "Scripts run as `./script.sh` break when they change folder.", subject="scripts")
-    put("removed", "`LoaderFactory` collapsed into `app/main.py`.", subject="loading")
+    put("removed", "`ReaderFactory` collapsed into `app/main.py`.", subject="loading")
     put("missing", "`src/Missing.tsx` renders the footer.", subject="frontend")
     assert names(audit(layout), "stale_citation") == {"missing"}

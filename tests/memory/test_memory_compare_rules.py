@@ -215,12 +215,12 @@ def test_facts_that_each_name_the_others_values_do_not_conflict(
 ) -> None:
     hooks = mk(
         "hooks-a",
-        "**React Hooks**: The application uses React's useState and useEffect hooks for state.",
+        "**Vue Composables**: The application uses Vue's ref and computed composables for state.",
         subject="state management",
     )
     listed = mk(
         "hooks-b",
-        "React hooks (useState, useEffect) are used for state management",
+        "Vue composables (ref, computed) are used for shared state",
         subject="state management",
     )
     assert compare.conflict(hooks, listed) is None

@@ -41,12 +41,12 @@ from orchestrator.store.memfile import Memory
         ("Retries deferred to a later release", "retries", "todo_next"),
         ("Document the cache layout", "Next Steps", "todo_next"),
         ("Add sorting options to the listings", "Medium Priority", "todo_next"),
-        ("Implement the main loop", "Immediate Tasks (Next 1-2 Weeks)", "todo_next"),
-        ("Offline play and data persistence", "Short-Term Goals", "todo_next"),
+        ("Implement the main loop", "Immediate Steps (Next 2-3 Days)", "todo_next"),
+        ("Offline mode and local caching", "Medium-Term Goals", "todo_next"),
         ("What is the minimum feature set?", "Open Questions", "todo_next"),
-        ("Direct control vs. commands", "Decisions Under Consideration", "todo_next"),
-        ("Routing between the sections", "Next Milestone Goals", "todo_next"),
-        ("Set up the build pipeline", "Phase 1: Core Engine (5% Complete)", "progress_status"),
+        ("Monthly vs. yearly billing", "Questions Under Consideration", "todo_next"),
+        ("Navigation between the report tabs", "Next Phase Goals", "todo_next"),
+        ("Set up the build pipeline", "Stage 1: Data Model (10% Complete)", "progress_status"),
         ("Working within the API's rate limits", "Current Challenges", "in_progress"),
         ("Evaluating a switch to DuckDB", "decisions", "in_progress"),
         ("The exporter is currently being rewritten", "", "in_progress"),
@@ -81,7 +81,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("❌ **Bad**: `any` in a component's props", "typing"),
         ("Pages are rendered by the App Router", "Next.js App Router"),
         ("The queue pops the lowest deadline first", "Priority Queue Design"),
-        ("Phases run one after another", "Phase 1: Core Engine"),
+        ("Phases run one after another", "Stage 1: Data Model"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
@@ -111,8 +111,8 @@ def test_list_items_with_different_labels_fill_different_slots() -> None:
 
 
 def test_tools_for_different_jobs_do_not_conflict_but_one_slot_two_values_does() -> None:
-    lint = memory("lint", "Use ESLint and Prettier for code formatting", "tools")
-    tests = memory("tests", "Run tests with Bun", "tools")
+    lint = memory("lint", "Use Black and isort for code formatting", "tools")
+    tests = memory("tests", "Run tests with nox", "tools")
     assert conflict(lint, tests) is None
     rabbit = memory("rabbit", "The message broker is RabbitMQ.", "broker")
     kafka = memory("kafka", "The message broker is Kafka, run by the platform team.", "broker")

@@ -121,40 +121,38 @@ def test_stated_values_against_the_config(tmp_path: Path) -> None:
 
 
 def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> None:
-    """A list of packages and versions ("laravel/framework (LARAVEL) - v12"), a product of
+    """A list of packages and versions ("symfony/console (SYMFONY) - v7"), a product of
     two words ("Tailwind CSS v3" is `tailwindcss`), a stated minimum ("4.1+"), a version
     within the manifest's lower bound (php 8.3.28 against `>=8.2`)."""
     proj = project(
         tmp_path,
         {
             "composer.json": json.dumps(
-                {"require": {"php": ">=8.2", "laravel/framework": "^13.0", "laravel/scout": "^10"}}
+                {"require": {"php": ">=8.2", "symfony/console": "^8.0", "symfony/mailer": "^7"}}
             ),
             "package.json": json.dumps({"devDependencies": {"tailwindcss": "^4.3.0"}}),
         },
     )
     found = verdicts(
-        "- php - 8.3.28\n- laravel/framework (LARAVEL) - v12\n- laravel/scout (SCOUT) - v10\n"
-        "- Always use Tailwind CSS v3.\n- Since Laravel 11 the structure is flat.\n",
+        "- php - 8.2.19\n- symfony/console (SYMFONY) - v7\n- symfony/mailer (MAILER) - v7\n"
+        "- Keep Tailwind CSS v3 on every page.\n- Since Symfony 6 the layout is flat.\n",
         proj,
     )
     assert found == {
         "value:dep:php": None,
-        "value:dep:laravel/framework": (
-            "states laravel/framework 12; the project now declares ^13.0"
-        ),
-        "value:dep:laravel/scout": None,
+        "value:dep:symfony/console": ("states symfony/console 7; the project now declares ^8.0"),
+        "value:dep:symfony/mailer": None,
         "value:dep:tailwind css": "states tailwind css 3; the project now declares ^4.3.0",
-        "value:dep:since laravel": None,  # no dependency of that name
+        "value:dep:since symfony": None,  # no dependency of that name
     }
-    assert verdicts("Tailwind CSS 4.1+ for new pages.", proj) == {"value:dep:tailwind css": None}
+    assert verdicts("Tailwind CSS 4.2+ for new pages.", proj) == {"value:dep:tailwind css": None}
 
 
 def test_a_pre_release_stated_is_stale_once_the_pin_is_a_release(tmp_path: Path) -> None:
-    """ ".NET 10.0 RC": global.json pins the .NET SDK; a stated pre-release holds while the
+    """ ".NET 11.0 RC": global.json pins the .NET SDK; a stated pre-release holds while the
     pin is one of that version, and a stated minimum is no pin's to judge."""
-    text = ".NET 10.0 RC (see global.json). Python 3.12 beta in CI."
-    for version, expected in (("10.0.100-rc.1.25411.109", None), ("10.0.201", "10.0.201")):
+    text = ".NET 11.0 RC (see global.json). Python 3.12 beta in CI."
+    for version, expected in (("11.0.100-rc.2.26112.104", None), ("11.0.201", "11.0.201")):
         sdk = json.dumps({"sdk": {"version": version, "rollForward": "major"}})
         proj = project(tmp_path, {"global.json": sdk})
         found = verdicts(text, proj)
@@ -162,7 +160,7 @@ def test_a_pre_release_stated_is_stale_once_the_pin_is_a_release(tmp_path: Path)
         assert (
             reason is None
             if expected is None
-            else reason == (f"states .NET 10.0 RC; now global.json sdk.version says {expected}")
+            else reason == (f"states .NET 11.0 RC; now global.json sdk.version says {expected}")
         )
         assert found == {"value:python": None}  # nothing pins Python here
         assert verdicts("Requires .NET 9+ to build.", proj) == {"value:.net": None}
@@ -215,10 +213,10 @@ def test_a_minimum_is_the_root_configs_and_a_named_version_is_any_pin(tmp_path: 
             ".tool-versions": "nodejs 20.11.0\n",
         },
     )
-    found = verdicts("**Go 1.25.0+** is required.", proj)
-    assert found == {"value:go": "states Go 1.25.0+; go.mod go now says 1.26.0"}
-    named = verdicts("- **Go Version:** 1.25.0", proj)["value:go"]
-    assert named is not None and "Go Version: 1.25.0" in named and "1.26.5" in named
+    found = verdicts("**Go 1.25.2+** is required.", proj)
+    assert found == {"value:go": "states Go 1.25.2+; go.mod go now says 1.26.0"}
+    named = verdicts("- **Go Version:** 1.24.3", proj)["value:go"]
+    assert named is not None and "Go Version: 1.24.3" in named and "1.26.5" in named
     assert verdicts("CI: Go version 1.26", proj) == {"value:go": None}  # the workflow's pin
     assert verdicts("Node version 20", proj) == {"value:node": None}  # .tool-versions
     assert verdicts("Node version 18", proj)["value:node"] is not None

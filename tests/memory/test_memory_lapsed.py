@@ -57,7 +57,7 @@ def _planted(
 
 def test_product_names_are_words_with_a_capital_inside_outside_code_and_denials() -> None:
     found = kinds.product_claims(
-        "- Jobs: GoodJob\n- The MySQL parser uses TiDB.\n- Do not add SideKiq.\n"
+        "- Jobs: GoodJob\n- MySQL queries are parsed with TiDB.\n- Do not add SideKiq.\n"
         "- `McpServer` and https://GitHub.com/x and README and Parser\n"
     )
     assert [(c.text, c.symbol) for c in found] == [
@@ -81,7 +81,7 @@ def test_a_dependency_named_in_prose_and_dropped_since_the_record_is_stale(
         {"Gemfile": GEMFILE, "go.mod": go_mod},
         {
             "jobs": "Jobs: GoodJob runs the background work.",
-            "parser": "The MySQL parser uses TiDB.",
+            "parser": "MySQL queries are parsed with TiDB.",
             "engine": "SQLite is an engine here.",
         },
     )

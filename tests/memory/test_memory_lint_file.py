@@ -206,7 +206,7 @@ def test_a_wrapped_bullet_is_one_claim_and_a_sentence_runs_across_lines(plain_re
 
 def test_a_name_a_rule_warns_against_and_a_route_are_not_stale(plain_repo: Path) -> None:
     (plain_repo / "AGENTS.md").write_text(
-        "- Never name tests `TestIssue1234`; give them a descriptive name.\n"
+        "- Never name tests `TestBug4821`; give them a descriptive name.\n"
         "- Prefer `is_ready()`, not `ready_flag()`.\n"
         "- Use `make test` rather than `make all`.\n"
         "- Run `make test`, then `make all`.\n"

@@ -19,7 +19,7 @@ Put = Callable[..., Any]
 
 PROPOSED = [
     # a paraphrase the lexical rules miss: accepted
-    {"a": "lodging-a", "b": "lodging-b", "verdict": "same"},
+    {"a": "shipping-a", "b": "shipping-b", "verdict": "same"},
     # the same statement about two parts: refused (parallel)
     {"a": "api-http", "b": "db-http", "verdict": "same"},
     # one slot, two values: accepted, with the slot
@@ -27,13 +27,17 @@ PROPOSED = [
     # no slot named: refused
     {"a": "tests-a", "b": "tests-b", "verdict": "contradicts"},
     # a pair that was never put to the model: ignored
-    {"a": "lodging-a", "b": "nowhere", "verdict": "same"},
+    {"a": "shipping-a", "b": "nowhere", "verdict": "same"},
 ]
 
 
 def plant(put: Put) -> None:
-    put("lodging-a", "Lodging costs follow the local cost of living.", subject="w")
-    put("lodging-b", "Apply cost-of-living adjustments to lodging and meal costs.", subject="r")
+    put("shipping-a", "Shipping fees follow the destination zone of the parcel.", subject="w")
+    put(
+        "shipping-b",
+        "Apply destination-zone surcharges to shipping and handling fees.",
+        subject="r",
+    )
     put("api-http", "The api client sends requests over HTTP/1.1.", subject="api http version")
     put("db-http", "The db client sends requests over HTTP/1.1.", subject="db http version")
     put("cols-a", "The export file has 138 columns.", subject="export format")
@@ -67,7 +71,7 @@ def test_the_rules_accept_only_what_they_allow(layout: Layout, put: Put, tmp_pat
 
     model = script(tmp_path / "model.yaml", json.dumps({"pairs": PROPOSED}))
     _, report, _ = audit_json("--model", model)
-    assert pairs(report, "near_duplicate") == {frozenset({"lodging-a", "lodging-b"})}
+    assert pairs(report, "near_duplicate") == {frozenset({"shipping-a", "shipping-b"})}
     assert pairs(report, "contradiction") == {frozenset({"cols-a", "cols-b"})}
     detail = next(f["detail"] for f in report["findings"] if f["kind"] == "contradiction")
     assert "column count" in detail and "138" in detail and "139" in detail

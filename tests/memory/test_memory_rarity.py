@@ -44,7 +44,7 @@ def test_rewordings_that_share_rare_names_are_near_duplicates(layout: Layout, pu
     # one rule in two rule files: a plural against a singular name, code spans unquoted
     put(
         "cascade-a",
-        "After TaskItem changes, call calculateDayCompletion() and then update the Day.",
+        "After a TaskItem changes, calculateDayCompletion() runs and the Day is updated.",
         subject="completion cascade",
     )
     put(
@@ -55,12 +55,12 @@ def test_rewordings_that_share_rare_names_are_near_duplicates(layout: Layout, pu
     # the same touch-target rule, worded apart, the class names quoted in one only
     put(
         "touch-a",
-        "Touch targets are at least `min-h-[44px] min-w-[44px]` on interactive elements.",
+        "Every interactive control gets `min-h-[44px] min-w-[44px]` as its tap area.",
         subject="accessibility",
     )
     put(
         "touch-b",
-        "Interactive elements need min-h-[44px] min-w-[44px] as touch targets.",
+        "Tap areas of interactive controls need min-h-[44px] min-w-[44px].",
         subject="mobile layout",
     )
     dups = found(audit(layout))
@@ -144,30 +144,32 @@ def test_task_state_labels_and_whole_containment_by_rare_words(layout: Layout, p
     # one change account in two lists (ephemeral task state, still one event)
     put(
         "sorting-a",
-        "**Adding command-line options** for sorting and filtering results:",
+        "**Adding command-line flags** for paging and grouping output:",
         subject="recent work",
     )
-    put("sorting-b", "Added command-line sorting options", subject="project evolution")
+    put("sorting-b", "Added command-line paging flags", subject="project evolution")
     # labels in plain words, one inside the other, are one name
     put(
         "persist-a",
-        "**Data Persistence:** Ensure tasks are stored in MongoDB and fetched correctly.",
+        "**Search Index:** Ensure notes are indexed in Elasticsearch and found quickly.",
         subject="sprint goals",
     )
     put(
         "persist-b",
-        "**Data Persistence (MongoDB):** Ensuring data is stored and fetched correctly.",
+        "**Search Index (Elasticsearch):** Ensuring notes are indexed and found quickly.",
         subject="priorities",
     )
     # one fact holds all of another's words, naming nothing
     put("peer-a", "npm install --legacy-peer-deps", subject="must do")
-    put("peer-b", "npm install --legacy-peer-deps (React 19 + Next 14 conflict).", subject="setup")
+    put(
+        "peer-b", "npm install --legacy-peer-deps (needed while two majors clash).", subject="setup"
+    )
     # nearly all of one fact's rare words in a longer one that adds the stack
-    put("tracker-a", "A 52-week Technical CTO curriculum tracker.", subject="project summary")
+    put("tracker-a", "A 12-month Spanish vocabulary study planner.", subject="project summary")
     put(
         "tracker-b",
-        "Project: CTO Map, a 52-week Technical CTO curriculum tracker. Stack: Next.js 14 "
-        "(App Router), TypeScript, Prisma with SQLite, Tailwind CSS with a dark mode.",
+        "Project: Lingo Ladder, a 12-month Spanish vocabulary study planner. Stack: SvelteKit "
+        "(server routes), TypeScript, Drizzle with Postgres, UnoCSS with a light theme.",
         subject="boltrules",
     )
     dups = found(audit(layout))
@@ -183,19 +185,19 @@ def test_short_facts_and_other_labels_under_other_subjects_stay_apart(
 ) -> None:
     plant_filler(put)
     # a short fact means what its subject makes it mean
-    put("tbd-a", "To be determined in PLAN/CREATIVE phase", subject="code organization")
-    put("tbd-b", "To be determined in PLAN phase", subject="testing strategy")
-    put("date-a", "Created on 02.05.2025", subject="priorities")
-    put("date-b", "Created on 02.05.2025 Updated on 02.07.2025", subject="scalability")
+    put("tbd-a", "To be determined in DESIGN/REVIEW stage", subject="code organization")
+    put("tbd-b", "To be determined in DESIGN stage", subject="testing strategy")
+    put("date-a", "Created on 17.03.2024", subject="priorities")
+    put("date-b", "Created on 17.03.2024 Updated on 21.05.2024", subject="scalability")
     # labels that name two parts stay two slots
     put(
         "err-a",
-        "**Backend Error Handling:** Preventing crashes with informative error messages.",
+        "**Server Input Validation:** Rejecting malformed requests with a clear message.",
         subject="priorities",
     )
     put(
         "err-b",
-        "**Frontend Error Handling:** Feedback to the user when an error occurs.",
+        "**Client Input Validation:** Marking the fields a user still has to fix.",
         subject="sprint goals",
     )
     assert found(audit(layout)) == set()
@@ -234,15 +236,15 @@ def test_a_short_item_in_two_lists_is_one_fact_but_a_bare_state_is_not(
 ) -> None:
     plant_filler(put)
     # one item of work in two lists of to-dos, word for word and reworded
-    put("herd-a", "Simple herding mechanics", subject="milestone 1 (target: TBD)")
-    put("herd-b", "Simple herding mechanics", subject="milestone 2 (target: TBD)")
-    put("loop-a", "Implement basic game loop", subject="next steps")
-    put("loop-b", "Basic game loop implementation", subject="milestone 3 (target: TBD)")
+    put("herd-a", "Simple stock alerts", subject="milestone 1 (target: TBD)")
+    put("herd-b", "Simple stock alerts", subject="milestone 2 (target: TBD)")
+    put("loop-a", "Implement basic export screen", subject="next steps")
+    put("loop-b", "Basic export screen implementation", subject="milestone 3 (target: TBD)")
     # a state that names nothing it is the state of: the item above it says what
-    put("state-a", "**Status**: To be addressed", subject="known issues")
-    put("state-b", "**Status**: To be addressed", subject="known issues")
-    put("state-c", "To be determined in CREATIVE phase", subject="code organization")
-    put("state-d", "To be determined in PLAN/CREATIVE phase", subject="error handling")
+    put("state-a", "**Status**: To be reviewed", subject="known issues")
+    put("state-b", "**Status**: To be reviewed", subject="known issues")
+    put("state-c", "To be determined in REVIEW stage", subject="code organization")
+    put("state-d", "To be determined in DESIGN/REVIEW stage", subject="error handling")
     dups = found(audit(layout))
     assert frozenset({"herd-a", "herd-b"}) in dups
     assert frozenset({"loop-a", "loop-b"}) in dups
@@ -254,9 +256,9 @@ def test_a_bare_state_opens_on_the_state_and_names_nothing() -> None:
         memory = Memory(name="m", description=fact, type="project", body=fact)
         return compare.bare_state(memory, read_fact(fact))
 
-    assert bare("To be determined in PLAN phase")
-    assert bare("**Status**: To be implemented")
-    assert bare("Created on 02.05.2025 Updated on 02.07.2025")
+    assert bare("To be determined in DESIGN stage")
+    assert bare("**Status**: To be scheduled")
+    assert bare("Created on 17.03.2024 Updated on 21.05.2024")
     assert bare("TBD")
-    assert not bare("Simple herding mechanics")
+    assert not bare("Simple stock alerts")
     assert not bare("To be determined: whether routing uses React Router or a custom state store")

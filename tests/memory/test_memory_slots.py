@@ -24,7 +24,7 @@ def contradictions(layout: Layout) -> set[frozenset[str]]:
 def test_prohibitions_and_flows_are_not_contradictions(layout: Layout, put: Put) -> None:
     put("no-jquery", "Never use jQuery in the frontend.", subject="frontend rules")
     put("no-moment", "Never use Moment in the frontend.", subject="frontend rules")
-    put("tree", "3 Phases → 52 Weeks → 312 Days → Tasks", subject="data model")
+    put("tree", "4 Terms → 36 Weeks → 180 Lessons → Exercises", subject="data model")
     put("cascade", "Completion cascade: Tasks → Day → Week, automatic", subject="data model")
     assert contradictions(layout) == set()
 
@@ -43,14 +43,14 @@ def test_limits_and_plain_statements_still_conflict(layout: Layout, put: Put) ->
 def test_a_fact_that_opens_with_a_prohibition_is_one_whatever_its_negations(
     layout: Layout, put: Put
 ) -> None:
-    # "no getServerSideProps" inside a "Don't" rule makes two negations, still a prohibition
-    put("no-pages", "Don't use Pages Router (no getServerSideProps)", subject="must not")
-    put("no-ui-libs", "Don't use external UI libraries (Tailwind only)", subject="must not")
+    # "no componentDidMount" inside a "Don't" rule makes two negations, still a prohibition
+    put("no-pages", "Don't use class components (no componentDidMount)", subject="must not")
+    put("no-ui-libs", "Don't use CSS-in-JS libraries (plain modules only)", subject="must not")
     assert contradictions(layout) == set()
 
 
 def test_one_count_given_two_values_across_subjects(layout: Layout, put: Put) -> None:
-    put("cols-a", "Output is a standardized 138-column e-shop CSV format.", subject="overview")
+    put("cols-a", "The output is a fixed 138-column spreadsheet layout.", subject="overview")
     put("cols-b", "`config.json` maps the output to 139 columns.", subject="key files")
     # another thing counted, a bound against a value, two parts, a number naming which one
     put("schema", "The SQLite store has a 6-column schema.", subject="storage")

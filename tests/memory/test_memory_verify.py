@@ -169,7 +169,7 @@ def test_a_dotted_name_a_tracked_file_has_is_a_file_not_a_member(
 def test_a_name_the_fact_warns_against_is_expected_absent(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
-    put("naming", "Never name tests `TestIssue1234`; describe what they test.")
+    put("naming", "Never name tests `TestBug4821`; describe what they test.")
     put("prefer", "Prefer `legacy_setup()`, not `old_setup()`.")
     results = {
         v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)

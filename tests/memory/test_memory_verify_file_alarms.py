@@ -50,7 +50,7 @@ def test_a_pattern_without_dot_or_slash_is_a_pattern_of_names(repo: Path) -> Non
     found = statuses(
         repo,
         "- Make tokens with the real `create_access_token*` factories.\n"
-        "- Pass data via `data-*-value` attributes.\n"
+        "- Hand values over in `data-*-value` attributes.\n"
         "- Sign with the `sign_payload_*` helpers.\n",
     )
     assert found[1][0] == "ok" and found[2][0] == "ok"
@@ -60,7 +60,7 @@ def test_a_pattern_without_dot_or_slash_is_a_pattern_of_names(repo: Path) -> Non
 def test_a_host_pattern_in_a_sentence_about_domains_is_no_file_pattern(repo: Path) -> None:
     found = statuses(
         repo,
-        "- Use reserved test domains (`example.com`, `*.test`) for any URL in a test.\n"
+        "- Point every test URL at a reserved domain (`example.com`, `*.test`).\n"
         "- Fixtures are the `*.test` files.\n",
     )
     assert 1 not in found or found[1][0] == "ok"
@@ -113,8 +113,8 @@ def test_a_branch_prefix_is_no_folder(repo: Path) -> None:
 def test_flags_beside_another_programs_command_are_that_programs(repo: Path) -> None:
     found = statuses(
         repo,
-        "- Inspect routes with `php artisan route:list`; filter with `--except-vendor`.\n"
-        "- Pass the correct `--options` to every command.\n"
+        "- List the routes with `php artisan route:list`, narrowed by `--except-vendor`.\n"
+        "- Give each command its own `--options`.\n"
         "- Serve with `--reload`.\n",
     )
     assert 1 not in found and 2 not in found  # not ours to check; a placeholder flag

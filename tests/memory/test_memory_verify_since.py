@@ -22,9 +22,9 @@ from orchestrator.store.repo import RepoMemoryStore
 PGX = 'package sqltest\n\nimport "os"\n\nfunc Host() string {\n\treturn os.Getenv("PG_HOST")\n}\n'
 GEN = 'package main\n\nimport "os"\n\nfunc main() {\n\t_ = os.Getenv("PG_HOST")\n}\n'
 ACCOUNT = "class Account\n  def series(period)\n    []\n  end\n\n  def name\n    'a'\n  end\nend\n"
-AUTO_SYNC = (
-    "module AutoSync\n  included do\n    before_action :sync_family, if: :needs_auto_sync?\n  end\n\n"
-    "  def sync_family\n    Current.family.sync_later\n  end\nend\n"
+AUTO_REFRESH = (
+    "module AutoRefresh\n  included do\n    before_action :refresh_ledger, if: :needs_auto_refresh?\n"
+    "  end\n\n  def refresh_ledger\n    Current.ledger.refresh_later\n  end\nend\n"
 )
 
 
@@ -53,11 +53,9 @@ def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
     )
     commit(layout.root, "tests and a tool read PG_HOST")
     verified = _recorded(layout)
-    put(
-        "tests", "`PG_HOST=127.0.0.1`", subject="Environment variables for tests", verified=verified
-    )
+    put("tests", "`PG_HOST=127.0.0.1`", subject="Test settings", verified=verified)
     put("tool", "`PG_HOST=127.0.0.1`", subject="Generating the catalog", verified=verified)
-    put("later", "`PG_HOST=127.0.0.1`", subject="Environment variables for tests")
+    put("later", "`PG_HOST=127.0.0.1`", subject="Test settings")
     put("secret", "Set `API_KEY=<your-key>` in `.env`.")
     git(layout.root, "rm", "-q", "internal/sqltest/pgx.go")
     commit(layout.root, "the tests start their own database")
@@ -110,38 +108,38 @@ def test_an_instance_member_its_class_no_longer_defines_is_stale(
 def test_a_line_commented_out_switches_the_mechanism_off(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
-    path = "app/controllers/concerns/auto_sync.rb"
-    _write(layout.root, {path: AUTO_SYNC})
-    commit(layout.root, "auto sync")
+    path = "app/controllers/concerns/auto_refresh.rb"
+    _write(layout.root, {path: AUTO_REFRESH})
+    commit(layout.root, "auto refresh")
     verified = _recorded(layout)
     put(
         "cited",
-        "The family syncs daily.",
-        citations=(Citation(path, 6, "sync_family"),),
+        "The ledger refreshes daily.",
+        citations=(Citation(path, 6, "refresh_ledger"),),
         verified=verified,
     )
-    put("linked", f"It syncs daily through [auto_sync.rb](mdc:{path}).", verified=verified)
+    put("linked", f"It refreshes daily through [auto_refresh.rb](mdc:{path}).", verified=verified)
     put("elsewhere", "The models live in `app/models/`.", verified=verified)
     put(
         "other",
         "Reports run nightly.",
-        citations=(Citation(path, 1, "AutoSync"),),
+        citations=(Citation(path, 1, "AutoRefresh"),),
         verified=verified,
     )
-    switched = AUTO_SYNC.replace("  included do", "  # included do").replace(
+    switched = AUTO_REFRESH.replace("  included do", "  # included do").replace(
         "    before_action", "  #   before_action"
     )
     _write(layout.root, {path: switched.replace("  end\n\n", "  # end\n\n", 1)})
-    commit(layout.root, "no auto sync for now")
+    commit(layout.root, "no auto refresh for now")
 
     results = _results(layout)
     for name in ("cited", "linked"):
         assert results[name].result == "stale", name
         reason = results[name].failures[0].reason
-        line = "before_action :sync_family, if: :needs_auto_sync?"
+        line = "before_action :refresh_ledger, if: :needs_auto_refresh?"
         assert reason == f"{path}: `{line}` is commented out since {verified['commit'][:10]}"
     assert results["elsewhere"].result != "stale"
-    assert results["other"].result != "stale"  # no line about AutoSync or auto_sync went
+    assert results["other"].result != "stale"  # no line about AutoRefresh or auto_refresh went
 
 
 def test_commented_out_asks_for_a_line_about_the_thing_gone_from_the_live_code() -> None:
@@ -198,33 +196,33 @@ def test_a_dependency_given_a_version_and_dropped_since_the_record_is_stale(
 def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
-    sdk = {"sdk": {"version": "10.0.100-rc.1.25411.109", "rollForward": "major"}}
+    sdk = {"sdk": {"version": "11.0.100-rc.2.26112.104", "rollForward": "major"}}
     _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.4.1\n"})
     commit(layout.root, "a release candidate SDK")
     verified = _recorded(layout)
-    put("sdk", "`global.json` pins the SDK (10.0.100-rc.1.25411.109).", verified=verified)
+    put("sdk", "`global.json` pins the SDK (11.0.100-rc.2.26112.104).", verified=verified)
     put(
         "cited",
-        "The SDK is 10.0.100-rc.1.25411.109.",
+        "The SDK is 11.0.100-rc.2.26112.104.",
         verified=verified,
         citations=(Citation("global.json"),),
     )
     put("history", "`CHANGELOG.md` lists 2.4.1.", verified=verified)
-    put("unrecorded", "`global.json` pins the SDK (10.0.100-rc.1.25411.109).")
+    put("unrecorded", "`global.json` pins the SDK (11.0.100-rc.2.26112.104).")
     sdk["sdk"]["rollForward"] = "latestFeature"
     _write(layout.root, {"global.json": json.dumps(sdk)})
     commit(layout.root, "roll forward to the latest feature band")
     # the file changed (`changed`), the pin did not
     assert [v.name for v in _results(layout).values() if v.result == "stale"] == []
 
-    sdk["sdk"]["version"] = "10.0.201"
+    sdk["sdk"]["version"] = "11.0.201"
     _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.5.0\n## 2.4.1\n"})
     commit(layout.root, "the released SDK")
     results = _results(layout)
     # CHANGELOG.md still has its version; the unrecorded memory has nothing to judge against
     assert [v.name for v in results.values() if v.result == "stale"] == ["cited", "sdk"]
     assert [f.reason for f in results["sdk"].failures] == [
-        f"global.json had 10.0.100-rc.1.25411.109 at {verified['commit'][:10]}; it no longer does"
+        f"global.json had 11.0.100-rc.2.26112.104 at {verified['commit'][:10]}; it no longer does"
     ]
 
 
