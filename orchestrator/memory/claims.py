@@ -69,7 +69,7 @@ _PLACEHOLDER_WORDS = frozenset(
 _EXAMPLE_WORDS = frozenset(["foo", "bar", "baz", "qux", "quux", "my", "your"])  # any name
 _EXAMPLE_LETTERS = frozenset(["x", "y", "z"])  # `test_with_x_y`: two of them stand for words
 _STAND_IN_WORDS = frozenset(["model", "entity", "object", "obj", "record", "resource", "item"])
-# A flag that stands for any flag ("pass the correct `--options`").
+# A flag that stands for any flag ("give the right `--options`").
 _PLACEHOLDER_FLAGS = frozenset(["--options", "--option", "--flags", "--flag", "--args"])
 # A name a sentence gives as a git branch ("branches start with `claude/`"), not a folder.
 _BRANCH_NAME = re.compile(

@@ -11,15 +11,15 @@ Pattern", "Known Issues") never makes a fact ephemeral by itself.
   "`X` collapsed into `y()`", "... — now collected into ..."), or "Previously"/"Originally".
   A past participle used as a description ("Built with Vite", "Configured via env vars")
   and a present passive ("Files are moved to `archive/`") are not accounts.
-- `progress_status`: done, complete, check marks, "All 202 tests pass", "Status: ...".
+- `progress_status`: done, complete, check marks, "All 57 checks pass", "Status: ...".
 - `todo_next`: unchecked boxes and crosses (❌ not done; not "❌ Don't ..."), to-dos, next
   steps, "Need for ...", "Decision needed", "to be determined", "deferred", options still
   to consider.
 - `in_progress`: "currently working on / being considered", "Evaluating ...", sprint goals.
 - `session_summary`: what one session or run did or found ("Key achievement", "the most
   recent development", an "Example:" told in the past tense).
-- `dated_status`: a state stamped with its date ("Last updated: 2026-07-07", "Completion
-  date", "Created on 02.05.2025").
+- `dated_status`: a state stamped with its date ("Last updated: 2031-03-14", "Completion
+  date", "Created on 17.09.2030").
 """
 
 from __future__ import annotations

@@ -25,16 +25,16 @@ Each kind has its own check against what the project declares now (`Project`):
   ("Python 3.10+", "Go 1.25", "Node 20", "pnpm 9", "Rust 1.80"), a dependency's version
   ("React 18"), the pytest timeout, compared with pyproject.toml, setup.cfg, package.json,
   go.mod, Cargo.toml and the version files now (a minimum: the declarations nearest the
-  root); a different value is stale, with both. A named version ("Go Version: 1.25.0",
+  root); a different value is stale, with both. A named version ("Go version: 1.31.2",
   "pnpm 9") is one version: some declaration or pin (a CI workflow's `go-version:`,
   `.tool-versions`, mise's `[tools]`, `packageManager`) must have it; so is a stated
-  pre-release (".NET 10.0 RC", against global.json's SDK): a pin must be a pre-release.
+  pre-release (".NET 12.0 RC", against global.json's SDK): a pin must be a pre-release.
 - `size`: a file's size stated beside its name ("`Application` (74KB)", "about 156
   lines"): the file named, defining the name, or cited, within `_SIZE_TOLERANCE`.
 - `setting`: a number stated as a named setting's value ("`MAX_RETRIES` is 5", "`--jobs`
   (default 4)"): some tracked file sets the name to it (checked in `verify`, by `git grep`).
 - `dependency`: a library or product named in prose with a capital inside the word
-  ("Jobs: GoodJob", "uses TiDB parser"): judged in `verify`, only against the commit the
+  ("Jobs: GoodJob", "uses the Vitess parser"): judged in `verify`, only against the commit the
   memory was verified at: a dependency a manifest declared then (`good_job`,
   `github.com/pingcap/tidb/...`) that none declares now is gone.
 """
@@ -86,9 +86,9 @@ _STATED = re.compile(
     rf"(?![\w%]|\.\d)(?P<pre>\s+(?:RC|preview|beta|alpha)\b)?",
     re.I,
 )
-# a declared version that is a pre-release (`10.0.100-rc.1.25411.109`, `19.0.0-beta.2`)
+# a declared version that is a pre-release (`12.0.100-rc.2.31207.4`, `19.0.0-beta.2`)
 _PRERELEASE = re.compile(r"\d-(?:rc|preview|beta|alpha)\b", re.I)
-# "Go Version: 1.25.0" names one version: CI's setup, a tool pin, or the config's own
+# "Go version: 1.31.2" names one version: CI's setup, a tool pin, or the config's own
 _CI_VERSION = {"go": "go", "golang": "go", "node": "node", "python": "python", "ruby": "ruby"}
 _ASDF = {"go": ("golang", "go"), "golang": ("golang", "go"), "node": ("nodejs", "node")}
 # a file's size stated beside its name, as an approximation: "(74KB, highly complex)",
@@ -109,7 +109,7 @@ _DIGIT = re.compile(r"\d")
 _SIZE_TOLERANCE = 0.15  # a stated size holds within 15% of the file's (sizes are rounded)
 _SIZE_UNITS = {"kb": 1024, "kib": 1024, "mb": 1024 * 1024, "mib": 1024 * 1024}
 # "React 18", "Tailwind CSS v3" (a product of two words: `tailwindcss`), and a package list's
-# "laravel/framework (LARAVEL) - v12", "vue - v3": a name, an alias in parentheses, a dash
+# "symfony/console (SYMFONY) - v7", "vue - v3": a name, an alias in parentheses, a dash
 _DEP_STATED = re.compile(
     r"(?<![\w@/.-])((?:[A-Z][A-Za-z0-9]*\s+)?@?[A-Za-z][\w./-]*[A-Za-z0-9])"
     rf"\s+(?:\([^()\n]{{1,40}}\)\s+)?(?:[-–—]\s+)?{_VERSION}(?![\w%]|\.\d)"
@@ -388,7 +388,7 @@ class Project:
         return out
 
     def declared(self, name: str) -> tuple[str, list[str]]:
-        """A dependency named as prose names it (`vue`, `laravel/framework`, `Tailwind CSS`
+        """A dependency named as prose names it (`vue`, `symfony/console`, `Bootstrap`
         for `tailwindcss` or `tailwind-css`, else its last word: `Install Vue` -> `vue`),
         and the versions the manifests give it (none: not declared)."""
         words = name.split()
@@ -671,7 +671,7 @@ def text_claims(text: str) -> list[Claim]:
             if hosts is None:
                 hosts = _HOSTS.search(text) is not None
             if hosts:
-                continue  # "reserved test domains (`example.com`, `*.test`)"
+                continue  # "test domains we own (`example.org`, `*.invalid`)"
         claims += _command_claims(span) + _span_claims(span)
     # each pattern below runs only where a word every match of it holds is in the text
     # (lower-cased words hold no `i` or `s`: case-blind matching reads `ı` and `ſ` as those)
@@ -696,7 +696,7 @@ def text_claims(text: str) -> list[Claim]:
 
 def product_claims(text: str) -> list[Claim]:
     """Libraries and products named in prose with a capital inside the word ("Jobs:
-    GoodJob", "uses TiDB parser"), outside code spans, links and lines that deny or
+    GoodJob", "uses the Vitess parser"), outside code spans, links and lines that deny or
     replace; judged by `verify` against the dependencies of the memory's recorded commit."""
     prose = _LINK.sub(" ", CODE_SPAN.sub(" ", text))
     out: dict[str, Claim] = {}
@@ -917,11 +917,11 @@ def _value_claims(prose: str) -> list[Claim]:
     for found in _STATED.finditer(prose):
         tool, version = found.group(1), found.group(3)
         if found.group("pre"):
-            stated = f"={version}-pre"  # ".NET 10.0 RC": a pre-release of that version
+            stated = f"={version}-pre"  # ".NET 12.0 RC": a pre-release of that version
         elif _MINIMUM.search(found.group(0)) or _REQUIRES.search(prose):
             stated = version
         elif found.group("named") or tool.lower() in ("pnpm", "yarn", "bun"):
-            # "Go Version: 1.25.0", "pnpm 9" (packageManager pins one): that version
+            # "Go version: 1.31.2", "pnpm 9" (packageManager pins one): that version
             stated = "=" + version
         else:
             continue  # "runs Python 3.12": not what a minimum in the config says
@@ -952,8 +952,8 @@ def _value_claims(prose: str) -> list[Claim]:
         if found.group(0) not in tools and not _STATED.match(found.group(0)):
             name = found.group(1).lower().removesuffix(".js")
             if name.split()[-1] in ("version", "versions"):
-                continue  # "Go version 1.26": the tool's, above
-            minimum = "+" if found.group(0).endswith("+") else ""  # "Tailwind CSS 4.1+"
+                continue  # "Go version 1.31": the tool's, above
+            minimum = "+" if found.group(0).endswith("+") else ""  # "Bootstrap 6.2+"
             out.append(
                 Claim(
                     "value",

@@ -210,7 +210,7 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
                 continue
             status, reasons = "ok", []
             # a removal or a replacement ("use `a` instead of `b`"): its names may be gone;
-            # a name a rule warns against ("never name tests `TestIssue1234`") is expected gone
+            # a name a rule warns against ("never name tests `TestBug4821`") is expected gone
             warned = counter_examples(words)
             every = [*claims, *(c for c in lapsed if c not in claims)]
             for claim in [] if states_change(words) else every:

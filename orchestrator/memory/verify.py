@@ -1250,7 +1250,7 @@ _SUBCOMMAND = re.compile(
     r"^(?:(?:python3?|uv run(?: python3?)?|poetry run python3?)\s+)?(?:\./)?"
     r"(?P<script>[\w./-]+\.py)\s+(?P<sub>[a-z][\w-]*)(?=\s|$)"
 )
-# a full version: three parts, perhaps a pre-release (`10.0.100-rc.1.25411.109`)
+# a full version: three parts, perhaps a pre-release (`12.0.100-rc.2.31207.4`)
 _FULL_VERSION = re.compile(
     r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?![\w.-]*\w)"
 )
@@ -1276,7 +1276,7 @@ _STATES_CHANGE = re.compile(
 
 def counter_examples(text: str) -> Callable[[Claim], bool]:
     """Whether a claim of `text` names what a rule warns against: a code span with a
-    negation earlier in its clause ("never name tests `TestIssue1234`", "`isReady`, not
+    negation earlier in its clause ("never name tests `TestBug4821`", "`isReady`, not
     `ready()`", "avoid `eval()`", "rather than `make all`") and that no other span names.
     Such a name is expected absent."""
     warned: list[str] = []
