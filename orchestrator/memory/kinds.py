@@ -7,7 +7,7 @@ Each kind has its own check against what the project declares now (`Project`):
   has one). `pnpm X` and `yarn X` without `run` may run an installed program as well, so
   there X must be a script or a dependency.
 - `task`: a Make target (`make X`), a just recipe (`just X`), a mise task (`mise run X`),
-  each read from every source the tool reads (`tasksources`), a tox environment (`tox -e X`), a nox session (`nox -s X`), a hatch environment
+  a zig build step (`zig build X`), each read from every source the tool reads (`tasksources`), a tox environment (`tox -e X`), a nox session (`nox -s X`), a hatch environment
   (`hatch run X:cmd`, `hatch -e X`).
 - `extra`: an optional-dependency group or dependency group (`pip install -e ".[dev]"`,
   `uv sync --extra X`, `--group X`, `poetry install --with X`).
@@ -432,6 +432,10 @@ class Project:
         return tasksources.just_recipes(self.paths, self.text)
 
     @cached_property
+    def zig_steps(self) -> dict[str, frozenset[str] | None]:
+        return tasksources.zig_steps(self.paths, self.text)
+
+    @cached_property
     def mise_tasks(self) -> set[str]:
         return tasksources.mise_tasks(self.paths, self.text)
 
@@ -824,6 +828,14 @@ def _tool_claims(program: str, args: list[str], where: str | None, text: str) ->
         return _script_claims(program, args, where, text)
     if program in ("make", "gmake", "just", "mise", "tox", "nox", "hatch"):
         return _task_claims(program, args, where, text)
+    if program == "zig" and args[:1] == ["build"]:
+        ours = args[1 : args.index("--")] if "--" in args else args[1:]  # then the run's
+        steps, _ = _options(ours, ("-p", "--prefix", "--build-file", "--cache-dir", "-j"))
+        return [
+            Claim("task", text, "body", path=where, symbol=f"zig:{s}")
+            for s in steps
+            if re.fullmatch(r"[\w.-]+", s)
+        ]
     if program in ("pip", "pip3", "uv", "poetry") or (
         program in ("python", "python3") and args[:2] == ["-m", "pip"]
     ):
@@ -1148,29 +1160,48 @@ def _check_script(claim: Claim, project: Project) -> str | None:
     return f"no script {name} in {where}"
 
 
+def _check_make(name: str, folder: str | None, project: Project) -> str | None:
+    """`make X` (in `folder`, when a `-C` or `cd` names one): a target some Makefile of that
+    folder, else of any, defines, a `%` pattern rule included."""
+    if not project.makefiles:
+        gone = project.once_had("Makefile", "GNUmakefile", "makefile")
+        return f"the Makefile was removed (target {name})" if gone else None
+    pools = (
+        [project.makefiles[folder]]
+        if folder in project.makefiles
+        else list(project.makefiles.values())
+    )
+    for targets in pools:
+        if name in targets or any(
+            "%" in t and fnmatch.fnmatch(name, t.replace("%", "*")) for t in targets
+        ):
+            return None
+    return f"no Make target {name}"
+
+
+def _check_zig(name: str, folder: str, project: Project) -> str | None:
+    """`zig build X` run in `folder` ("" for the root): a step its build.zig declares."""
+    builds = project.zig_steps
+    if not builds:
+        gone = project.once_had("build.zig")
+        return f"the build.zig was removed (step {name})" if gone else None
+    if folder not in builds:
+        return None  # zig looks for a build.zig in the folders above: not judged here
+    steps = builds[folder]
+    return None if steps is None or name in steps else f"no zig build step {name}"
+
+
 def _check_task(claim: Claim, project: Project) -> str | None:
     tool, _, name = (claim.symbol or "").partition(":")
     if tool == "make":
-        if not project.makefiles:
-            gone = project.once_had("Makefile", "GNUmakefile", "makefile")
-            return f"the Makefile was removed (target {name})" if gone else None
-        folder = claim.path
-        pools = (
-            [project.makefiles[folder]]
-            if folder in project.makefiles
-            else list(project.makefiles.values())
-        )
-        for targets in pools:
-            if name in targets or any(
-                "%" in t and fnmatch.fnmatch(name, t.replace("%", "*")) for t in targets
-            ):
-                return None
-        return f"no Make target {name}"
+        return _check_make(name, claim.path, project)
     if tool == "just":
         if not project.named("justfile", "Justfile", ".justfile"):
             gone = project.once_had("justfile", "Justfile", ".justfile")
             return f"the justfile was removed (recipe {name})" if gone else None
         return None if name in project.just_recipes else f"no just recipe {name}"
+    if tool == "zig":
+        return _check_zig(name, claim.path or "", project)
     if tool == "mise":
         if not project.mise_tasks:
             return None

@@ -18,6 +18,10 @@ each source the tool reads is read here:
   and without its extension; `_default` names the folder), with the aliases its `#MISE
   alias=` (or `# mise alias=`) line gives; a `.toml` file in them, or included, is a task
   file whose top-level tables are tasks.
+- zig: the `build.zig` of the folder zig runs in (the root, or the one a `cd DIR &&`
+  enters) and the steps it declares (`b.step("name", ...)`), with the steps zig gives
+  every build (`install`, `uninstall`); a step whose name is not written as a literal
+  makes that file's names unknowable (`zig_steps` then says None for it).
 
 Only the text of tracked files is read (`Reader`), through the caller.
 """
@@ -47,6 +51,8 @@ _MISE_CONFIG = re.compile(
     r"|\.config/mise(?:\.[\w-]+)?\.toml|\.config/mise/config(?:\.[\w-]+)?\.toml"
     r"|\.config/mise/conf\.d/[^/]+\.toml)$"
 )
+_ZIG_STEP = re.compile(r'\.step\(\s*("[^"\\]+")?')  # a quoted name, or none: computed
+ZIG_BUILTIN_STEPS = frozenset({"install", "uninstall"})
 _MISE_ALIAS = re.compile(r"^\s*(?:#|//)\s*(?:MISE|mise)\s+alias\s*=\s*(.+)$", re.M)
 
 
@@ -236,4 +242,21 @@ def _file_task_names(name: str, text: str) -> set[str]:
             out.add(":".join(parts))
     for line in _MISE_ALIAS.findall(text[:4000]):
         out |= set(re.findall(r"[\"']([^\"']+)[\"']", line))
+    return out
+
+
+# zig ---------------------------------------------------------------------------------
+
+
+def zig_steps(paths: Sequence[str], read: Reader) -> dict[str, frozenset[str] | None]:
+    """Folder ("" for the root) -> the steps its `build.zig` declares, zig's own included;
+    None for a file naming a step by a computed name (no list of its names is complete)."""
+    out: dict[str, frozenset[str] | None] = {}
+    for path in paths:
+        if path.rsplit("/", 1)[-1] != "build.zig":
+            continue
+        literals = _ZIG_STEP.findall(read(path) or "")
+        out[_folder(path)] = (
+            None if not all(literals) else ZIG_BUILTIN_STEPS | {n[1:-1] for n in literals}
+        )
     return out

@@ -202,6 +202,29 @@ def test_tasks_are_read_wherever_the_tools_define_them(tmp_path: Path) -> None:
     }
 
 
+def test_zig_build_steps_are_the_ones_build_zig_declares(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "build.zig": 'const docs = b.step("docs", "Build the docs");\n'
+            'const check = b.step(\n    "test-docs",\n    "Check the docs",\n);\n',
+            "examples/demo/build.zig": 'const run = b.step("run", "Run the demo");\n',
+        },
+    )
+    holds = (
+        "`zig build docs`, `zig build -Doptimize=ReleaseFast test-docs`, `zig build install`, "
+        "`cd examples/demo && zig build run -- --help`"  # what follows `--` goes to the run
+    )
+    assert {k: v for k, v in verdicts(holds, proj).items() if v is not None} == {}
+    # a word inside another step's name is no step; each build.zig declares its own steps
+    assert verdicts("`zig build test`, `zig build run`", proj) == {
+        "task:zig:test": "no zig build step test",
+        "task:zig:run": "no zig build step run",
+    }
+    computed = project(tmp_path / "c", {"build.zig": "const s = b.step(name, desc);\n"})
+    assert verdicts("`zig build anything`", computed) == {"task:zig:anything": None}
+
+
 def test_a_minimum_is_the_root_configs_and_a_named_version_is_any_pin(tmp_path: Path) -> None:
     proj = project(
         tmp_path,
