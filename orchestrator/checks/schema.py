@@ -190,9 +190,15 @@ class Shape:
         return EXACT_TYPES.get(self.kind)
 
     @cached_property
-    def typed_choices(self) -> frozenset[tuple[type, Any]]:
-        """(type, value) of each choice: a value is one when its pair is here (True is not 1)."""
+    def _typed_choices(self) -> frozenset[tuple[type, Any]]:
         return frozenset((type(c), c) for c in self.choices)
+
+    def is_choice(self, value: Any) -> bool:
+        """Whether `value` is one of the choices, equal as a JSON value (True is not 1)."""
+        try:
+            return (type(value), value) in self._typed_choices
+        except TypeError:  # an unhashable value (a list, a mapping) is no choice
+            return False
 
     def plainly_accepts(self, value: Any) -> bool:
         """Whether `value` passes on sight: null where null is allowed, one of the choices,
@@ -202,10 +208,7 @@ class Shape:
         if value is None:
             return self.nullable
         if self.kind is Kind.CHOICE:
-            try:
-                return not self.constraints and (type(value), value) in self.typed_choices
-            except TypeError:  # an unhashable value (a list, a mapping) is no choice
-                return False
+            return not self.constraints and self.is_choice(value)
         exact = type(value) is self.exact_type
         if not exact or (self.constraints and not all(c.holds(value) for c in self.constraints)):
             return False
@@ -307,7 +310,7 @@ def _value_problems(shape: Shape, value: Any, where: str) -> Iterator[str]:
             yield f"{where} must be {shape.kind.noun}, not null"
         return
     if shape.kind is Kind.CHOICE:
-        if not any(_same_choice(value, c) for c in shape.choices):
+        if not shape.is_choice(value):
             yield f"unknown {where} {_short(repr(value))} (one of {', '.join(shape.choices)})"
         return
     if not shape.kind.accepts(value):
@@ -324,11 +327,6 @@ def _value_problems(shape: Shape, value: Any, where: str) -> Iterator[str]:
     elif shape.kind is Kind.RECORD:
         assert shape.record is not None
         yield from _record_problems(shape.record, value, where)
-
-
-def _same_choice(value: Any, choice: Any) -> bool:
-    """Equal as JSON values: True is not 1."""
-    return type(value) is type(choice) and value == choice
 
 
 def _describe(value: Any) -> str:

@@ -219,8 +219,8 @@ def _sizes(
     a: int,
     b: int,
 ) -> tuple[tuple[float, int], tuple[float, int]]:
-    """Each memory's weight and number of terms, less the `QUALIFIERS` it has and the
-    other lacks (a qualifier both have still counts as shared)."""
+    """Each memory's weight, less that of the `QUALIFIERS` it has and the other lacks (a
+    qualifier both have still counts as shared), and its number of terms, all counted."""
     ta, tb = total[a], total[b]
     if qualified[a]:
         ta -= sum(map(of, qualified[a] - found[b]))
