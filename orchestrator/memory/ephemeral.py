@@ -177,16 +177,21 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\*\*status\*\*\s*:|^\W{0,4}status\s*:"
         r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
         r"|\bproduction-ready\b|\bin a stable state\b|\b(?:is|are) now (?:stable|working)\b"
-        # partly built: what is there so far and what is not yet
-        r"|\bnot (?:yet|fully|properly|completely) (?:implemented|integrated|functional|working|"
-        r"wired|connected|started|begun|built|finished)\b"
-        r"|\b(?:is|are|currently) non-functional\b|(?:\b(?:is|are|currently) |\()(?:visual|ui)"
-        r"[- ]only\b|\bin place(?: \([^)]*\))?,? but\b|\b\d{1,3}\s*% (?:complete|completion|done)\b"
+        r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b"
+        r"|\b\d{1,3}\s*% (?:complete|completion|done)\b",
+    ),
+    # partly built: what is there so far and what is not yet, and the stage the project is in
+    (
+        "progress_status",
+        r"\bnot (?:yet|fully|properly|completely) (?:implemented|integrated|functional|wired|"
+        r"connected|begun)\b"
+        r"|\b(?:is|are|currently) non-functional\b"
+        r"|(?:\b(?:is|are|currently) |\()(?:visual only|visual-only|ui only|ui-only)\b"
+        r"|\bin place(?: \([^)]*\))?,? but\b"
         r"|\b(?:is|are|currently|still) in (?:the |an? )?(?:\w+ ){0,3}?(?:early|initial|conceptual|"
         r"prototype|planning)\b(?: \w+){0,3}? (?:phase|stage)\b"
-        r"|^\W{0,4}(?:current )?project (?:phase|stage)\W{0,4}:|\bnow focusing on\b"
-        r"|\b(?:implemented|exists|is|are) (?:only )?as a placeholder\b"
-        r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b",
+        r"|^\W{0,4}(?:current )?(?:project phase|project stage)\W{0,4}:|\bnow focusing on\b"
+        r"|\b(?:implemented|exists|is|are) (?:only )?as a placeholder\b",
     ),
     (
         "todo_next",
@@ -194,7 +199,11 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"to be (?:determined|decided|done|documented|implemented|addressed|added|written|"
         r"defined|confirmed))"
         r"|\bto be determined\b|\btbd\b|\bdeferred\b|\bstill pending\b"
-        r"|\bnext steps?\b|\((?:planned|pending|not started)\)"
+        r"|\bnext steps?\b",
+    ),
+    (
+        "todo_next",
+        r"(?:\(planned\)|\(pending\)|\(not started\))"
         r"|\bconsider (?:implementing|adding|using|switching|moving|consolidating|migrating|"
         r"introducing|creating|replacing|splitting|extracting)\b",
     ),
