@@ -17,7 +17,8 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
 - `progress_status`: done, complete, check marks, "All 57 checks pass", "Status: ...",
   "40% complete", what is built so far and what not yet ("not yet implemented", "in place,
   but ...", "(UI only)", "a placeholder"), the stage a project is in ("in the early
-  prototype phase").
+  prototype phase"); not inside a condition ("close the week once all its days are
+  complete": a rule's trigger).
 - `todo_next`: unchecked boxes and crosses (❌ not done; not "❌ Don't ..."), to-dos, next
   steps, "Need for ...", "Decision needed", "to be determined", "to be documented",
   "deferred", "(planned)", options still to consider ("consider adding ...").
@@ -237,6 +238,8 @@ _RX = Patterns(
         re.I,
     ),
     problems=(r"\b(?:challenges|risks|trade-?offs|pitfalls|problems)\b", re.I),
+    # a condition open up to the end of the text read: no clause has ended since
+    condition=(r"\b(?:if|whether|when|whenever|until|once|unless)\b[^.;:!?→]*$", re.I),
 )
 
 # Characters that match ASCII letters under re.I though they are not ASCII themselves.
@@ -396,5 +399,7 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
         for match in _FACT_SCREEN[i].finditer(text):
             if cls == "change_account" and _RX.present_passive.search(text, 0, match.start()):
                 continue  # "files are moved to `archive/`": what happens, not what did
+            if cls == "progress_status" and _RX.condition.search(text, 0, match.start()):
+                continue  # "close the week when all its days are complete": a rule
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     return None

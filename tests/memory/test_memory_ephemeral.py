@@ -104,6 +104,8 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Orders move from draft to paid to shipped", "Current State Machine"),
         ("Balancing load across two workers", "Design Challenges"),
         ("Creating a fair score for late submissions", "Known Challenges"),
+        ("Close the week once all of its days are complete", "calendar rules"),
+        ("When a format is not yet implemented, the export button is hidden", "exports"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
