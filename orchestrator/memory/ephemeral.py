@@ -17,7 +17,7 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
 - `progress_status`: done, complete, check marks, "All 57 checks pass", "Status: ...",
   "40% complete", what is built so far and what not yet ("not yet implemented", "in place,
   but ...", "(UI only)", "a placeholder"), the stage a project is in ("in the early
-  prototype phase"); not inside a condition ("close the week once all its days are
+  prototype phase"); not inside a condition ("close a ticket once all its subtasks are
   complete": a rule's trigger).
 - `todo_next`: unchecked boxes and crosses (❌ not done; not "❌ Don't ..."), to-dos, next
   steps, "Need for ...", "Decision needed", "to be determined", "to be documented",
@@ -400,6 +400,6 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
             if cls == "change_account" and _RX.present_passive.search(text, 0, match.start()):
                 continue  # "files are moved to `archive/`": what happens, not what did
             if cls == "progress_status" and _RX.condition.search(text, 0, match.start()):
-                continue  # "close the week when all its days are complete": a rule
+                continue  # "close a ticket once its subtasks are complete": a rule
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     return None

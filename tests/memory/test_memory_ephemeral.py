@@ -104,7 +104,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Orders move from draft to paid to shipped", "Current State Machine"),
         ("Balancing load across two workers", "Design Challenges"),
         ("Creating a fair score for late submissions", "Known Challenges"),
-        ("Close the week once all of its days are complete", "calendar rules"),
+        ("Close a ticket once all of its subtasks are complete", "ticket rules"),
         ("When a format is not yet implemented, the export button is hidden", "exports"),
     ],
 )
