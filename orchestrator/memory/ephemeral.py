@@ -3,18 +3,25 @@
 The rule of promotion keeps these in the task folder; in repo memory the audit reports
 them with their class. Each class is recognised by the fact's own words, or by the
 heading (subject) it was filed under when the heading names the class outright ("Next
-Steps", "Completed", "Current Focus", "Recent Changes"); a neutral heading ("Logging
-Pattern", "Known Issues") never makes a fact ephemeral by itself.
+Steps", "Completed", "Current Focus", "Recent Changes", "Current Status", and wish lists:
+"Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"); a neutral heading
+("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
+itself. Under a heading that lists problems ("Design Challenges", "Risks") a fact led by
+a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
 
 - `change_account`: what was added, replaced, fixed, moved or removed, in any verb of
   change in the past tense at the head of the fact ("Replaced SerpAPI with a scraper",
   "`X` collapsed into `y()`", "... — now collected into ..."), or "Previously"/"Originally".
   A past participle used as a description ("Built with Vite", "Configured via env vars")
   and a present passive ("Files are moved to `archive/`") are not accounts.
-- `progress_status`: done, complete, check marks, "All 57 checks pass", "Status: ...".
+- `progress_status`: done, complete, check marks, "All 57 checks pass", "Status: ...",
+  "40% complete", what is built so far and what not yet ("not yet implemented", "in place,
+  but ...", "(UI only)", "a placeholder"), the stage a project is in ("in the early
+  prototype phase"); not inside a condition ("close a ticket once all its subtasks are
+  complete": a rule's trigger).
 - `todo_next`: unchecked boxes and crosses (❌ not done; not "❌ Don't ..."), to-dos, next
-  steps, "Need for ...", "Decision needed", "to be determined", "deferred", options still
-  to consider.
+  steps, "Need for ...", "Decision needed", "to be determined", "to be documented",
+  "deferred", "(planned)", options still to consider ("consider adding ...").
 - `in_progress`: "currently working on / being considered", "Evaluating ...", sprint goals.
 - `session_summary`: what one session or run did or found ("Key achievement", "the most
   recent development", an "Example:" told in the past tense).
@@ -70,13 +77,22 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"next (?:milestones?|phases?|tasks?|goals?|iterations?)(?: goals)?|"
         r"immediate (?:tasks|steps|goals)|(?:short|long|medium)[- ]term goals|"
         r"(?:high|medium|low) priority|open questions|under consideration|"
-        r"future (?:enhancements|improvements|features|plans))\b"
-        r"|\(next \d",
+        r"future (?:\w+ )?(?:enhancements|improvements|features|plans|considerations|"
+        r"ideas|directions|scope|development|versions?|releases?)|"
+        # wish lists: work someone may do one day, not what the project is
+        r"feature (?:expansion|requests|ideas|wish ?list)|wish ?list|nice[- ]to[- ]haves?|"
+        r"(?:potential|possible|proposed|planned|upcoming) (?:\w+ )?(?:features|improvements|"
+        r"enhancements|additions|extensions|changes)|stretch goals|icebox|parking lot|"
+        r"someday|areas for improvement|improvement (?:ideas|opportunities)|"
+        r"(?:enhancement|new|product) ideas)\b"
+        r"|^(?:ideas|later|maybe)\b|\(next \d",
     ),
     (
         "progress_status",
-        r"^(?:progress|done|completed)$|\(\d+% complete\)|\b(?:completed (?:steps|tasks|work)|current step|"
-        r"(?:current|overall) progress|progress (?:report|log|update)s?|"
+        r"^(?:progress|done|completed|status)$|\(\d+% complete\)|\b(?:completed (?:steps|tasks|work)|current step|"
+        r"(?:current|overall|development|project|implementation) progress|"
+        r"progress (?:report|log|update)s?|"
+        r"(?:current|project|development|implementation) status(?!\s*[a-z])|"
         r"files (?:modified|created|changed)|quality assurance|blockers|what works|"
         r"status report)\b",
     ),
@@ -119,6 +135,8 @@ _GERUND = (
     r"setting up|working on|rewriting|cleaning up)"
 )
 _LEAD = r"^\W{0,6}"  # bullets, bold markers, emoji before the first word
+_GERUND_LED = rf"^\W{{0,6}}{_GERUND}\s+(?!{_DESCRIBING})\S"
+_WEIGHING = r"^\W{0,4}(?:considering|evaluating|exploring|balancing|investigating)\b"
 
 _FACT_RULES: tuple[tuple[str, str], ...] = (
     ("progress_status", r"^\W{0,4}(?:✅|✔|☑|\[x\])"),
@@ -160,19 +178,40 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\*\*status\*\*\s*:|^\W{0,4}status\s*:"
         r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
         r"|\bproduction-ready\b|\bin a stable state\b|\b(?:is|are) now (?:stable|working)\b"
-        r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b",
+        r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b"
+        r"|\b\d{1,3}\s*% (?:complete|completion|done)\b",
+    ),
+    # partly built: what is there so far and what is not yet, and the stage the project is in
+    (
+        "progress_status",
+        r"\bnot (?:yet|fully|properly|completely) (?:implemented|integrated|functional|wired|"
+        r"connected|begun)\b"
+        r"|\b(?:is|are|currently) non-functional\b"
+        r"|(?:\b(?:is|are|currently) |\()(?:visual only|visual-only|ui only|ui-only)\b"
+        r"|\bin place(?: \([^)]*\))?,? but\b"
+        r"|\b(?:is|are|currently|still) in (?:the |an? )?(?:\w+ ){0,3}?(?:early|initial|conceptual|"
+        r"prototype|planning)\b(?: \w+){0,3}? (?:phase|stage)\b"
+        r"|^\W{0,4}(?:current )?(?:project phase|project stage)\W{0,4}:|\bnow focusing on\b"
+        r"|\b(?:implemented|exists|is|are) (?:only )?as a placeholder\b",
     ),
     (
         "todo_next",
         r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|decision needed\b|"
-        r"to be (?:determined|decided|done))"
+        r"to be (?:determined|decided|done|documented|implemented|addressed|added|written|"
+        r"defined|confirmed))"
         r"|\bto be determined\b|\btbd\b|\bdeferred\b|\bstill pending\b"
         r"|\bnext steps?\b",
     ),
     (
+        "todo_next",
+        r"(?:\(planned\)|\(pending\)|\(not started\))"
+        r"|\bconsider (?:implementing|adding|using|switching|moving|consolidating|migrating|"
+        r"introducing|creating|replacing|splitting|extracting)\b",
+    ),
+    ("in_progress", _WEIGHING),
+    (
         "in_progress",
-        r"^\W{0,4}(?:considering|evaluating|exploring|balancing|investigating)\b"
-        r"|\bcurrently (?:being|working on|focused|focusing|under (?:development|review)|"
+        r"\bcurrently (?:being|working on|focused|focusing|under (?:development|review)|"
         r"in (?:a |the )?(?:stable|early|beta|alpha|development|progress|testing))\b"
         r"|\bthis sprint\b|\bsprint \d+\b|\bnow working on\b|\bin progress\b",
     ),
@@ -182,7 +221,13 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\bfirst (?:real )?run\b|\bthis (?:session|run)\b"
         r"|^\W{0,4}example:\s.*\b(?:was|were|didn't|wasn't|weren't|did not|had|used)\b",
     ),
-    ("change_account", rf"^\W{{0,6}}{_GERUND}\s+(?!{_DESCRIBING})\S"),
+    ("change_account", _GERUND_LED),
+)
+# The rules a gerund at the head of a fact satisfies: under a heading that lists problems
+# ("Design Challenges", "Risks") a gerund names a problem ("Balancing speed vs. accuracy",
+# "Creating a fair scoring"), not work under way.
+_GERUND_RULES = frozenset(
+    i for i, (_, source) in enumerate(_FACT_RULES) if source in (_WEIGHING, _GERUND_LED)
 )
 
 
@@ -191,7 +236,10 @@ _RX = Patterns(
         r"\b(?:is|are|be|been|being|get|gets|can be|must be)\s+(?:\w+ly\s+)?"
         r"(?:\w+\s+(?:and|or)\s+)?$",
         re.I,
-    )
+    ),
+    problems=(r"\b(?:challenges|risks|trade-?offs|pitfalls|problems)\b", re.I),
+    # a condition open up to the end of the text read: no clause has ended since
+    condition=(r"\b(?:if|whether|when|whenever|until|once|unless)\b[^.;:!?→]*$", re.I),
 )
 
 # Characters that match ASCII letters under re.I though they are not ASCII themselves.
@@ -344,11 +392,14 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
         for i, (cls, _) in enumerate(_HEADINGS):
             if i in heads and _HEADING_SCREEN[i].search(subject):
                 return Ephemeral(cls, f"filed under {subject!r}")
+    problems = bool(subject) and _RX.problems.search(subject) is not None
     for i, (cls, _) in enumerate(_FACT_RULES):
-        if i not in possible:
+        if i not in possible or (problems and i in _GERUND_RULES):
             continue
         for match in _FACT_SCREEN[i].finditer(text):
             if cls == "change_account" and _RX.present_passive.search(text, 0, match.start()):
                 continue  # "files are moved to `archive/`": what happens, not what did
+            if cls == "progress_status" and _RX.condition.search(text, 0, match.start()):
+                continue  # "close a ticket once its subtasks are complete": a rule
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     return None
