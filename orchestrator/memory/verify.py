@@ -1123,6 +1123,21 @@ class Verifier:
                 return False
         return True
 
+    def names_build_output(self, text: str) -> bool:
+        """Whether `text` names, in a code span, a folder git ignores that the tree does
+        not track (`.zig-cache`, `target/`): a file name it gives alongside ("find
+        `config.h` in the `.zig-cache` folder") is one a build writes there, no file of
+        the repository."""
+        for span in CODE_SPAN.findall(text):
+            name = span.strip().removeprefix("./").strip("/")
+            if (
+                _FOLDER_NAME.fullmatch(name)
+                and not self._tracked_folder(name)
+                and self._ignored(name + "/")
+            ):
+                return True
+        return False
+
     def _tracked_folder(self, path: str) -> bool:
         if self._folders is None:
             self._folders = {
@@ -1150,6 +1165,8 @@ class Verifier:
         if failures and "`" in memory.body:
             warned = counter_examples(memory.body)
             failures = [f for f in failures if f.claim.origin != "body" or not warned(f.claim)]
+            if self.names_build_output(memory.body):
+                failures = [f for f in failures if not bare_name(f.claim)]
         moves: tuple[Move, ...] = ()
         unconfirmed: tuple[ClaimFailure, ...] = ()
         if failures:
@@ -1221,6 +1238,8 @@ _TEMPLATE = re.compile(
     r"|(?:^|/)[\w-]*[_-](?:foo|bar|baz|my|your)(?:[_-][\w-]*)?\.\w+$"
     r"|(?:^|/)(?:Some|My|Your|Foo)[A-Z]\w*\.\w+$"
 )
+# A folder's name as a code span gives it (`.zig-cache`, `build/out`)
+_FOLDER_NAME = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*")
 # A rule's negation, and where its clause ends
 _WARNS = re.compile(
     r"\b(?:never|not|don't|do not|must not|should not|avoid|instead of|rather than)\b", re.I
@@ -1289,6 +1308,11 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
         any(claim.text in span for span in warned)
         and not any(claim.text in span for span in stated)
     )
+
+
+def bare_name(claim: Claim) -> bool:
+    """A file name the body gives with no folder (`config.h`): found anywhere or nowhere."""
+    return claim.kind == "path" and claim.origin == "body" and "/" not in (claim.path or "")
 
 
 def states_change(text: str) -> bool:
