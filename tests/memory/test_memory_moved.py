@@ -346,3 +346,26 @@ def test_a_folder_whose_files_moved_again_is_followed_to_where_they_are(
     result = _results(layout)["rules"]
     assert result.result == "moved"
     assert [m.to for m in result.moved] == ["core/rules"]
+
+
+def test_a_test_class_that_left_its_package_is_moved(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    tests = layout.root / "shop" / "src" / "test" / "java" / "org" / "acme"
+    tests.mkdir(parents=True)
+    (tests / "LedgerRoundTest.java").write_text("class LedgerRoundTest {}\n")
+    commit_all(layout.root, "ledger test")
+    put(
+        "ledger", "Run `mvn test -Dtest=org.acme.LedgerRoundTest` after ledger edits.", citations=()
+    )
+    put("report", "Run `mvn test -Dtest=org.acme.ReportTest` after report edits.", citations=())
+    commit_all(layout.root, "memories")
+    (tests / "ledger").mkdir()
+    git(layout.root, "mv", str(tests / "LedgerRoundTest.java"), str(tests / "ledger"))
+    commit_all(layout.root, "ledger tests get their own package")
+    results = _results(layout)
+    assert results["ledger"].result == "moved"
+    assert [m.to for m in results["ledger"].moved] == [
+        "shop/src/test/java/org/acme/ledger/LedgerRoundTest.java"
+    ]
+    assert results["report"].result == "stale"
