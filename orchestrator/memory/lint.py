@@ -219,7 +219,7 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
                 reason = lapsed.get(claim) or _failure(verifier, claim, words, folder)
                 if reason is None:
                     continue
-                moved = verifier.moved_to(claim.path) if claim.path else None
+                moved = verifier.moved_since(claim.path, written) if claim.path else None
                 if moved is not None:
                     reasons.append(f"{claim.path} moved to {moved}")
                     status = "stale" if status == "stale" else "moved"

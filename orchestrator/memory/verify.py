@@ -352,9 +352,30 @@ class Verifier:
         before = text_before_removal(self.layout.root, citation.path.strip("/"))
         return line_again(before, citation.line, now)
 
-    def _body_move(self, claim: Claim) -> Move | None:
-        """A gone path the body names, where it went, when the claim holds there."""
-        to = self.moved_to(claim.path or "")
+    def moved_since(self, path: str, commit: str | None) -> str | None:
+        """Where a gone path lives now (`moved_to`), when `commit` (where the words were
+        written or last verified) still had it: a path already gone then did not move
+        since, it was wrong when written."""
+        if commit is not None and not self._had(_relative(path), commit):
+            return None
+        return self.moved_to(path)
+
+    def _had(self, path: str, commit: str) -> bool:
+        """`commit`'s tree had the path, as a file or a folder, from the root or below
+        some folder (as a path the words give is read now); True when git does not know
+        the commit."""
+        tree = self._tree(commit)
+        if tree is None or not path:
+            return True
+        return any(
+            p == path or p.startswith(path + "/") or p.endswith("/" + path) or f"/{path}/" in p
+            for p in tree
+        )
+
+    def _body_move(self, claim: Claim, commit: str | None) -> Move | None:
+        """A gone path the body names, where it went, when the claim holds there (and
+        `commit`, the recorded one, had the path)."""
+        to = self.moved_since(claim.path or "", commit)
         if to is None or self.check_claim(replace(claim, path=to)) is not None:
             return None
         return Move(claim.path or "", to, "body")
@@ -363,7 +384,9 @@ class Verifier:
         self, memory: Memory, failures: list[ClaimFailure]
     ) -> tuple[tuple[Move, ...], list[ClaimFailure]]:
         """The moves that explain failures (every claim of a moved citation holds where it
-        went; a body path's claim holds at the new path), and the failures left."""
+        went; a body path's claim holds at the new path, and the recorded commit had
+        it), and the failures left."""
+        recorded = _recorded_ok(memory)
         cited: dict[str, list[Move | None]] = {}
         failing = {f.claim.path for f in failures if f.claim.origin == "citation"}
         for c in memory.citations:
@@ -380,7 +403,7 @@ class Verifier:
                 if f.claim.path not in explained:
                     kept.append(f)
                 continue
-            move = self._body_move(f.claim) if f.claim.path else None
+            move = self._body_move(f.claim, recorded) if f.claim.path else None
             if move is None:
                 kept.append(f)
             elif move not in moves:

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from orchestrator.cli import cli
 from orchestrator.config import MemoryConfig
 from orchestrator.memory.audit import audit
+from orchestrator.memory.lint import lint
 from orchestrator.memory.record import record
 from orchestrator.memory.usage import UsageLog
 from orchestrator.memory.use import memories_for_prompt
@@ -369,3 +370,32 @@ def test_a_test_class_that_left_its_package_is_moved(
         "shop/src/test/java/org/acme/ledger/LedgerRoundTest.java"
     ]
     assert results["report"].result == "stale"
+
+
+def test_a_path_already_gone_when_the_file_was_written_did_not_move_since(
+    git_repo: Path,
+) -> None:
+    root = git_repo
+    (root / "app" / "legacy").mkdir(parents=True)
+    (root / "app" / "legacy" / "sync_jobs.py").write_text("def sync():\n    return 1\n")
+    text = "- Jobs sync in `app/legacy/sync_jobs.py`.\n"
+    (root / "AGENTS.md").write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "-m", "sync jobs, and notes naming them")
+    (root / "app" / "jobs").mkdir()
+    git(root, "mv", "app/legacy/sync_jobs.py", "app/jobs/sync_jobs.py")
+    git(root, "commit", "-q", "--no-verify", "-m", "jobs get their folder")
+    [finding] = lint(root, "AGENTS.md", text)  # written while the path was there
+    assert (finding.status, finding.reason) == (
+        "moved",
+        "app/legacy/sync_jobs.py moved to app/jobs/sync_jobs.py",
+    )
+    late = "- Jobs sync in `app/legacy/sync_jobs.py`, as noted.\n"
+    (root / "AGENTS.md").write_text(late)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "-m", "notes written after the move")
+    [finding] = lint(root, "AGENTS.md", late)
+    assert (finding.status, finding.reason) == (
+        "stale",
+        "app/legacy/sync_jobs.py does not exist",
+    )
