@@ -69,6 +69,7 @@ KINDS = (
     "import",
     "size",
     "setting",
+    "test-class",
 )
 _SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _NAME = r"[A-Za-z0-9_][\w.:@/-]*"
@@ -199,6 +200,8 @@ KNOWN_ENV = frozenset(
     ]
 )
 # A sentence about domains, hosts or URLs: `*.test`, `*.example.com` are host patterns.
+_VARIABLE_FOLDER = re.compile(r"\$\{?\w+\}?/([\w.@+/-]+)")  # `$project_dir/benchmarks/rust`
+_JVM_SOURCES = frozenset(["java", "kt", "scala", "groovy"])
 _HOSTS = re.compile(r"\b(?:domains?|hosts?|hostnames?|subdomains?|URLs?|DNS|e-?mails?)\b", re.I)
 _HOST_PATTERN = re.compile(r"^\*\.[a-z][a-z0-9-]*(?:\.[a-z][a-z0-9-]*)*$")
 _PNPM_BUILTINS = frozenset(
@@ -751,9 +754,49 @@ def _command_claims(span: str) -> list[Claim]:
                 out.append(Claim("directory", f"cd {args[0]}", "body", path=folder))
                 where = folder if where is None else f"{where}/{folder}"
             else:
+                out += _below_variable(args[0])
                 where = None
             continue
         out += _program_claims(program, args, where, part)
+    return out
+
+
+def _below_variable(arg: str) -> list[Claim]:
+    """`cd $project_dir/benchmarks/rust`: the folder below a variable's folder, some folder
+    of the repository whatever the variable holds. Its last two parts at least are named
+    (`benchmarks/rust`): one name alone (`$dir/tests`) says too little to check."""
+    found = _VARIABLE_FOLDER.fullmatch(arg)
+    rest = found.group(1).rstrip("/") if found else ""
+    if "/" not in rest or not _plain_folder(rest):
+        return []
+    return [Claim("directory", f"cd {arg}", "body", path=rest)]
+
+
+def _test_classes(program: str, args: list[str], text: str) -> list[Claim]:
+    """The test classes a Maven or Gradle run selects (`-Dtest=org.acme.CartTest`,
+    `-Dtest=CartTest#total`, `--tests org.acme.CartTest.total`): a qualified name is the
+    class's source file below its package's folders (`org/acme/CartTest`), a bare one a
+    class of the code. Patterns (`*Test`, `!Slow`) select no one class."""
+    if program.rsplit("/", 1)[-1] in ("mvn", "mvnw"):
+        _, values = _options(args, ())
+        names = values.get("-Dtest", "").split(",")
+    else:
+        _, values = _options(args, ("--tests",))
+        names = [values.get("--tests", "")]
+    out = []
+    for name in (n.strip().split("#", 1)[0] for n in names):
+        parts = name.split(".")
+        if not name or not all(p.isidentifier() for p in parts):
+            continue
+        while len(parts) > 1 and not parts[-1][:1].isupper():
+            parts.pop()  # a method after its class (Gradle's `Class.method`)
+        if not parts[-1][:1].isupper():
+            continue
+        if len(parts) == 1:
+            out.append(Claim("class", text, "body", symbol=parts[0]))
+        else:
+            source = "/".join(parts)
+            out.append(Claim("test-class", text, "body", path=f"{source}.java", symbol=source))
     return out
 
 
@@ -826,6 +869,8 @@ def _tool_claims(program: str, args: list[str], where: str | None, text: str) ->
         )
     if program in ("npm", "pnpm", "yarn", "bun"):
         return _script_claims(program, args, where, text)
+    if program.rsplit("/", 1)[-1] in ("mvn", "mvnw", "gradle", "gradlew"):
+        return _test_classes(program, args, text)
     if program in ("make", "gmake", "just", "mise", "tox", "nox", "hatch"):
         return _task_claims(program, args, where, text)
     if program == "zig" and args[:1] == ["build"]:
@@ -1129,6 +1174,8 @@ def check(claim: Claim, project: Project) -> str | None:
         return _check_value(claim, project)
     if kind == "import":
         return _check_import(claim.symbol or "", project)
+    if kind == "test-class":
+        return _check_test_class(claim, project)
     return None
 
 
@@ -1237,6 +1284,20 @@ def _check_import(module: str, project: Project) -> str | None:
         if stem.endswith("/" + module) or stem.endswith("/" + module + "/index"):
             return None
     return f"no module file for @/{module}"
+
+
+def _check_test_class(claim: Claim, project: Project) -> str | None:
+    """`org/acme/CartTest`: a JVM source file of that name below those package folders
+    (`src/test/java/org/acme/CartTest.java`, `.kt` too); or, where a move put it, the
+    file the claim's path names."""
+    source = claim.symbol or ""
+    for path in project.paths:
+        stem, _, extension = path.rpartition(".")
+        if path == claim.path or (
+            extension in _JVM_SOURCES and (stem == source or stem.endswith("/" + source))
+        ):
+            return None
+    return f"no class {source.replace('/', '.')} in the code"
 
 
 def _check_pattern(pattern: str, project: Project) -> str | None:

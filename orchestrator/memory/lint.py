@@ -17,7 +17,7 @@ from typing import Any
 
 from orchestrator.memory.claims import CODE_SPAN, Claim
 from orchestrator.memory.codeindex import git
-from orchestrator.memory.verify import Verifier, counter_examples, states_change
+from orchestrator.memory.verify import Verifier, bare_name, counter_examples, states_change
 from orchestrator.store.layout import Layout
 
 STATUSES = ("ok", "moved", "stale")
@@ -216,16 +216,10 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
             for claim in [] if states_change(words) else every:
                 if warned(claim):
                     continue
-                reason = lapsed.get(claim)
-                if reason is None:
-                    reason = verifier.check_claim(claim)
-                if reason is not None and claim not in lapsed and claim.path and folder:
-                    # a path written from the file's own folder (frontend/AGENTS.md)
-                    local = verifier.check_claim(_within(claim, folder))
-                    reason = None if local is None else reason
+                reason = lapsed.get(claim) or _failure(verifier, claim, words, folder)
                 if reason is None:
                     continue
-                moved = verifier.moved_to(claim.path) if claim.path else None
+                moved = verifier.moved_since(claim.path, written) if claim.path else None
                 if moved is not None:
                     reasons.append(f"{claim.path} moved to {moved}")
                     status = "stale" if status == "stale" else "moved"
@@ -236,6 +230,18 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
                 reasons = [r for r in reasons if " moved to " not in r] or reasons
             findings.append(Finding(number, words, status, "; ".join(reasons), end))
     return findings
+
+
+def _failure(verifier: Verifier, claim: Claim, words: str, folder: str) -> str | None:
+    """Why the claim fails in the tree, or None when it holds: from the root, or from the
+    linted file's own folder for a path (`src/App.tsx` in `frontend/AGENTS.md`); a file
+    name given beside a folder git ignores is a build's output, not the repository's."""
+    reason = verifier.check_claim(claim)
+    if reason is not None and claim.path and folder:
+        reason = None if verifier.check_claim(_within(claim, folder)) is None else reason
+    if reason is not None and bare_name(claim) and verifier.names_build_output(words):
+        return None
+    return reason
 
 
 def written_at(root: Path, path: str, source: str) -> str | None:

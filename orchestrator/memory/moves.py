@@ -72,31 +72,82 @@ def renamed(
     """Where git's rename detection says `path` (a file or a folder) went, in the commit
     that removed it, following a file that was renamed again (`js/index.js` ->
     `lib/index.js` -> `lib/index.ts`) up to `hops` times (None when it says none, or the
-    last place is gone too), and whether some commit removed it at all."""
+    last place is gone too), and whether some commit removed it at all. A folder went
+    where its files were moved, unless they were split up (`_folder_went`)."""
     sha = removed_in(root, path)
     if sha is None:
         return None, False
     diff = git(root, "diff", "-M", "--name-status", "-z", f"{sha}^", sha).decode()
     fields = diff.split("\0")
+    changes: list[tuple[str, str, str]] = []  # (status, old path, new path or "")
     i = 0
-    while i < len(fields) - 2:
+    while i < len(fields) - 1:
         status = fields[i]
-        if status.startswith(("R", "C")):
-            old, new = fields[i + 1], fields[i + 2]
+        if status.startswith(("R", "C")) and i + 2 < len(fields):
+            changes.append((status, fields[i + 1], fields[i + 2]))
             i += 3
-            if old == path and exists(new):
-                return new, True
-            if old == path and status.startswith("R") and hops > 1:
-                return renamed(root, new, exists, hops - 1)[0], True
-            if old.startswith(path + "/"):
-                rest = old[len(path) + 1 :]
-                if new.endswith("/" + rest):
-                    folder = new[: -len(rest) - 1]
-                    if exists(folder):
-                        return folder, True
         else:
+            changes.append((status, fields[i + 1], ""))
             i += 2
-    return None, True
+    for status, old, new in changes:
+        if old == path and new and exists(new):
+            return new, True
+        if old == path and status.startswith("R") and hops > 1:
+            return renamed(root, new, exists, hops - 1)[0], True
+    return _folder_went(root, path, changes, exists, hops), True
+
+
+def _folder_went(
+    root: Path,
+    path: str,
+    changes: list[tuple[str, str, str]],
+    exists: Callable[[str], bool],
+    hops: int,
+) -> str | None:
+    """The one folder the files `path` lost in one commit were moved into, keeping their
+    place below it (`old/a/b.py` -> `new/a/b.py`); files deleted beside them do not
+    count. A folder whose moved files were spread over several places (more than a tenth
+    of them outside the one most went to) was split up, and went nowhere. A folder that
+    went on to somewhere else later is followed through one of its files."""
+    votes: dict[str, int] = {}
+    moved = [(old, new) for status, old, new in changes if status.startswith("R")]
+    moved = [(old, new) for old, new in moved if old.startswith(path + "/")]
+    for old, new in moved:
+        rest = old[len(path) + 1 :]
+        if new.endswith("/" + rest):
+            folder = new[: -len(rest) - 1]
+            votes[folder] = votes.get(folder, 0) + 1
+    if not votes:
+        return None
+    folder = max(votes.items(), key=lambda item: item[1])[0]
+    inside = sum(new.startswith(folder + "/") for _, new in moved)
+    if 10 * inside < 9 * len(moved):
+        return None
+    if exists(folder):
+        return folder
+    if hops <= 1:
+        return None
+    return _followed(root, folder, changes, path, exists, hops)
+
+
+def _followed(
+    root: Path,
+    folder: str,
+    changes: list[tuple[str, str, str]],
+    path: str,
+    exists: Callable[[str], bool],
+    hops: int,
+) -> str | None:
+    """Where `folder` (the place `path`'s files went, gone too) went next: where one of
+    those files is now, when it kept its name below the folder."""
+    for status, old, new in changes:
+        rest = old[len(path) + 1 :]
+        if status.startswith("R") and old.startswith(path + "/") and new == f"{folder}/{rest}":
+            later = renamed(root, new, exists, hops - 1)[0]
+            if later is not None and later.endswith("/" + rest):
+                return later[: -len(rest) - 1]
+            return None
+    return None
 
 
 def unqualified(symbol: str) -> str | None:

@@ -352,9 +352,30 @@ class Verifier:
         before = text_before_removal(self.layout.root, citation.path.strip("/"))
         return line_again(before, citation.line, now)
 
-    def _body_move(self, claim: Claim) -> Move | None:
-        """A gone path the body names, where it went, when the claim holds there."""
-        to = self.moved_to(claim.path or "")
+    def moved_since(self, path: str, commit: str | None) -> str | None:
+        """Where a gone path lives now (`moved_to`), when `commit` (where the words were
+        written or last verified) still had it: a path already gone then did not move
+        since, it was wrong when written."""
+        if commit is not None and not self._had(_relative(path), commit):
+            return None
+        return self.moved_to(path)
+
+    def _had(self, path: str, commit: str) -> bool:
+        """`commit`'s tree had the path, as a file or a folder, from the root or below
+        some folder (as a path the words give is read now); True when git does not know
+        the commit."""
+        tree = self._tree(commit)
+        if tree is None or not path:
+            return True
+        return any(
+            p == path or p.startswith(path + "/") or p.endswith("/" + path) or f"/{path}/" in p
+            for p in tree
+        )
+
+    def _body_move(self, claim: Claim, commit: str | None) -> Move | None:
+        """A gone path the body names, where it went, when the claim holds there (and
+        `commit`, the recorded one, had the path)."""
+        to = self.moved_since(claim.path or "", commit)
         if to is None or self.check_claim(replace(claim, path=to)) is not None:
             return None
         return Move(claim.path or "", to, "body")
@@ -363,7 +384,9 @@ class Verifier:
         self, memory: Memory, failures: list[ClaimFailure]
     ) -> tuple[tuple[Move, ...], list[ClaimFailure]]:
         """The moves that explain failures (every claim of a moved citation holds where it
-        went; a body path's claim holds at the new path), and the failures left."""
+        went; a body path's claim holds at the new path, and the recorded commit had
+        it), and the failures left."""
+        recorded = _recorded_ok(memory)
         cited: dict[str, list[Move | None]] = {}
         failing = {f.claim.path for f in failures if f.claim.origin == "citation"}
         for c in memory.citations:
@@ -380,7 +403,7 @@ class Verifier:
                 if f.claim.path not in explained:
                     kept.append(f)
                 continue
-            move = self._body_move(f.claim) if f.claim.path else None
+            move = self._body_move(f.claim, recorded) if f.claim.path else None
             if move is None:
                 kept.append(f)
             elif move not in moves:
@@ -1123,6 +1146,21 @@ class Verifier:
                 return False
         return True
 
+    def names_build_output(self, text: str) -> bool:
+        """Whether `text` names, in a code span, a folder git ignores that the tree does
+        not track (`.zig-cache`, `target/`): a file name it gives alongside ("find
+        `config.h` in the `.zig-cache` folder") is one a build writes there, no file of
+        the repository."""
+        for span in CODE_SPAN.findall(text):
+            name = span.strip().removeprefix("./").strip("/")
+            if (
+                _FOLDER_NAME.fullmatch(name)
+                and not self._tracked_folder(name)
+                and self._ignored(name + "/")
+            ):
+                return True
+        return False
+
     def _tracked_folder(self, path: str) -> bool:
         if self._folders is None:
             self._folders = {
@@ -1150,6 +1188,8 @@ class Verifier:
         if failures and "`" in memory.body:
             warned = counter_examples(memory.body)
             failures = [f for f in failures if f.claim.origin != "body" or not warned(f.claim)]
+            if self.names_build_output(memory.body):
+                failures = [f for f in failures if not bare_name(f.claim)]
         moves: tuple[Move, ...] = ()
         unconfirmed: tuple[ClaimFailure, ...] = ()
         if failures:
@@ -1221,6 +1261,8 @@ _TEMPLATE = re.compile(
     r"|(?:^|/)[\w-]*[_-](?:foo|bar|baz|my|your)(?:[_-][\w-]*)?\.\w+$"
     r"|(?:^|/)(?:Some|My|Your|Foo)[A-Z]\w*\.\w+$"
 )
+# A folder's name as a code span gives it (`.zig-cache`, `build/out`)
+_FOLDER_NAME = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*")
 # A rule's negation, and where its clause ends
 _WARNS = re.compile(
     r"\b(?:never|not|don't|do not|must not|should not|avoid|instead of|rather than)\b", re.I
@@ -1289,6 +1331,11 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
         any(claim.text in span for span in warned)
         and not any(claim.text in span for span in stated)
     )
+
+
+def bare_name(claim: Claim) -> bool:
+    """A file name the body gives with no folder (`config.h`): found anywhere or nowhere."""
+    return claim.kind == "path" and claim.origin == "body" and "/" not in (claim.path or "")
 
 
 def states_change(text: str) -> bool:

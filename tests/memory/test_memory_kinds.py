@@ -248,3 +248,42 @@ def test_a_minimum_is_the_root_configs_and_a_named_version_is_any_pin(tmp_path: 
     )
     assert verdicts("We use pnpm 9.", pinned) == {"value:pnpm": None}
     assert verdicts("We use pnpm 8.", pinned)["value:pnpm"] is not None
+
+
+def test_a_test_class_maven_or_gradle_selects_is_a_source_file_below_its_package(
+    tmp_path: Path,
+) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "shop/src/test/java/org/acme/cart/CartTotalsTest.java": "class CartTotalsTest {}\n",
+            "shop/src/test/kotlin/org/acme/cart/CouponRulesTest.kt": "class CouponRulesTest\n",
+        },
+    )
+    found = verdicts(
+        "`mvn -T4 test -Dtest=org.acme.cart.CartTotalsTest#rounding`, "
+        "`./gradlew test --tests org.acme.cart.CouponRulesTest.expired`, "
+        "`mvn test -Dtest=org.acme.CartTotalsTest`, `mvn test -Dtest='*Totals*'`",
+        proj,
+    )
+    assert found == {
+        "test-class:org/acme/cart/CartTotalsTest": None,
+        "test-class:org/acme/cart/CouponRulesTest": None,
+        "test-class:org/acme/CartTotalsTest": "no class org.acme.CartTotalsTest in the code",
+    }
+    assert [c.kind for c in text_claims("`mvn test -Dtest=CartTotalsTest`")] == ["class"]
+
+
+def test_a_folder_below_a_variables_folder_is_some_folder_of_the_repository(
+    tmp_path: Path,
+) -> None:
+    proj = project(tmp_path, {"bench/rust_suite/Cargo.toml": "[package]\n"})
+    found = verdicts(
+        "`cd $bench_root/bench/rust_suite && cargo bench`, `cd ${ROOT}/bench/go_suite`, "
+        "`cd $suite_dir/rust_suite`",
+        proj,
+    )
+    assert found == {
+        "directory:bench/rust_suite": None,
+        "directory:bench/go_suite": "no folder bench/go_suite in the repository",
+    }  # one name alone below a variable is not checked

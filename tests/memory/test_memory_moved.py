@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from orchestrator.cli import cli
 from orchestrator.config import MemoryConfig
 from orchestrator.memory.audit import audit
+from orchestrator.memory.lint import lint
 from orchestrator.memory.record import record
 from orchestrator.memory.usage import UsageLog
 from orchestrator.memory.use import memories_for_prompt
@@ -295,3 +296,106 @@ def test_a_namespace_that_followed_its_folder_is_a_move(
     assert json.loads(fixed.output)["repairs"][0]["citations"] == [
         {"path": "app/models/balance.rb", "line": 1, "symbol": "Balance"}
     ]
+
+
+def _folder_of(
+    layout: Layout, folder: str, names: list[str], commit_all: Callable[..., str]
+) -> None:
+    (layout.root / folder).mkdir(parents=True)
+    for name in names:
+        (layout.root / folder / name).write_text(f"# {name}\n\nNotes on {name[:-3]} for readers.\n")
+    commit_all(layout.root, f"{folder} written")
+
+
+def test_a_folder_went_where_its_files_went_unless_they_were_split_up(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    _folder_of(layout, "notes/setup", ["install.md", "upgrade.md", "remove.md"], commit_all)
+    _folder_of(layout, "notes/usage", ["basics.md", "tuning.md", "limits.md", "faq.md"], commit_all)
+    put("setup", "Setup notes are in `notes/setup/`.", citations=())
+    put("usage", "Usage notes are in `notes/usage/`.", citations=())
+    commit_all(layout.root, "memories")
+    (layout.root / "guides").mkdir()
+    git(layout.root, "mv", "notes/setup", "guides/setup")  # the folder moves whole
+    for name in ["basics.md", "tuning.md"]:  # its files split up: two here, one there
+        git(layout.root, "mv", f"notes/usage/{name}", f"guides/{name}")
+    (layout.root / "reference").mkdir()
+    git(layout.root, "mv", "notes/usage/limits.md", "reference/limits.md")
+    git(layout.root, "rm", "-q", "notes/usage/faq.md")
+    commit_all(layout.root, "guides reorganised")
+    results = _results(layout)
+    assert results["setup"].result == "moved"
+    assert [m.to for m in results["setup"].moved] == ["guides/setup"]
+    assert results["usage"].result == "stale"
+
+
+def test_a_folder_whose_files_moved_again_is_followed_to_where_they_are(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    _folder_of(layout, "plugins/spell/rules", ["casing.md", "hyphens.md"], commit_all)
+    (layout.root / "core" / "rules").mkdir(parents=True)
+    (layout.root / "core" / "rules" / "grammar.md").write_text("# Grammar\n")
+    put("rules", "Spelling rules are in `plugins/spell/rules/`.", citations=())
+    commit_all(layout.root, "memory")
+    (layout.root / "core" / "staging").mkdir()
+    git(layout.root, "mv", "plugins/spell/rules", "core/staging/rules")
+    commit_all(layout.root, "the spelling plugin folded into core")
+    for name in ["casing.md", "hyphens.md"]:  # into a folder that held files already
+        git(layout.root, "mv", f"core/staging/rules/{name}", f"core/rules/{name}")
+    (layout.root / "core" / "staging" / "rules").rmdir()
+    commit_all(layout.root, "staging emptied")
+    result = _results(layout)["rules"]
+    assert result.result == "moved"
+    assert [m.to for m in result.moved] == ["core/rules"]
+
+
+def test_a_test_class_that_left_its_package_is_moved(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    tests = layout.root / "shop" / "src" / "test" / "java" / "org" / "acme"
+    tests.mkdir(parents=True)
+    (tests / "LedgerRoundTest.java").write_text("class LedgerRoundTest {}\n")
+    commit_all(layout.root, "ledger test")
+    put(
+        "ledger", "Run `mvn test -Dtest=org.acme.LedgerRoundTest` after ledger edits.", citations=()
+    )
+    put("report", "Run `mvn test -Dtest=org.acme.ReportTest` after report edits.", citations=())
+    commit_all(layout.root, "memories")
+    (tests / "ledger").mkdir()
+    git(layout.root, "mv", str(tests / "LedgerRoundTest.java"), str(tests / "ledger"))
+    commit_all(layout.root, "ledger tests get their own package")
+    results = _results(layout)
+    assert results["ledger"].result == "moved"
+    assert [m.to for m in results["ledger"].moved] == [
+        "shop/src/test/java/org/acme/ledger/LedgerRoundTest.java"
+    ]
+    assert results["report"].result == "stale"
+
+
+def test_a_path_already_gone_when_the_file_was_written_did_not_move_since(
+    git_repo: Path,
+) -> None:
+    root = git_repo
+    (root / "app" / "legacy").mkdir(parents=True)
+    (root / "app" / "legacy" / "sync_jobs.py").write_text("def sync():\n    return 1\n")
+    text = "- Jobs sync in `app/legacy/sync_jobs.py`.\n"
+    (root / "AGENTS.md").write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "-m", "sync jobs, and notes naming them")
+    (root / "app" / "jobs").mkdir()
+    git(root, "mv", "app/legacy/sync_jobs.py", "app/jobs/sync_jobs.py")
+    git(root, "commit", "-q", "--no-verify", "-m", "jobs get their folder")
+    [finding] = lint(root, "AGENTS.md", text)  # written while the path was there
+    assert (finding.status, finding.reason) == (
+        "moved",
+        "app/legacy/sync_jobs.py moved to app/jobs/sync_jobs.py",
+    )
+    late = "- Jobs sync in `app/legacy/sync_jobs.py`, as noted.\n"
+    (root / "AGENTS.md").write_text(late)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "-m", "notes written after the move")
+    [finding] = lint(root, "AGENTS.md", late)
+    assert (finding.status, finding.reason) == (
+        "stale",
+        "app/legacy/sync_jobs.py does not exist",
+    )

@@ -139,14 +139,17 @@ def test_missing_paths_git_ignores_are_outputs_not_stale_claims(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
     with (layout.root / ".gitignore").open("a") as fh:
-        fh.write("site/\n")
+        fh.write("site/\n.gen-cache/\n")
     put("docs", "`make docs` builds the documentation into `site/`.")
     put("legacy", "The old importer lives in `legacy/`.")
+    # a file name beside a folder git ignores is what a build writes there
+    put("bindings", "The generated `cart_bindings.h` is in the `.gen-cache` folder.")
+    put("bindings-here", "The generated `cart_bindings.h` is in the `app` folder.")
     results = {
         v.name: v.result
         for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
     }
-    assert results == {"docs": "ok", "legacy": "stale"}
+    assert results == {"docs": "ok", "legacy": "stale", "bindings": "ok", "bindings-here": "stale"}
 
 
 def test_a_dotted_name_a_tracked_file_has_is_a_file_not_a_member(

@@ -129,3 +129,17 @@ def test_two_example_letters_make_a_placeholder_name(repo: Path) -> None:
     )
     assert 1 not in found
     assert found[2][0] == "stale"
+
+
+def test_a_file_name_beside_an_ignored_build_folder_is_the_builds_output(repo: Path) -> None:
+    (repo / ".gitignore").write_text("/.build-cache/\n")
+    commit(repo, "ignore the build cache")
+    found = statuses(
+        repo,
+        "- The generated bindings are in `widgets_gen.h` under the `.build-cache` folder.\n"
+        "- The bindings are in `widgets_gen.h`.\n"
+        "- The bindings are in `widgets_gen.h` under the `tools` folder.\n",
+    )
+    assert 1 not in found or found[1][0] == "ok"
+    assert found[2] == ("stale", "no file named widgets_gen.h in the repository")
+    assert found[3][0] == "stale"  # a tracked folder: the file would be tracked there
