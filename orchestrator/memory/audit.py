@@ -54,6 +54,7 @@ from orchestrator.memory.dedup import (
     contained_pairs,
     cross_pairs,
     dedup_key,
+    jaccard,
     normalise_subject,
     similar_pairs,
 )
@@ -227,6 +228,7 @@ class _Keys:
     stems: Keyed  # stemmed content, values included
     values: list[frozenset[str]]  # asserted values
     anchors: list[frozenset[str]]  # the anchored ones: code spans, paths, URLs
+    facts: list[frozenset[str]]  # the facts' own stems, subjects aside (`Reading.flat_stems`)
 
     @classmethod
     def of(cls, active: Sequence[Memory], readings: compare.Readings) -> _Keys:
@@ -236,6 +238,7 @@ class _Keys:
             [(i, compare.content_stems(m, readings=readings)) for i, m in enumerate(active)],
             values,
             [compare.anchored(v) for v in values],
+            [readings.plain(m).flat_stems for m in active],
         )
 
 
@@ -287,7 +290,13 @@ def _value_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
 
 
 def _anchor_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
-    """Memories naming the very same code spans, paths or URLs."""
+    """Memories naming the very same code spans, paths or URLs.
+
+    In a bucket of `SMALL_BUCKET` or fewer, the pairs whose stemmed content reaches
+    `compare.ANCHORED`, and those where one fact holds `compare.CONTAINED` of the other's
+    stems (`compare.duplicate_across` may take them though `across_candidates` leaves
+    values common to many memories unjoined); any other pair of the bucket passes no
+    test the other joins do not find it for."""
     by_anchors: dict[frozenset[str], list[int]] = defaultdict(list)
     for i, found in enumerate(keys.anchors):
         if found:
@@ -295,11 +304,28 @@ def _anchor_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
     pairs: set[tuple[int, int]] = set()
     for members in by_anchors.values():
         if len(members) <= SMALL_BUCKET:
-            pairs |= {(a, b) for k, a in enumerate(members) for b in members[k + 1 :]}
+            pairs |= {
+                (a, b)
+                for k, a in enumerate(members)
+                for b in members[k + 1 :]
+                if _anchored_alike(keys, a, b)
+            }
         else:
             stems = [keys.stems[i] for i in members]
             pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.ANCHORED)}
     return pairs
+
+
+def _anchored_alike(keys: _Keys, a: int, b: int) -> bool:
+    """Two memories naming the same anchored values that a test may take as alike: stemmed
+    content sharing `compare.ANCHORED`, or one fact's stems (at least
+    `compare.CONTAINED_MIN`) held `compare.CONTAINED` in the other's."""
+    if jaccard(keys.stems[a][1], keys.stems[b][1]) >= compare.ANCHORED:
+        return True
+    fa, fb = keys.facts[a], keys.facts[b]
+    return min(len(fa), len(fb)) >= compare.CONTAINED_MIN and (
+        compare.containment(fa, fb) >= compare.CONTAINED
+    )
 
 
 def _bare_pairs(keys: _Keys) -> set[tuple[int, int]]:
@@ -437,8 +463,9 @@ def _subject_conflicts(
     """Pairs on one subject that `compare.conflict` calls contradictory, in name order."""
     buckets: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
-        if normalise_subject(m.subject):
-            buckets[normalise_subject(m.subject)].append(m)
+        subject = normalise_subject(m.subject)
+        if subject:
+            buckets[subject].append(m)
     found = []
     for bucket in buckets.values():
         for i, a in enumerate(bucket):

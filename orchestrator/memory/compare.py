@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from orchestrator.memory import slots
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
@@ -215,6 +216,7 @@ _LABEL = re.compile(r"^\W{0,4}(`[^`]{1,80}`|[\w][\w ./{}\[\]()-]{0,40}?)\**\s*(?
 _LABEL_CODE = re.compile(r"[`/.{}\[\]_]")
 
 
+@lru_cache(maxsize=65536)
 def label(fact: str) -> str:
     """The name a list item gives before its description (lower case), or ''."""
     found = _LABEL.match(fact)

@@ -190,9 +190,12 @@ def similar_pairs(
         sx = sets[x][1]
         for y, seen in overlap.items():
             if seen > 0:
-                score = jaccard(sx, sets[y][1])
-                if score >= t:
-                    pairs.append((sets[y][0], sets[x][0], score))
+                # the overlap decides: a pair short of `needed` cannot reach `t`
+                common = len(sx & sets[y][1])
+                if common >= needed[sizes[y]]:
+                    score = common / (nx + sizes[y] - common)
+                    if score >= t:
+                        pairs.append((sets[y][0], sets[x][0], score))
     return pairs
 
 
