@@ -26,7 +26,7 @@ from typing import TypeVar
 from orchestrator.store.memfile import Memory
 
 THRESHOLD = 0.85
-SMALL_JOIN = 8  # a join of this many sets or fewer compares every pair
+SMALL_JOIN = 16  # a join of this many sets or fewer compares every pair (cheaper than indexing)
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'/-][a-z0-9_]+)*")
 K = TypeVar("K", bound=Hashable)
 
