@@ -149,9 +149,10 @@ def similar_pairs(
     records = [sorted(s, key=rank.__getitem__) for _, s in sets]
     sizes = [len(r) for r in records]
     order = sorted(range(len(sets)), key=sizes.__getitem__)
-    # token -> (set, position) of the sets indexed, in the order of `order`: by size, so the
-    # sets too small for the current one form a head of each list, skipped from `start` on
-    index: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    # token -> (set, its size, how many of its tokens follow) of the sets indexed, in the
+    # order of `order`: by size, so the sets too small for the current one form a head of
+    # each list, skipped from `start` on
+    index: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     start: dict[str, int] = defaultdict(int)
     pairs: list[tuple[K, K, float]] = []
     t = threshold
@@ -171,22 +172,20 @@ def similar_pairs(
             postings = index.get(token)
             if postings:
                 first = start[token]
-                while first < len(postings) and sizes[postings[first][0]] < low:
+                while first < len(postings) and postings[first][1] < low:
                     first += 1
                 start[token] = first
                 left = nx - i - 1
-                for y, j in postings[first:]:
+                for y, ny, rest in postings[first:]:
                     seen = overlap.get(y, 0)
                     if seen < 0:
                         continue
-                    ny = sizes[y]
-                    rest = ny - j - 1
                     if seen + 1 + (left if left < rest else rest) >= needed[ny]:
                         overlap[y] = seen + 1
                     else:
                         overlap[y] = -1
             if i < indexed:
-                index[token].append((x, i))
+                index[token].append((x, nx, nx - i - 1))
         sx = sets[x][1]
         for y, seen in overlap.items():
             if seen > 0:
