@@ -166,6 +166,8 @@ def _numbers_clash(a: Clause, b: Clause) -> bool:
     "Python 3.11" and "Python 3.12"), agree on none for it, and say the rest alike: one
     frame inside the other, half their words shared, or one of a single word ("staging runs
     2 replicas" and "production runs 6 replicas" count different things)."""
+    if not a.numbers or not b.numbers:
+        return False
     for unit in {u for _, u in a.numbers} & {u for _, u in b.numbers}:
         na = {n for n, u in a.numbers if u == unit}
         nb = {n for n, u in b.numbers if u == unit}

@@ -118,10 +118,12 @@ def terms(reading: Reading) -> frozenset[str]:
     name as the stem of its lower case (TaskItems and TaskItem weigh as one term), and the
     values `folded` (`min-h-[44px]` quoted or not names 44px)."""
     names = {v for v in reading.values if v.isalpha()}
-    stems = {
-        stem(t.lower()) if t in names or (t.isalpha() and t.lower() in names) else t
-        for t in reading.flat_stems
-    }
+    stems = reading.flat_stems
+    if names:
+        stems = frozenset(
+            stem(t.lower()) if t in names or (t.isalpha() and t.lower() in names) else t
+            for t in stems
+        )
     return frozenset(ALIASES.get(t, t) for t in stems | folded(reading.values))
 
 
