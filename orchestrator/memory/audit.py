@@ -346,9 +346,11 @@ def across_candidates(active: list[Memory], readings: compare.Readings) -> set[t
     comes from a containment join within each value's bucket (values read with code spans
     as their words; buckets of more than `HELD_BUCKET` memories name something too common
     to join on)."""
-    copies: dict[str, list[int]] = defaultdict(list)
+    # positions in tuples, which the garbage collector stops tracking (lists it keeps scanning)
+    copies: dict[str, tuple[int, ...]] = {}
     for i, m in enumerate(active):
-        copies[readings.copy_key(m)].append(i)
+        key = readings.copy_key(m)
+        copies[key] = (*copies.get(key, ()), i)
     pairs = {
         (a, b)
         for members in copies.values()

@@ -146,7 +146,8 @@ def similar_pairs(
     for _, s in sets:
         freq.update(s)
     rank = {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
-    records = [sorted(s, key=rank.__getitem__) for _, s in sets]
+    # tuples of tokens: the garbage collector stops tracking them (lists it keeps scanning)
+    records = [tuple(sorted(s, key=rank.__getitem__)) for _, s in sets]
     sizes = [len(r) for r in records]
     order = sorted(range(len(sets)), key=sizes.__getitem__)
     # token -> (set, its size, how many of its tokens follow) of the sets indexed, in the
