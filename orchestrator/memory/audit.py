@@ -217,15 +217,12 @@ class AuditReport:
         return "\n".join(lines) + "\n"
 
 
-Keyed = list[tuple[int, frozenset[str]]]  # (position in the store, a set of words)
-
-
 @dataclass(frozen=True)
 class _Keys:
     """What the candidate joins read of each active memory, by position in the store."""
 
-    raw: Keyed  # Checklist A's tokens
-    stems: Keyed  # stemmed content, values included
+    raw: list[frozenset[str]]  # Checklist A's tokens
+    stems: list[frozenset[str]]  # stemmed content, values included
     values: list[frozenset[str]]  # asserted values
     anchors: list[frozenset[str]]  # the anchored ones: code spans, paths, URLs
     facts: list[frozenset[str]]  # the facts' own stems, subjects aside (`Reading.flat_stems`)
@@ -234,8 +231,8 @@ class _Keys:
     def of(cls, active: Sequence[Memory], readings: compare.Readings) -> _Keys:
         values = [readings.of(m).values for m in active]
         return cls(
-            [(i, dedup_key(m)) for i, m in enumerate(active)],
-            [(i, compare.content_stems(m, readings=readings)) for i, m in enumerate(active)],
+            [dedup_key(m) for m in active],
+            [compare.content_stems(m, readings=readings) for m in active],
             values,
             [compare.anchored(v) for v in values],
             [readings.plain(m).flat_stems for m in active],
@@ -279,8 +276,8 @@ def _value_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
     for value, members in by_value.items():
         if len(members) < 2:
             continue
-        raw = [keys.raw[i] for i in members]
-        stems = [keys.stems[i] for i in members]
+        raw = [(i, keys.raw[i]) for i in members]
+        stems = [(i, keys.stems[i]) for i in members]
         pairs |= {(a, b) for a, b, _ in similar_pairs(raw, THRESHOLD)}
         pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.REWORDED)}
         if value in keys.anchors[members[0]]:
@@ -311,7 +308,7 @@ def _anchor_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
                 if _anchored_alike(keys, a, b)
             }
         else:
-            stems = [keys.stems[i] for i in members]
+            stems = [(i, keys.stems[i]) for i in members]
             pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.ANCHORED)}
     return pairs
 
@@ -320,7 +317,7 @@ def _anchored_alike(keys: _Keys, a: int, b: int) -> bool:
     """Two memories naming the same anchored values that a test may take as alike: stemmed
     content sharing `compare.ANCHORED`, or one fact's stems (at least
     `compare.CONTAINED_MIN`) held `compare.CONTAINED` in the other's."""
-    if jaccard(keys.stems[a][1], keys.stems[b][1]) >= compare.ANCHORED:
+    if jaccard(keys.stems[a], keys.stems[b]) >= compare.ANCHORED:
         return True
     fa, fb = keys.facts[a], keys.facts[b]
     return min(len(fa), len(fb)) >= compare.CONTAINED_MIN and (
@@ -333,9 +330,11 @@ def _bare_pairs(keys: _Keys) -> set[tuple[int, int]]:
     bare = [i for i, found in enumerate(keys.values) if not found]
     if not bare:
         return set()
-    pairs = {(a, b) for a, b, _ in cross_pairs([keys.raw[i] for i in bare], keys.raw, THRESHOLD)}
-    left = [keys.stems[i] for i in bare]
-    pairs |= {(a, b) for a, b, _ in cross_pairs(left, keys.stems, compare.REWORDED)}
+    raw = list(enumerate(keys.raw))
+    pairs = {(a, b) for a, b, _ in cross_pairs([raw[i] for i in bare], raw, THRESHOLD)}
+    stems = list(enumerate(keys.stems))
+    left = [stems[i] for i in bare]
+    pairs |= {(a, b) for a, b, _ in cross_pairs(left, stems, compare.REWORDED)}
     return pairs
 
 

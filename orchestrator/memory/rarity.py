@@ -96,7 +96,7 @@ QUALIFIERS = frozenset(
 NO_TERMS: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Score:
     jaccard: float  # shared weight over the union's weight
     held: float  # shared weight over the smaller set's weight
