@@ -255,14 +255,19 @@ def contained_pairs(
 def _all_similar(
     sets: Sequence[tuple[K, frozenset[str]]], threshold: float
 ) -> list[tuple[K, K, float]]:
-    """`similar_pairs` over a few sets, every pair compared."""
+    """`similar_pairs` over a few sets, every pair compared (but a set too small to reach
+    `threshold` with a larger one, whatever they share)."""
     order = sorted(range(len(sets)), key=lambda i: len(sets[i][1]))
     pairs: list[tuple[K, K, float]] = []
     for k, x in enumerate(order):
         kx, sx = sets[x]
+        low = threshold * len(sx) - 1e-9  # Jaccard is at most the ratio of the sizes
         for y in order[:k]:
             ky, sy = sets[y]
-            score = jaccard(sx, sy) if sy else 0.0
+            if len(sy) < low:
+                continue
+            common = len(sx & sy)
+            score = common / (len(sx) + len(sy) - common) if sy else 0.0
             if score >= threshold:
                 pairs.append((ky, kx, score))
     return pairs
