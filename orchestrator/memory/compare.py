@@ -357,8 +357,15 @@ def _values_compatible(a: frozenset[str], b: frozenset[str]) -> bool:
 
 def anchored(values: frozenset[str]) -> frozenset[str]:
     """The values that name something in the repository or on the web: code spans, paths,
-    URLs (empty when there are none)."""
-    return frozenset(v for v in values if v.startswith(("`", "http://", "https://")) or "/" in v)
+    URLs (empty when there are none; `values` itself when all of them do)."""
+    if all(map(_names_a_place, values)):
+        return values
+    return frozenset(filter(_names_a_place, values))
+
+
+def _names_a_place(value: str) -> bool:
+    """A code span, a path or a URL."""
+    return value.startswith(("`", "http://", "https://")) or "/" in value
 
 
 def opposed(ra: Reading, rb: Reading) -> bool:
