@@ -54,6 +54,7 @@ from orchestrator.memory.dedup import (
     contained_pairs,
     cross_pairs,
     dedup_key,
+    jaccard,
     normalise_subject,
     similar_pairs,
 )
@@ -216,26 +217,25 @@ class AuditReport:
         return "\n".join(lines) + "\n"
 
 
-Keyed = list[tuple[int, frozenset[str]]]  # (position in the store, a set of words)
-
-
 @dataclass(frozen=True)
 class _Keys:
     """What the candidate joins read of each active memory, by position in the store."""
 
-    raw: Keyed  # Checklist A's tokens
-    stems: Keyed  # stemmed content, values included
+    raw: list[frozenset[str]]  # Checklist A's tokens
+    stems: list[frozenset[str]]  # stemmed content, values included
     values: list[frozenset[str]]  # asserted values
     anchors: list[frozenset[str]]  # the anchored ones: code spans, paths, URLs
+    facts: list[frozenset[str]]  # the facts' own stems, subjects aside (`Reading.flat_stems`)
 
     @classmethod
     def of(cls, active: Sequence[Memory], readings: compare.Readings) -> _Keys:
         values = [readings.of(m).values for m in active]
         return cls(
-            [(i, dedup_key(m)) for i, m in enumerate(active)],
-            [(i, compare.content_stems(m, readings=readings)) for i, m in enumerate(active)],
+            [dedup_key(m) for m in active],
+            [compare.content_stems(m, readings=readings) for m in active],
             values,
             [compare.anchored(v) for v in values],
+            [readings.plain(m).flat_stems for m in active],
         )
 
 
@@ -276,8 +276,8 @@ def _value_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
     for value, members in by_value.items():
         if len(members) < 2:
             continue
-        raw = [keys.raw[i] for i in members]
-        stems = [keys.stems[i] for i in members]
+        raw = [(i, keys.raw[i]) for i in members]
+        stems = [(i, keys.stems[i]) for i in members]
         pairs |= {(a, b) for a, b, _ in similar_pairs(raw, THRESHOLD)}
         pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.REWORDED)}
         if value in keys.anchors[members[0]]:
@@ -287,7 +287,13 @@ def _value_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
 
 
 def _anchor_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
-    """Memories naming the very same code spans, paths or URLs."""
+    """Memories naming the very same code spans, paths or URLs.
+
+    In a bucket of `SMALL_BUCKET` or fewer, the pairs whose stemmed content reaches
+    `compare.ANCHORED`, and those where one fact holds `compare.CONTAINED` of the other's
+    stems (`compare.duplicate_across` may take them though `across_candidates` leaves
+    values common to many memories unjoined); any other pair of the bucket passes no
+    test the other joins do not find it for."""
     by_anchors: dict[frozenset[str], list[int]] = defaultdict(list)
     for i, found in enumerate(keys.anchors):
         if found:
@@ -295,11 +301,28 @@ def _anchor_bucket_pairs(keys: _Keys) -> set[tuple[int, int]]:
     pairs: set[tuple[int, int]] = set()
     for members in by_anchors.values():
         if len(members) <= SMALL_BUCKET:
-            pairs |= {(a, b) for k, a in enumerate(members) for b in members[k + 1 :]}
+            pairs |= {
+                (a, b)
+                for k, a in enumerate(members)
+                for b in members[k + 1 :]
+                if _anchored_alike(keys, a, b)
+            }
         else:
-            stems = [keys.stems[i] for i in members]
+            stems = [(i, keys.stems[i]) for i in members]
             pairs |= {(a, b) for a, b, _ in similar_pairs(stems, compare.ANCHORED)}
     return pairs
+
+
+def _anchored_alike(keys: _Keys, a: int, b: int) -> bool:
+    """Two memories naming the same anchored values that a test may take as alike: stemmed
+    content sharing `compare.ANCHORED`, or one fact's stems (at least
+    `compare.CONTAINED_MIN`) held `compare.CONTAINED` in the other's."""
+    if jaccard(keys.stems[a], keys.stems[b]) >= compare.ANCHORED:
+        return True
+    fa, fb = keys.facts[a], keys.facts[b]
+    return min(len(fa), len(fb)) >= compare.CONTAINED_MIN and (
+        compare.containment(fa, fb) >= compare.CONTAINED
+    )
 
 
 def _bare_pairs(keys: _Keys) -> set[tuple[int, int]]:
@@ -307,9 +330,11 @@ def _bare_pairs(keys: _Keys) -> set[tuple[int, int]]:
     bare = [i for i, found in enumerate(keys.values) if not found]
     if not bare:
         return set()
-    pairs = {(a, b) for a, b, _ in cross_pairs([keys.raw[i] for i in bare], keys.raw, THRESHOLD)}
-    left = [keys.stems[i] for i in bare]
-    pairs |= {(a, b) for a, b, _ in cross_pairs(left, keys.stems, compare.REWORDED)}
+    raw = list(enumerate(keys.raw))
+    pairs = {(a, b) for a, b, _ in cross_pairs([raw[i] for i in bare], raw, THRESHOLD)}
+    stems = list(enumerate(keys.stems))
+    left = [stems[i] for i in bare]
+    pairs |= {(a, b) for a, b, _ in cross_pairs(left, stems, compare.REWORDED)}
     return pairs
 
 
@@ -320,9 +345,11 @@ def across_candidates(active: list[Memory], readings: compare.Readings) -> set[t
     comes from a containment join within each value's bucket (values read with code spans
     as their words; buckets of more than `HELD_BUCKET` memories name something too common
     to join on)."""
-    copies: dict[str, list[int]] = defaultdict(list)
+    # positions in tuples, which the garbage collector stops tracking (lists it keeps scanning)
+    copies: dict[str, tuple[int, ...]] = {}
     for i, m in enumerate(active):
-        copies[readings.copy_key(m)].append(i)
+        key = readings.copy_key(m)
+        copies[key] = (*copies.get(key, ()), i)
     pairs = {
         (a, b)
         for members in copies.values()
@@ -437,8 +464,9 @@ def _subject_conflicts(
     """Pairs on one subject that `compare.conflict` calls contradictory, in name order."""
     buckets: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
-        if normalise_subject(m.subject):
-            buckets[normalise_subject(m.subject)].append(m)
+        subject = normalise_subject(m.subject)
+        if subject:
+            buckets[subject].append(m)
     found = []
     for bucket in buckets.values():
         for i, a in enumerate(bucket):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from orchestrator.memory import slots
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
@@ -165,6 +166,8 @@ def _numbers_clash(a: Clause, b: Clause) -> bool:
     "Python 3.11" and "Python 3.12"), agree on none for it, and say the rest alike: one
     frame inside the other, half their words shared, or one of a single word ("staging runs
     2 replicas" and "production runs 6 replicas" count different things)."""
+    if not a.numbers or not b.numbers:
+        return False
     for unit in {u for _, u in a.numbers} & {u for _, u in b.numbers}:
         na = {n for n, u in a.numbers if u == unit}
         nb = {n for n, u in b.numbers if u == unit}
@@ -215,6 +218,7 @@ _LABEL = re.compile(r"^\W{0,4}(`[^`]{1,80}`|[\w][\w ./{}\[\]()-]{0,40}?)\**\s*(?
 _LABEL_CODE = re.compile(r"[`/.{}\[\]_]")
 
 
+@lru_cache(maxsize=65536)
 def label(fact: str) -> str:
     """The name a list item gives before its description (lower case), or ''."""
     found = _LABEL.match(fact)
@@ -353,8 +357,15 @@ def _values_compatible(a: frozenset[str], b: frozenset[str]) -> bool:
 
 def anchored(values: frozenset[str]) -> frozenset[str]:
     """The values that name something in the repository or on the web: code spans, paths,
-    URLs (empty when there are none)."""
-    return frozenset(v for v in values if v.startswith(("`", "http://", "https://")) or "/" in v)
+    URLs (empty when there are none; `values` itself when all of them do)."""
+    if all(map(_names_a_place, values)):
+        return values
+    return frozenset(filter(_names_a_place, values))
+
+
+def _names_a_place(value: str) -> bool:
+    """A code span, a path or a URL."""
+    return value.startswith(("`", "http://", "https://")) or "/" in value
 
 
 def opposed(ra: Reading, rb: Reading) -> bool:

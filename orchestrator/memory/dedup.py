@@ -26,7 +26,7 @@ from typing import TypeVar
 from orchestrator.store.memfile import Memory
 
 THRESHOLD = 0.85
-SMALL_JOIN = 8  # a join of this many sets or fewer compares every pair
+SMALL_JOIN = 16  # a join of this many sets or fewer compares every pair (cheaper than indexing)
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'/-][a-z0-9_]+)*")
 K = TypeVar("K", bound=Hashable)
 
@@ -146,12 +146,14 @@ def similar_pairs(
     for _, s in sets:
         freq.update(s)
     rank = {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
-    records = [sorted(s, key=rank.__getitem__) for _, s in sets]
+    # tuples of tokens: the garbage collector stops tracking them (lists it keeps scanning)
+    records = [tuple(sorted(s, key=rank.__getitem__)) for _, s in sets]
     sizes = [len(r) for r in records]
     order = sorted(range(len(sets)), key=sizes.__getitem__)
-    # token -> (set, position) of the sets indexed, in the order of `order`: by size, so the
-    # sets too small for the current one form a head of each list, skipped from `start` on
-    index: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    # token -> (set, its size, how many of its tokens follow) of the sets indexed, in the
+    # order of `order`: by size, so the sets too small for the current one form a head of
+    # each list, skipped from `start` on
+    index: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     start: dict[str, int] = defaultdict(int)
     pairs: list[tuple[K, K, float]] = []
     t = threshold
@@ -171,28 +173,29 @@ def similar_pairs(
             postings = index.get(token)
             if postings:
                 first = start[token]
-                while first < len(postings) and sizes[postings[first][0]] < low:
+                while first < len(postings) and postings[first][1] < low:
                     first += 1
                 start[token] = first
                 left = nx - i - 1
-                for y, j in postings[first:]:
+                for y, ny, rest in postings[first:]:
                     seen = overlap.get(y, 0)
                     if seen < 0:
                         continue
-                    ny = sizes[y]
-                    rest = ny - j - 1
                     if seen + 1 + (left if left < rest else rest) >= needed[ny]:
                         overlap[y] = seen + 1
                     else:
                         overlap[y] = -1
             if i < indexed:
-                index[token].append((x, i))
+                index[token].append((x, nx, nx - i - 1))
         sx = sets[x][1]
         for y, seen in overlap.items():
             if seen > 0:
-                score = jaccard(sx, sets[y][1])
-                if score >= t:
-                    pairs.append((sets[y][0], sets[x][0], score))
+                # the overlap decides: a pair short of `needed` cannot reach `t`
+                common = len(sx & sets[y][1])
+                if common >= needed[sizes[y]]:
+                    score = common / (nx + sizes[y] - common)
+                    if score >= t:
+                        pairs.append((sets[y][0], sets[x][0], score))
     return pairs
 
 
@@ -252,14 +255,19 @@ def contained_pairs(
 def _all_similar(
     sets: Sequence[tuple[K, frozenset[str]]], threshold: float
 ) -> list[tuple[K, K, float]]:
-    """`similar_pairs` over a few sets, every pair compared."""
+    """`similar_pairs` over a few sets, every pair compared (but a set too small to reach
+    `threshold` with a larger one, whatever they share)."""
     order = sorted(range(len(sets)), key=lambda i: len(sets[i][1]))
     pairs: list[tuple[K, K, float]] = []
     for k, x in enumerate(order):
         kx, sx = sets[x]
+        low = threshold * len(sx) - 1e-9  # Jaccard is at most the ratio of the sizes
         for y in order[:k]:
             ky, sy = sets[y]
-            score = jaccard(sx, sy) if sy else 0.0
+            if len(sy) < low:
+                continue
+            common = len(sx & sy)
+            score = common / (len(sx) + len(sy) - common) if sy else 0.0
             if score >= threshold:
                 pairs.append((ky, kx, score))
     return pairs

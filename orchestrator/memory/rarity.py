@@ -37,7 +37,7 @@ few rare words to pair; a durable fact and the item of work on it say two things
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from itertools import combinations
@@ -93,9 +93,10 @@ ALIASES = {
 QUALIFIERS = frozenset(
     {"basic", "simpl", "main", "initi", "rudimentari", "primari", "function", "featur"}
 )
+NO_TERMS: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Score:
     jaccard: float  # shared weight over the union's weight
     held: float  # shared weight over the smaller set's weight
@@ -118,10 +119,12 @@ def terms(reading: Reading) -> frozenset[str]:
     name as the stem of its lower case (TaskItems and TaskItem weigh as one term), and the
     values `folded` (`min-h-[44px]` quoted or not names 44px)."""
     names = {v for v in reading.values if v.isalpha()}
-    stems = {
-        stem(t.lower()) if t in names or (t.isalpha() and t.lower() in names) else t
-        for t in reading.flat_stems
-    }
+    stems = reading.flat_stems
+    if names:
+        stems = frozenset(
+            stem(t.lower()) if t in names or (t.isalpha() and t.lower() in names) else t
+            for t in stems
+        )
     return frozenset(ALIASES.get(t, t) for t in stems | folded(reading.values))
 
 
@@ -172,7 +175,7 @@ def rare_pairs(
     weight = {t: math.log((n + 1) / d) for t, d in df.items()}
     of = weight.__getitem__
     total = [sum(map(of, ts)) for ts in found]
-    qualified = [ts & QUALIFIERS for ts in found]
+    qualified = [NO_TERMS if ts.isdisjoint(QUALIFIERS) else ts & QUALIFIERS for ts in found]
     # the least shared weight a pair needs: `RARE_JACCARD_HELD` of the heavier one's (its
     # qualifiers aside, which may not count)
     least = [
@@ -180,18 +183,21 @@ def rare_pairs(
     ]
     task = [m.name in passing for m in active]
     # task state and durable facts never share a posting: they are not compared
-    postings: dict[tuple[bool, str, str], list[int]] = defaultdict(list)
+    # (positions in tuples, which the garbage collector stops tracking; lists it keeps scanning)
+    postings: dict[tuple[bool, str, str], tuple[int, ...]] = {}
     for i, ts in enumerate(found):
         common = []
         for t in ts:
             seen = df[t]
             if seen <= RARE_DF:
-                postings[(task[i], t, "")].append(i)
+                key = (task[i], t, "")
+                postings[key] = (*postings.get(key, ()), i)
             elif seen <= COMMON_DF:
                 common.append(t)
         if len(common) > 1:
             for one, two in combinations(sorted(common), 2):
-                postings[(task[i], one, two)].append(i)
+                key = (task[i], one, two)
+                postings[key] = (*postings.get(key, ()), i)
     candidates = {pair for members in postings.values() for pair in combinations(members, 2)}
     subjects = [subject_stems(m.subject or "") for m in active]
     out = {}

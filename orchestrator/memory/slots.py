@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from orchestrator.checks.secrets import Patterns
 from orchestrator.memory.text import Clause, Reading, stem
@@ -99,6 +100,7 @@ def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
     return None
 
 
+@lru_cache(maxsize=65536)
 def flow(fact: str) -> bool:
     """The fact is a chain of arrows: steps, not one value."""
     return len(_RX.arrow.findall(fact)) >= MIN_ARROWS
