@@ -419,10 +419,12 @@ class Verifier:
         has no more; a function or class the code defined then and defines nowhere now,
         while its name lives on in calls, tests or tables. When only memory notes changed
         since `commit`, no manifest, CI file, script or reader of a variable did: what
-        compares those is not looked at."""
+        compares those is not looked at, and only a note's text can have changed."""
+        in_files = claims
         if self._notes_only_since(commit):
             code: list[ClaimFailure] = []
             read: list[ClaimFailure] = []
+            in_files = [c for c in claims if _note(_relative(c.path))]
         else:
             code = (
                 self._dropped_dependencies(body, claims, commit)
@@ -437,8 +439,8 @@ class Verifier:
             + read
             + self._dropped_members(claims, commit)
             + self._dropped_definitions(claims, commit)
-            + self._switched_off(claims, commit)
-            + self._unpinned(body, claims, commit)
+            + self._switched_off(in_files, commit)
+            + (self._unpinned(body, in_files, commit) if in_files else [])
         )
 
     def _unpinned(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
@@ -1331,9 +1333,13 @@ def _recorded_ok(memory: Memory) -> str | None:
     return commit
 
 
+def _note(path: str) -> bool:
+    """A memory note: prose, never code, a manifest or a CI file."""
+    return path.startswith("memories/") and path.endswith(".md")
+
+
 def _beside_notes(blobs: dict[str, str]) -> dict[str, str]:
-    """The files that are no memory note: a note is prose, never code, a manifest or CI."""
-    return {p: b for p, b in blobs.items() if not (p.startswith("memories/") and p.endswith(".md"))}
+    return {p: b for p, b in blobs.items() if not _note(p)}
 
 
 def _outside_records(blobs: dict[str, str]) -> dict[str, str]:
