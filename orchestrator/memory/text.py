@@ -695,8 +695,10 @@ class _ClauseReader:
         after it, else right before it)."""
         numbers = set()
         for i, (kind, token) in enumerate(tokens):
+            if kind != "num":
+                continue
             unit = self.unit_at.get(i + 1) or self.unit_at.get(i - 1)
-            if kind == "num" and unit is not None:
+            if unit is not None:
                 numbers.add((token, unit))
         return Clause(
             frozenset(self.frame),
