@@ -220,12 +220,8 @@ def _ours(text: str) -> list[Found]:
         found += _assignments(_RX.env_assign, text)
     if any(word in text for word in ("key", "token", "secret", "passw", "pwd", "credential")):
         found += _assignments(_RX.low_assign, text)
-    public = [m.span() for m in _RX.public_block.finditer(text)] if "-----BEGIN" in text else []
-    for match in _RX.token.finditer(text):
-        if any(a <= match.start() < b for a, b in public):
-            continue  # a public key or a certificate is meant to be shown
-        if _high_entropy(match.group(0)):
-            found.append(Found(match.start(), match.end(), "High-entropy token"))
+    if _may_hold_token(text):
+        found += _tokens(text)
     if _may_state_password(text):
         for rx in (_RX.said_password, _RX.bare_password):
             for match in rx.finditer(text):
@@ -233,6 +229,33 @@ def _ours(text: str) -> list[Found]:
                     found.append(
                         Found(match.start(1), match.end(1), "Password or key stated in text")
                     )
+    return found
+
+
+def _may_hold_token(text: str) -> bool:
+    """Whether `_tokens` could find any: a token lies within one word between spaces, 24
+    characters long at least and mixing capitals, small letters and digits. Most texts'
+    only long word is a commit id, in small letters: the word test is far cheaper than the
+    token pattern over the whole text."""
+    return any(
+        len(word) >= 24
+        and not word.islower()
+        and not word.isupper()
+        and sum(map(str.isdigit, word)) >= 3
+        for word in text.split()
+    )
+
+
+def _tokens(text: str) -> list[Found]:
+    """Long random-looking runs of letters and digits (`_high_entropy`), outside public
+    key blocks and certificates."""
+    public = [m.span() for m in _RX.public_block.finditer(text)] if "-----BEGIN" in text else []
+    found = []
+    for match in _RX.token.finditer(text):
+        if any(a <= match.start() < b for a, b in public):
+            continue  # a public key or a certificate is meant to be shown
+        if _high_entropy(match.group(0)):
+            found.append(Found(match.start(), match.end(), "High-entropy token"))
     return found
 
 

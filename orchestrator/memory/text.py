@@ -563,21 +563,23 @@ def _protect(text: str) -> tuple[str, list[str]]:
     return text, found
 
 
-def _word_stems(lower: str) -> list[str]:
+@lru_cache(maxsize=65536)
+def _word_stems(lower: str) -> tuple[str, ...]:
     """Stems of one lower-case word: synonyms read as one, a hyphenated word as its parts
-    ("slow-marked" -> "slow", "mark"; "e-mail" -> "mail")."""
+    ("slow-marked" -> "slow", "mark"; "e-mail" -> "mail"). Kept per word: a store's facts
+    repeat their words."""
     if "-" not in lower:  # most words: one part
         part = lower.strip("'")
         if len(part) < 2 or part in STOPWORDS:
-            return []
-        return [stem(SYNONYMS.get(part, part))]
+            return ()
+        return (stem(SYNONYMS.get(part, part)),)
     out = []
     for part in lower.split("-"):
         part = part.strip("'")
         if len(part) < 2 or part in STOPWORDS:
             continue
         out.append(stem(SYNONYMS.get(part, part)))
-    return out
+    return tuple(out)
 
 
 def _clause_tokens(text: str, protected: list[str]) -> list[tuple[str, str]]:
@@ -693,8 +695,10 @@ class _ClauseReader:
         after it, else right before it)."""
         numbers = set()
         for i, (kind, token) in enumerate(tokens):
+            if kind != "num":
+                continue
             unit = self.unit_at.get(i + 1) or self.unit_at.get(i - 1)
-            if kind == "num" and unit is not None:
+            if unit is not None:
                 numbers.add((token, unit))
         return Clause(
             frozenset(self.frame),

@@ -192,6 +192,7 @@ class Verifier:
         self._past_projects: dict[str, kinds.Project | None] = {}
         self._ci_hits: dict[tuple[str, str | None], str | None] = {}
         self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
+        self._notes_only: dict[str, bool] = {}  # commit -> only memory notes changed since
         self._held: set[Claim] = set()  # index claims that held on part of the index
         self._by_kind = self._checks()
 
@@ -439,17 +440,30 @@ class Verifier:
         and reads nowhere now (the tests' code, when the words or `about`, the heading
         they sit under, speak of tests); a full version a named or cited file had then and
         has no more; a function or class the code defined then and defines nowhere now,
-        while its name lives on in calls, tests or tables."""
+        while its name lives on in calls, tests or tables. When only memory notes changed
+        since `commit`, no manifest, CI file, script or reader of a variable did: what
+        compares those is not looked at, and only a note's text can have changed."""
+        in_files = claims
+        if self._notes_only_since(commit):
+            code: list[ClaimFailure] = []
+            read: list[ClaimFailure] = []
+            in_files = [c for c in claims if _note(_relative(c.path))]
+        else:
+            code = (
+                self._dropped_dependencies(body, claims, commit)
+                + self._dropped_ci_commands(body, commit)
+                + self._dropped_subcommands(body, commit)
+            )
+            tests = bool(_TESTS.search(f"{about}\n{body}"))
+            read = self._unread_variables(claims, commit, tests=tests)
         return (
-            self._dropped_dependencies(body, claims, commit)
-            + self._dropped_ci_commands(body, commit)
-            + self._dropped_subcommands(body, commit)
+            code
             + self._ignored_since(claims, commit)
-            + self._unread_variables(claims, commit, tests=bool(_TESTS.search(f"{about}\n{body}")))
+            + read
             + self._dropped_members(claims, commit)
             + self._dropped_definitions(claims, commit)
-            + self._switched_off(claims, commit)
-            + self._unpinned(body, claims, commit)
+            + self._switched_off(in_files, commit)
+            + (self._unpinned(body, in_files, commit) if in_files else [])
         )
 
     def _unpinned(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
@@ -519,6 +533,19 @@ class Verifier:
         """The code files `commit` had that the working tree no longer has as they were."""
         then = self._tree(commit) or {}
         return sorted(p for p, b in then.items() if is_code(p) and self.state.blobs.get(p) != b)
+
+    def _notes_only_since(self, commit: str) -> bool:
+        """Every tracked file but the memory notes (`.md` files under `memories/`) is in the
+        working tree as it was at `commit`, none gone. Known once `commit`'s tree is read
+        (the first claim citing a file reads it); False before, so no tree is read for it."""
+        if commit not in self._notes_only:
+            if commit not in self._trees:
+                return False
+            then = self._trees[commit]
+            self._notes_only[commit] = then is not None and _beside_notes(then) == _beside_notes(
+                self.state.blobs
+            )
+        return self._notes_only[commit]
 
     def _same_files(self, commit: str) -> bool:
         """The tracked files at `commit` are the working tree's (memories and task records
@@ -1351,6 +1378,15 @@ def _recorded_ok(memory: Memory) -> str | None:
     if not isinstance(commit, str) or not commit or recorded.get("result") == "stale":
         return None
     return commit
+
+
+def _note(path: str) -> bool:
+    """A memory note: prose, never code, a manifest or a CI file."""
+    return path.startswith("memories/") and path.endswith(".md")
+
+
+def _beside_notes(blobs: dict[str, str]) -> dict[str, str]:
+    return {p: b for p, b in blobs.items() if not _note(p)}
 
 
 def _outside_records(blobs: dict[str, str]) -> dict[str, str]:

@@ -11,9 +11,9 @@ tags, blank lines, tabs, multi-line scalars, repeated keys, characters YAML refu
 returns None and the caller loads the text with PyYAML, so what a file means never
 depends on which path read it (a test holds the two equal).
 
-A `PlainReader` reads the files of one listing: it keeps the keys and how each scalar it
-met reads, as a store's files repeat most of theirs (`type: reference`, `status: active`,
-the keys), and forgets them with itself.
+A `PlainReader` reads the files of one listing: it keeps the keys and how each scalar and
+flow mapping it met reads, as a store's files repeat most of theirs (`type: reference`,
+`status: active`, the keys, `verified: {...}`), and forgets them with itself.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class PlainReader:
         self.resolver = resolver
         self._names: set[str] = set()  # the keys met: each a plain text scalar
         self._scalars: dict[str, Any] = {}  # a scalar's text -> its value (str or int)
+        self._flows: dict[str, dict[str, Any]] = {}  # a flow mapping's text -> its mapping
 
     def mapping(self, text: str) -> dict[str, Any] | None:
         """The mapping `text` holds, when it has the plain shape; None when it has not (or
@@ -142,6 +143,14 @@ class PlainReader:
         return self._scalar(text)
 
     def _flow_mapping(self, text: str) -> dict[str, Any]:
+        """A one-line flow mapping's items; read once a text (files verified together
+        share theirs), a copy each time: the caller owns what it gets."""
+        known = self._flows.get(text)
+        if known is None:
+            known = self._flows[text] = self._flow_items(text)
+        return dict(known)
+
+    def _flow_items(self, text: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         at = 0
         while True:

@@ -12,7 +12,7 @@ from orchestrator.store.memfile import (
     serialize_memory,
     split_frontmatter,
 )
-from orchestrator.store.plainfront import plain_mapping
+from orchestrator.store.plainfront import PlainReader, plain_mapping
 
 WRITTEN = [
     Memory(
@@ -117,3 +117,17 @@ def test_a_character_yaml_refuses_or_reads_otherwise_is_left_to_pyyaml() -> None
             assert plain_mapping(text, _RESOLVER) is None, repr(text)
     assert plain_mapping("a: b ~ c\n", _RESOLVER) == {"a": "b ~ c"}
     assert plain_mapping("a: é\n", _RESOLVER) == {"a": "é"}
+
+
+def test_files_of_one_listing_sharing_a_flow_mapping_each_get_their_own() -> None:
+    """A reader reads a flow mapping two files share once, and hands each file its own
+    copy: changing one file's mapping leaves the other's as read."""
+    reader = PlainReader(_RESOLVER)
+    text = "name: a\nverified: {commit: 9f3e2d1, at: '2026-11-02T08:30:00Z', result: ok}\n"
+    first = reader.mapping(text)
+    second = reader.mapping(text.replace("name: a", "name: b"))
+    assert first is not None and second is not None
+    assert first["verified"] == second["verified"] == load_yaml(text)["verified"]
+    first["verified"]["result"] = "stale"
+    assert second["verified"]["result"] == "ok"
+    assert reader.mapping(text) == load_yaml(text)

@@ -202,6 +202,27 @@ def test_a_command_ci_ran_word_for_word_and_runs_no_more_is_stale(
     assert results["short"].result == "ok"  # two words: too short to tell a quoted command
 
 
+def test_notes_written_since_the_record_leave_commands_as_they_were_judged(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """Only memory notes committed since the recorded commit: nothing a lapse compares
+    changed, the command holds. A CI file edited in the working tree since is a change."""
+    ci = "jobs:\n  lint:\n    steps:\n      - run: ruff check --select=E9 src\n"
+    verified = _planted(layout, put, commit_all, {".github/workflows/lint.yml": ci}, {})
+    put("a-first", "The app module starts the service.", verified=verified)
+    put("ci-lint", "CI runs `ruff check --select=E9 src`.", verified=verified)
+    commit_all(layout.root, "notes only")
+
+    assert _results(layout)["ci-lint"].result == "ok"
+
+    (layout.root / ".github" / "workflows" / "lint.yml").write_text(ci.replace("E9", "F"))
+    results = _results(layout)
+    assert results["ci-lint"].result == "stale"
+    [failure] = results["ci-lint"].failures
+    assert "ran `ruff check --select=E9 src`" in failure.reason
+    assert results["a-first"].result == "ok"
+
+
 def test_a_subcommand_the_script_named_and_names_no_more_is_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from orchestrator.checks import secrets
 from orchestrator.checks.secrets import is_placeholder, scan_text
 from orchestrator.memory.audit import AuditReport, audit
 from orchestrator.store.layout import Layout
@@ -67,3 +68,23 @@ def test_placeholder_keys_are_no_secret_findings(layout: Layout, put: Put) -> No
     put("example-key", "Localstack accepts AWS's example key AKIAIOSFODNN7EXAMPLE.")
     put("real-key", "The uploads job signs with AKIAZ7Q4V3HLM2XKPD5N.")
     assert kinds(audit(layout), "secret") == [("real-key", ())]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The relay signs requests with Qm7xT2vLp9RzK4wN8bYc3HdF for now.",
+        "Fetch https://relay.internal/hook?sig=Qm7xT2vLp9RzK4wN8bYc3HdF&v=2 nightly.",
+        "deploy:\n  token: 'Qm7xT2vLp9RzK4wN8bYc3HdF'\n",
+        "Build 4f9c2e1a7b3d5f6e8a0c1b2d3e4f5a6b7c8d9e0f is the last green one.",
+        "The constant HANDLERREGISTRYFACTORY2024X names the table.",
+        "Reading mixedCaseIdentifierWithoutDigits is fine.",
+    ],
+)
+def test_the_word_screen_never_hides_a_high_entropy_token(text: str) -> None:
+    """A text passes the cheap word screen whenever the token pattern finds a token in it,
+    and the tokens found are the same with the screen as without."""
+    tokens = secrets._tokens(text)
+    assert secrets._may_hold_token(text) or not tokens
+    kinds_found = {s.kind for s in secrets.find_secrets([text])[0]}
+    assert ("High-entropy token" in kinds_found) == bool(tokens)
