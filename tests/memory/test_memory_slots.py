@@ -110,3 +110,18 @@ def test_two_task_state_notes_giving_one_count_two_values(layout: Layout, put: P
 def test_a_count_of_passed_tests_is_a_count_of_tests() -> None:
     assert slots.unit("pass") == slots.unit("test") == "test"
     assert slots.unit("column") == "column"
+
+
+def test_two_items_under_one_label_describing_what_it_names(layout: Layout, put: Put) -> None:
+    # the clash holds the label's own name ("Ky"): two descriptions of one library
+    a = "**Ky**: The application uses the tiny Ky client to make requests to the GitHub API."
+    put("ky-a", a, subject="api integration")
+    put(
+        "ky-b",
+        "**Ky**: Tiny browser client used for making HTTP requests.",
+        subject="api integration",
+    )
+    # one label, two values that are not its name: a clash
+    put("db-a", "**Database**: The service stores orders in MySQL.", subject="storage")
+    put("db-b", "**Database**: The service stores orders in Postgres.", subject="storage")
+    assert contradictions(layout) == {frozenset({"db-a", "db-b"})}
