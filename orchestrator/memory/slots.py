@@ -16,9 +16,10 @@ componentDidMount)") is one however many negations it holds (`forbids`).
 Across subjects one slot is read (`count`): the same count of the same thing, "a
 138-column export layout" against "export column map (139 columns)": one unit given two
 numbers, no number agreeing, in clauses that share a word besides the unit (what is
-counted: "export"). A 6-column database schema is another slot, and so is a bound
-(`bounds`: "at most 200 orders a page") against a plain value ("50 orders per page by
-default"); `compare.count_conflict` adds the rules on subjects.
+counted: "export"; a number before "passed" counts tests, `unit`). A 6-column database
+schema is another slot, and so is a bound (`bounds`: "at most 200 orders a page") against
+a plain value ("50 orders per page by default"); `compare.count_conflict` adds the rules
+on subjects.
 """
 
 from __future__ import annotations
