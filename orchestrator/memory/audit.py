@@ -45,7 +45,7 @@ from orchestrator import __version__
 from orchestrator.checks.secrets import SecretHit, scan_texts
 from orchestrator.config import MemoryConfig
 from orchestrator.events.log import EventLog
-from orchestrator.memory import compare, proposals, rarity
+from orchestrator.memory import compare, proposals, rarity, slots
 from orchestrator.memory.cards import card_conflicts
 from orchestrator.memory.codeindex import TreeState
 from orchestrator.memory.decay import decay_candidates
@@ -438,10 +438,13 @@ def contradictions(
     `compare.conflict` reads; across subjects, one count (`slots.count`), the candidates
     from the units the memories count (a unit more than `rarity.RARE_DF` memories count
     is counted in too many senses to join on). Memories in `passing` (ephemeral task
-    state, reported as such) are not compared: a status that moved on is not a second
-    truth."""
+    state, reported as such) are not compared with the others: a status that moved on is
+    not a second truth. Among themselves, only a count is: two task-state notes giving one
+    count two values ("all 318 tests pass", "suite: 322 passed") hold a stale figure,
+    whatever their subjects; any other slot they share is a status told twice."""
     readings = readings or compare.Readings()
     compared = [m for m in memories if m.active and m.name not in passing]
+    state = [m for m in memories if m.active and m.name in passing]
     found = _subject_conflicts(compared, readings)
     # a clash of two values is reported once: a memory already at odds with another over
     # them is not reported again against a third under another subject
@@ -454,6 +457,10 @@ def contradictions(
         if count is not None and not any(
             count.repeats(how) for how in reported[a.name] + reported[b.name]
         ):
+            found.append((a, b, count))
+    for a, b in _count_candidates(state, readings, any_subject=True):
+        count = compare.count_conflict(a, b, readings)
+        if count is not None:
             found.append((a, b, count))
     return found
 
@@ -481,12 +488,13 @@ def _subject_conflicts(
 
 
 def _count_candidates(
-    memories: list[Memory], readings: compare.Readings
+    memories: list[Memory], readings: compare.Readings, *, any_subject: bool = False
 ) -> list[tuple[Memory, Memory]]:
-    """Pairs under different subjects that count one unit, in name order."""
+    """Pairs that count one unit (`slots.unit`), in name order: under different subjects
+    (one subject's pairs are `compare.conflict`'s), or with `any_subject` under any."""
     by_unit: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
-        for unit in {u for c in readings.plain(m).clauses for _, u in c.numbers}:
+        for unit in {slots.unit(u) for c in readings.plain(m).clauses for _, u in c.numbers}:
             by_unit[unit].append(m)
     pairs = set()
     for bucket in by_unit.values():
@@ -495,7 +503,7 @@ def _count_candidates(
                 (a.name, b.name) if a.name < b.name else (b.name, a.name)
                 for i, a in enumerate(bucket)
                 for b in bucket[i + 1 :]
-                if not compare.same_subject(a, b)
+                if any_subject or not compare.same_subject(a, b)
             }
     by_name = {m.name: m for m in memories}
     return [(by_name[a], by_name[b]) for a, b in sorted(pairs)]

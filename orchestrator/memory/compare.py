@@ -253,7 +253,7 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
             how = clause_conflict(ca, cb)
             if how is None:
                 continue
-            if how == "values" and _agree(ca, cb, ra, rb):
+            if how == "values" and (_agree(ca, cb, ra, rb) or _describes_label(a, b, ca, cb)):
                 continue
             if how == "values":
                 if forbidding is None:
@@ -265,6 +265,19 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
             if purpose or how == "polarity":
                 return Conflict(ca, cb, how)
     return None
+
+
+def _describes_label(a: Memory, b: Memory, ca: Clause, cb: Clause) -> bool:
+    """Two list items under one label (`conflict` has set different labels aside) whose
+    clash holds the label's own name: "**Ky**: the app uses Ky to call the GitHub API" and
+    "**Ky**: a tiny client for HTTP requests" describe the thing the label names, each its
+    own way; two items that set a value against another
+    ("**Database**: MySQL", "**Database**: Postgres") still clash."""
+    name = label(a.fact)
+    if not name or name != label(b.fact):
+        return False
+    named = subject_stems(name)
+    return any(stem(v) in named for v in ca.values ^ cb.values)
 
 
 def _names_too(values: frozenset[str], other: Reading) -> bool:

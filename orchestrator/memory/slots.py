@@ -16,9 +16,10 @@ componentDidMount)") is one however many negations it holds (`forbids`).
 Across subjects one slot is read (`count`): the same count of the same thing, "a
 138-column export layout" against "export column map (139 columns)": one unit given two
 numbers, no number agreeing, in clauses that share a word besides the unit (what is
-counted: "export"). A 6-column database schema is another slot, and so is a bound
-(`bounds`: "at most 200 orders a page") against a plain value ("50 orders per page by
-default"); `compare.count_conflict` adds the rules on subjects.
+counted: "export"; a number before "passed" counts tests, `unit`). A 6-column database
+schema is another slot, and so is a bound (`bounds`: "at most 200 orders a page") against
+a plain value ("50 orders per page by default"); `compare.count_conflict` adds the rules
+on subjects.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from orchestrator.checks.secrets import Patterns
 from orchestrator.memory.text import Clause, Reading, stem
 
 MIN_ARROWS = 2  # a chain: three steps at least
+_UNITS = {"pass": "test"}  # a stem written after a count -> the unit it counts
 _RX = Patterns(  # compiled on first use: only a pair of facts compared needs them
     arrow=r"→|⇒|->|=>",
     bound=(
@@ -85,12 +87,22 @@ def counts(fact: str) -> frozenset[tuple[str, str]]:
     return frozenset((n, stem(w)) for n, w in _RX.count.findall(plain))
 
 
+def unit(word: str) -> str:
+    """The unit a counted word (a stem) names: a number of tests is written "318 tests"
+    or "322 passed"."""
+    return _UNITS.get(word, word)
+
+
+def _units(numbers: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
+    return frozenset((n, unit(u)) for n, u in numbers)
+
+
 def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
     """The facts give one count two values (see the module), or None."""
     written_a, written_b = counts(fact_a), counts(fact_b)
     for ca in a.clauses:
         for cb in b.clauses:
-            ka, kb = ca.numbers & written_a, cb.numbers & written_b
+            ka, kb = _units(ca.numbers & written_a), _units(cb.numbers & written_b)
             for unit in {u for _, u in ka} & {u for _, u in kb}:
                 na = frozenset(n for n, u in ka if u == unit)
                 nb = frozenset(n for n, u in kb if u == unit)

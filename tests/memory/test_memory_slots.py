@@ -86,3 +86,42 @@ def test_counts_are_numbers_written_before_their_unit() -> None:
     assert ("8", "set") not in slots.counts("Setting 8 of part 1")
     assert slots.bounds("at most 200 orders") and not slots.bounds("50 orders by default")
     assert slots.forbids("Don't use X (no Y)") and not slots.forbids("Use X, not Y")
+
+
+def test_two_task_state_notes_giving_one_count_two_values(layout: Layout, put: Put) -> None:
+    # both are task state (excluded_content); the test count moved on between them
+    put("run-a", "All 318 tests pass.", subject="current status")
+    put(
+        "run-b", "Suite: 322 passed (3 old tests dropped, loader rewritten).", subject="recent work"
+    )
+    # task state that shares no count, and a status told twice, are not contradictions
+    put("step-1", "✅ Phase 1 done: parser and tokenizer", subject="progress")
+    put("step-2", "✅ Phase 2 done: the evaluator", subject="progress")
+    report = audit(layout)
+    excluded = {f.memory for f in report.findings if f.kind == "excluded_content"}
+    assert {"run-a", "run-b"} <= excluded
+    found = [f for f in report.findings if f.kind == "contradiction"]
+    assert {frozenset({f.memory or "", *f.related[:1]}) for f in found} == {
+        frozenset({"run-a", "run-b"})
+    }
+    assert "test" in found[0].detail and "318" in found[0].detail and "322" in found[0].detail
+
+
+def test_a_count_of_passed_tests_is_a_count_of_tests() -> None:
+    assert slots.unit("pass") == slots.unit("test") == "test"
+    assert slots.unit("column") == "column"
+
+
+def test_two_items_under_one_label_describing_what_it_names(layout: Layout, put: Put) -> None:
+    # the clash holds the label's own name ("Ky"): two descriptions of one library
+    a = "**Ky**: The application uses the tiny Ky client to make requests to the GitHub API."
+    put("ky-a", a, subject="api integration")
+    put(
+        "ky-b",
+        "**Ky**: Tiny browser client used for making HTTP requests.",
+        subject="api integration",
+    )
+    # one label, two values that are not its name: a clash
+    put("db-a", "**Database**: The service stores orders in MySQL.", subject="storage")
+    put("db-b", "**Database**: The service stores orders in Postgres.", subject="storage")
+    assert contradictions(layout) == {frozenset({"db-a", "db-b"})}
