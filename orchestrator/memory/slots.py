@@ -103,12 +103,12 @@ def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
     for ca in a.clauses:
         for cb in b.clauses:
             ka, kb = _units(ca.numbers & written_a), _units(cb.numbers & written_b)
-            for unit in {u for _, u in ka} & {u for _, u in kb}:
-                na = frozenset(n for n, u in ka if u == unit)
-                nb = frozenset(n for n, u in kb if u == unit)
-                counted = sorted((ca.frame & cb.frame) - {unit})
+            for what in {u for _, u in ka} & {u for _, u in kb}:
+                na = frozenset(n for n, u in ka if u == what)
+                nb = frozenset(n for n, u in kb if u == what)
+                counted = sorted((ca.frame & cb.frame) - {what})
                 if counted and not na & nb:
-                    return Count(f"{unit} ({', '.join(counted)})", na, nb)
+                    return Count(f"{what} ({', '.join(counted)})", na, nb)
     return None
 
 
