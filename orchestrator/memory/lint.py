@@ -192,6 +192,7 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
     findings = []
     written = written_at(root, path, source)
+    gone = folder_gone(root, path, written)
     with Verifier(Layout(root), use_cache=False) as verifier:
         bodies = [
             (number, end, words, as_body(_followed(root, path, words, code), code))
@@ -226,6 +227,8 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
                 else:
                     reasons.append(reason)
                     status = "stale"
+            if gone is not None and claims:
+                status, reasons = "stale", [gone]
             if status == "stale":
                 reasons = [r for r in reasons if " moved to " not in r] or reasons
             findings.append(Finding(number, words, status, "; ".join(reasons), end))
@@ -255,6 +258,21 @@ def written_at(root: Path, path: str, source: str) -> str | None:
         if git(root, "rev-parse", "-q", "--verify", f"{commit}:{path}").decode().strip() == blob:
             return commit
     return None
+
+
+def folder_gone(root: Path, path: str, written: str | None) -> str | None:
+    """Why every claim of a nested instruction file fails when the folder it describes was
+    deleted since the file was written (`tools/legacy/AGENTS.md` left alone in its folder,
+    which held other files then), else None: what it says of that folder's code is gone."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    if not folder or written is None:
+        return None
+    if any(entry.name != path.rsplit("/", 1)[1] for entry in (root / folder).iterdir()):
+        return None
+    held = git(root, "ls-tree", "--name-only", written, "--", f"{folder}/").decode().split()
+    if not any(name != path for name in held):
+        return None
+    return f"its folder {folder}/ was deleted since {written[:12]}"
 
 
 def _within(claim: Claim, folder: str) -> Claim:
