@@ -93,3 +93,19 @@ def test_a_nested_file_alone_in_its_folder_from_the_start_is_judged_claim_by_cla
     (root / "notes" / "AGENTS.md").write_text(text)
     commit(root, "notes")
     assert statuses(root, "notes/AGENTS.md", text) == {1: ("ok", "")}
+
+
+def test_a_rules_file_whose_sibling_rules_were_removed_is_judged_claim_by_claim(
+    git_repo: Path,
+) -> None:
+    root = git_repo
+    (root / "lib").mkdir()
+    (root / "lib" / "shelf.py").write_text("SIZE = 3\n")
+    (root / "rules").mkdir()
+    (root / "rules" / "style.mdc").write_text("Keep lines short.\n")
+    text = "- Shelves live in `lib/shelf.py`.\n"
+    (root / "rules" / "layout.mdc").write_text(text)
+    commit(root, "rules")
+    git(root, "rm", "-q", "rules/style.mdc")
+    commit(root, "one rules file")
+    assert statuses(root, "rules/layout.mdc", text) == {1: ("ok", "")}
