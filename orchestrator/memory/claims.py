@@ -318,6 +318,9 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
         return _dotted(span, name, shape)
     if looks_like_path(span, shape):
         return [Claim("path", span, "body", path=span)]
+    folder = pattern_folder(span)
+    if folder is not None and folder.split("/", 1)[0] in shape.top_level:
+        return [Claim("path", span, "body", path=f"{folder}/")]
     if _DOTTED.match(span):
         return _dotted(span, span, shape)
     if _CAMEL.match(span):
@@ -327,6 +330,22 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
     if _SNAKE.match(span):
         return [Claim("identifier", span, "body", symbol=span)]
     return []
+
+
+def pattern_folder(span: str) -> str | None:
+    """The folder a file pattern lies in (`docs/guide/**`, `src/*.ts`: `docs/guide`,
+    `src`), the plain parts before its first wildcard; None for a pattern that starts
+    with one (`**/*.ts`) or is no pattern. The pattern holds no file once it is gone."""
+    if "*" not in span or "/" not in span:
+        return None
+    lead: list[str] = []
+    for part in span.split("/"):
+        if "*" in part:
+            break
+        if not _PATH_PART.match(part) or part in (".", ".."):
+            return None
+        lead.append(part)
+    return "/".join(lead) or None
 
 
 def _dotted(span: str, name: str, shape: RepoShape) -> list[Claim]:

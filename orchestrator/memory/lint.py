@@ -21,6 +21,7 @@ from orchestrator.memory.verify import Verifier, bare_name, counter_examples, st
 from orchestrator.store.layout import Layout
 
 STATUSES = ("ok", "moved", "stale")
+_PROSE_FILES = (".md", ".mdc", ".markdown", ".txt")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
@@ -192,6 +193,7 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
     findings = []
     written = written_at(root, path, source)
+    gone = folder_gone(root, path, written)
     with Verifier(Layout(root), use_cache=False) as verifier:
         bodies = [
             (number, end, words, as_body(_followed(root, path, words, code), code))
@@ -226,6 +228,8 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
                 else:
                     reasons.append(reason)
                     status = "stale"
+            if gone is not None and claims:
+                status, reasons = "stale", [gone]
             if status == "stale":
                 reasons = [r for r in reasons if " moved to " not in r] or reasons
             findings.append(Finding(number, words, status, "; ".join(reasons), end))
@@ -255,6 +259,22 @@ def written_at(root: Path, path: str, source: str) -> str | None:
         if git(root, "rev-parse", "-q", "--verify", f"{commit}:{path}").decode().strip() == blob:
             return commit
     return None
+
+
+def folder_gone(root: Path, path: str, written: str | None) -> str | None:
+    """Why every claim of a nested instruction file fails when the folder it describes was
+    deleted since the file was written (`tools/legacy/AGENTS.md` left alone in its folder,
+    which held code then), else None: what it says of that folder's code is gone. A folder
+    that held only other instruction files (`.cursor/rules/`) described no code of its own."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    if not folder or written is None:
+        return None
+    if any(entry.name != path.rsplit("/", 1)[1] for entry in (root / folder).iterdir()):
+        return None
+    held = git(root, "ls-tree", "-r", "--name-only", written, "--", f"{folder}/").decode()
+    if not any(not name.endswith(_PROSE_FILES) for name in held.splitlines()):
+        return None
+    return f"its folder {folder}/ was deleted since {written[:12]}"
 
 
 def _within(claim: Claim, folder: str) -> Claim:
