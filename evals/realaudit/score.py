@@ -54,17 +54,21 @@ class KindScore:
     def recall(self) -> float | None:
         return self.recalled / self.expected if self.expected else None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
+    def to_dict(self, *, errors: bool = True) -> dict[str, Any]:
+        """The counts and figures; with `errors`, also which units were missed and which
+        raised falsely (what `--show-errors` asks for)."""
+        out: dict[str, Any] = {
             "expected": self.expected,
             "raised": self.raised,
             "correct": self.correct,
             "recalled": self.recalled,
             "precision": _round(self.precision),
             "recall": _round(self.recall),
-            "missed": [":".join(u) for u in self.missed],
-            "false": [":".join(u) for u in self.false],
         }
+        if errors:
+            out["missed"] = [":".join(u) for u in self.missed]
+            out["false"] = [":".join(u) for u in self.false]
+        return out
 
 
 def _round(value: float | None) -> float | None:
@@ -216,10 +220,10 @@ class Scores:
     excluded_classes: dict[Excluded, tuple[int, int]]  # class -> (labelled, raised as excluded)
     duplicate_groups: tuple[int, ...]  # labelled groups: all, found whole, found in part
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, errors: bool = True) -> dict[str, Any]:
         total, whole, part = self.duplicate_groups
         return {
-            "kinds": {kind.value: s.to_dict() for kind, s in self.kinds.items()},
+            "kinds": {kind.value: s.to_dict(errors=errors) for kind, s in self.kinds.items()},
             "near_duplicate_groups": {
                 "labelled": total,
                 "wholly_found": whole,

@@ -224,6 +224,9 @@ def test_contradictions_memory_kinds_and_format_kinds() -> None:
     excluded = result.kinds[Kind.EXCLUDED_CONTENT]
     assert (excluded.expected, excluded.raised, excluded.correct) == (2, 1, 1)
     assert excluded.missed == (("o/r", "a"),)
+    assert excluded.to_dict()["missed"] == ["o/r:a"]
+    plain = excluded.to_dict(errors=False)  # figures without which units were missed
+    assert "missed" not in plain and "false" not in plain and plain["expected"] == 2
     assert result.excluded_classes[dataset.Excluded.TODO_NEXT] == (1, 0)
     assert result.excluded_classes[dataset.Excluded.CHANGE_ACCOUNT] == (1, 1)
     stale = result.kinds[Kind.STALE_CITATION]
@@ -269,6 +272,7 @@ def test_a_run_builds_the_repository_and_scores_the_real_audit(
     assert kinds["near_duplicate"]["expected"] == 1
     for kind in ("invalid_file", "missing_field", "index_drift", "index_oversize", "notes_style"):
         assert kinds[kind]["raised"] == 0, (kind, kinds[kind])  # the memories are well formed
+    assert not {"missed", "false"} & set(kinds["excluded_content"])  # only with --show-errors
 
     root = keep / "acme+notes"
     assert not (root / "memory-bank" / "activeContext.md").exists()

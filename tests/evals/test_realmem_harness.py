@@ -269,3 +269,21 @@ def test_one_run_through_the_real_orch(
     assert report["splits"]["dev"] == again
     stale = again["new"]["without citations"]["stale"]
     assert stale["tp"] + stale["fn"] == 2  # the two stale claims; the moved one is apart
+
+
+def test_held_out_claims_are_listed_only_with_details(
+    tmp_path: Path, mirror: tuple[Path, str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    mirrors, old, new = mirror
+    parsed = author.parse([_labels(tmp_path, old, new, split="held-out")], mirrors)
+    data = tmp_path / "held.json"
+    save(author.merge(None, parsed), data)
+    orch = Path(sys.executable).with_name("orch")
+    args = ["--json", "--data", str(data), "--mirrors", str(mirrors), "--orch", str(orch)]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["claims"] == []  # the figures, not what the held-out split got wrong
+    assert report["splits"]["held-out"]["new"]["without citations"]["stale"]["tp"] >= 0
+    assert main([*args, "--details"]) == 0
+    detailed = json.loads(capsys.readouterr().out)
+    assert [c["split"] for c in detailed["claims"]] == ["held-out"] * 4
