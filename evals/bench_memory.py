@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import orchestrator
+from evals.bytecode import compile_package
 from orchestrator.memory.audit import READINGS_TABLE, REPORT_TABLE, SECRETS_TABLE
 from orchestrator.memory.codeindex import FACTS_TABLE, Facts, TreeState
 from orchestrator.memory.verify import RESULTS_TABLE
@@ -307,15 +307,6 @@ def child_cpu() -> float:
     """CPU seconds (user and system) of every child process waited for so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def compile_package() -> None:
-    """Write the bytecode of every module of orch, as installing it does, so no timed run
-    compiles one: a checkout run with PYTHONDONTWRITEBYTECODE set, or edited since its
-    last run, would otherwise count the compiler in every first run."""
-    package = Path(orchestrator.__file__).parent
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True)
 
 
 def audit_fresh(orch: list[str], runs: int) -> None:

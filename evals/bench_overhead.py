@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.bench_store import ENV, ORCH, median_time, run_cmd
+from evals.bytecode import compile_package
 from orchestrator.engine.vcs import ProjectRepo
 from orchestrator.store.layout import Layout
 from orchestrator.store.scaffold import scaffold
@@ -236,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         "--no-install", action="store_true", help="cli: time this environment's orch only"
     )
     args = parser.parse_args(argv)
+    compile_package()
     if not ORCH.exists():
         print(f"no console script at {ORCH}: run `make test` (it installs the package) first")
         return 2

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from evals.bytecode import compile_package
 from orchestrator.events.chain import GENESIS, line_hash, seal
 from orchestrator.events.keys import load_key
 from orchestrator.events.log import Event, EventLog, read_events
@@ -136,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         "--only", choices=("all", "events"), default="all", help="events: the event log alone"
     )
     args = parser.parse_args(argv)
+    compile_package()
     if not ORCH.exists():
         print(f"no console script at {ORCH}: run `make test` (it installs the package) first")
         return 2

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from evals.bytecode import compile_package
 from orchestrator.memory.codeindex import FACTS_TABLE
 from orchestrator.store.cache import CACHE_FILE
 from orchestrator.store.index import render_index
@@ -253,6 +254,7 @@ def main() -> None:
         "beside this Python)",
     )
     args = parser.parse_args()
+    compile_package()
     tmp = Path(tempfile.mkdtemp(prefix="orch-bench-verify-"))
     try:
         root = tmp / "repo"
