@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.memory.claims import CODE_SPAN, Claim
-from orchestrator.memory.codeindex import git
+from orchestrator.memory.codeindex import git, is_code
 from orchestrator.memory.verify import Verifier, bare_name, counter_examples, states_change
 from orchestrator.store.layout import Layout
 
 STATUSES = ("ok", "moved", "stale")
-_PROSE_FILES = (".md", ".mdc", ".markdown", ".txt")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
@@ -265,14 +264,15 @@ def folder_gone(root: Path, path: str, written: str | None) -> str | None:
     """Why every claim of a nested instruction file fails when the folder it describes was
     deleted since the file was written (`tools/legacy/AGENTS.md` left alone in its folder,
     which held code then), else None: what it says of that folder's code is gone. A folder
-    that held only other instruction files (`.cursor/rules/`) described no code of its own."""
+    that held only prose and instruction files (`is_code` says no, or `.mdc` rules:
+    `.cursor/rules/`) described no code of its own."""
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
     if not folder or written is None:
         return None
     if any(entry.name != path.rsplit("/", 1)[1] for entry in (root / folder).iterdir()):
         return None
     held = git(root, "ls-tree", "-r", "--name-only", written, "--", f"{folder}/").decode()
-    if not any(not name.endswith(_PROSE_FILES) for name in held.splitlines()):
+    if not any(is_code(name) and not name.endswith(".mdc") for name in held.splitlines()):
         return None
     return f"its folder {folder}/ was deleted since {written[:12]}"
 
