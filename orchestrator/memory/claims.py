@@ -417,7 +417,7 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
         parts = word.strip("/").split("/")
         if len(parts) < 2 or word.startswith("//") or not all(parts):
             continue
-        if _has_extension(parts[-1]) or (word.endswith("/") and parts[0] in shape.top_level):
+        if _has_extension(parts[-1]) or parts[0] in shape.top_level:
             out.append(Claim("mention", word, "body", path=word))
     for call in _PROSE_CALL.findall(prose) if "()" in prose else ():
         out += span_claims(call + "()", shape)

@@ -490,6 +490,17 @@ def test_a_value_stated_for_a_name_is_what_the_code_sets_it_to(
     )
 
 
+def test_a_folder_in_prose_below_a_top_level_folder_is_a_claim_without_its_slash() -> None:
+    claims = {
+        (c.kind, c.text)
+        for c in body_claims(
+            "Images live in web/assets/img and fonts in web/fonts; input/output is logged.",
+            SHAPE,
+        )
+    }
+    assert claims == {("mention", "web/assets/img"), ("mention", "web/fonts")}
+
+
 def test_a_path_in_prose_is_stale_only_when_its_file_is_gone_from_the_tree(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
@@ -510,3 +521,4 @@ def test_a_past_tree_is_read_only_for_a_commit_git_knows(git_repo: Path) -> None
     tree = codeindex.git(git_repo, "rev-parse", f"{sha}^{{tree}}").decode().strip()
     assert codeindex.tree_at(git_repo, tree) is None  # a tree is not a commit
     assert codeindex.tree_at(git_repo, "0" * 40) is None
+
