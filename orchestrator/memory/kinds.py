@@ -129,6 +129,11 @@ _INSTALL_EXTRAS = re.compile(r"\[([\w,\s-]+)\]")
 # A name with a capital inside the word ("GoodJob", "TiDB", "MySQL"), not part of a path,
 # a URL or a package name: how prose names a library or a product.
 _PRODUCT = re.compile(r"(?<![\w./@:-])([A-Za-z][a-z0-9]*(?:[A-Z][A-Za-z0-9]*)+)(?![\w/@-])")
+# A capitalised word after a lower-case word ("run the tests with Jest", "format with
+# Prettier"): how prose names a tool mid-sentence (a sentence's first word is any word).
+_TOOL = re.compile(r"(?<=[a-z,] )([A-Z][a-z]{2,})(?:\.js)?(?![\w/@-])")
+# A hyphenated lower-case name ("the binary-compatibility-validator plugin"): a package's.
+_HYPHENATED = re.compile(r"(?<![\w./@:-])([a-z][a-z0-9]+(?:-[a-z0-9]{2,}){2,})(?![\w/@.-])")
 # A line that denies, forbids or replaces: the names it gives need not be dependencies.
 _DENIES = re.compile(
     r"\b(?:not|never|avoid|don't|instead|no longer|without|removed|replaced|deprecated)\b", re.I
@@ -388,6 +393,9 @@ class Project:
                 deps = data.get(group)
                 for name, version in (deps if isinstance(deps, dict) else {}).items():
                     add(name, version)
+        for path in self.named("libs.versions.toml"):
+            for name, version in _catalog_entries(self._toml(path)):
+                add(name, version)
         return out
 
     def declared(self, name: str) -> tuple[str, list[str]]:
@@ -648,6 +656,31 @@ class PastProject(Project):
         return self._texts[path]
 
 
+def _catalog_entries(data: dict[str, Any]) -> Iterable[tuple[str, object]]:
+    """A Gradle version catalog's libraries and plugins: each by its alias and by the
+    artifact or the plugin id's last part (`org.jetbrains.kotlinx.binary-compatibility-
+    validator` is the binary-compatibility-validator plugin), with its version."""
+    versions = data.get("versions", {}) or {}
+    for group, key in (("libraries", "module"), ("plugins", "id")):
+        for alias, entry in (data.get(group, {}) or {}).items():
+            if isinstance(entry, str):  # "group:artifact:version"
+                coords = entry.split(":")
+                yield alias, coords[2] if len(coords) > 2 else ""
+                if len(coords) > 1:
+                    yield coords[1], coords[2] if len(coords) > 2 else ""
+                continue
+            if not isinstance(entry, dict):
+                continue
+            version = entry.get("version", "")
+            if isinstance(version, dict):
+                version = versions.get(version.get("ref", ""), "")
+            yield alias, version
+            name = str(entry.get(key) or entry.get("name") or "")
+            last = name.rsplit(":", 1)[-1] if key == "module" else name.rsplit(".", 1)[-1]
+            if last:
+                yield last, version
+
+
 def dependency_key(name: str) -> str:
     """A dependency's name as prose may spell it: `good_job`, `GoodJob` and `good-job`
     are all `goodjob`."""
@@ -702,17 +735,24 @@ def text_claims(text: str) -> list[Claim]:
 
 
 def product_claims(text: str) -> list[Claim]:
-    """Libraries and products named in prose with a capital inside the word ("Jobs:
-    GoodJob", "uses the Vitess parser"), outside code spans, links and lines that deny or
-    replace; judged by `verify` against the dependencies of the memory's recorded commit."""
+    """Libraries, products and tools named in prose: with a capital inside the word ("Jobs:
+    GoodJob", "uses the Vitess parser"), capitalised mid-sentence ("run the tests with
+    Jest"), or as a name of three hyphenated parts ("the binary-compatibility-validator
+    plugin"), outside code spans, links and lines that deny or replace; judged by `verify`
+    against the dependencies of the memory's recorded commit, so a word no manifest
+    declared then is no claim at all."""
     prose = _LINK.sub(" ", CODE_SPAN.sub(" ", text))
     out: dict[str, Claim] = {}
     for line in prose.splitlines():
         if _DENIES.search(line):
             continue
-        for word in _PRODUCT.findall(line):
-            if any(c.islower() for c in word) and sum(c.isupper() for c in word) >= 2:
-                out.setdefault(word, Claim("dependency", word, "body", symbol=dependency_key(word)))
+        words = [
+            w
+            for w in _PRODUCT.findall(line)
+            if any(c.islower() for c in w) and sum(c.isupper() for c in w) >= 2
+        ]
+        for word in [*words, *_TOOL.findall(line), *_HYPHENATED.findall(line)]:
+            out.setdefault(word, Claim("dependency", word, "body", symbol=dependency_key(word)))
     return list(out.values())
 
 

@@ -55,15 +55,21 @@ def _planted(
     return verified
 
 
-def test_product_names_are_words_with_a_capital_inside_outside_code_and_denials() -> None:
+def test_product_names_are_capitalised_or_hyphenated_words_outside_code_and_denials() -> None:
     found = kinds.product_claims(
         "- Jobs: GoodJob\n- MySQL queries are parsed with TiDB.\n- Do not add SideKiq.\n"
         "- `McpServer` and https://GitHub.com/x and README and Parser\n"
+        "- Lint with Ruff, test with Pytest.js and apply the code-size-budget plugin.\n"
+        "- Formatting was moved to Biome instead of Prettier; a built-in and front-end view.\n"
     )
     assert [(c.text, c.symbol) for c in found] == [
         ("GoodJob", "goodjob"),
         ("MySQL", "mysql"),
         ("TiDB", "tidb"),
+        ("Parser", "parser"),  # judged against the manifests: no claim unless declared then
+        ("Ruff", "ruff"),
+        ("Pytest", "pytest"),
+        ("code-size-budget", "codesizebudget"),
     ]
 
 
@@ -103,6 +109,40 @@ def test_a_dependency_named_in_prose_and_dropped_since_the_record_is_stale(
     assert results["engine"].result == "ok"  # go-sqlite3 still names it
     assert results["unrecorded"].result == "ok"  # no record: nothing to judge against
     assert results["never"].result == "ok"  # never a dependency
+
+
+def test_a_tool_named_mid_sentence_and_dropped_from_every_manifest_is_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    package = {"name": "web", "devDependencies": {"karma": "^6.4.0", "stylelint": "^16.0.0"}}
+    catalog = (
+        '[versions]\nsizer = "1.2"\n\n[plugins]\n'
+        'size-budget = { id = "org.example.code-size-budget", version.ref = "sizer" }\n'
+    )
+    verified = _planted(
+        layout,
+        put,
+        commit_all,
+        {"package.json": json.dumps(package), "gradle/libs.versions.toml": catalog},
+        {
+            "tests": "Browser tests run with Karma in a headless browser.",
+            "styles": "Style sheets are checked by Stylelint before a commit.",
+            "budget": "Release builds apply the code-size-budget plugin.",
+            "denied": "Never go back to Karma for the browser tests.",
+        },
+    )
+    package["devDependencies"] = {"stylelint": "^16.2.0", "vitest": "^3.0.0"}
+    (layout.root / "package.json").write_text(json.dumps(package))
+    (layout.root / "gradle" / "libs.versions.toml").write_text("[versions]\n")
+    commit_all(layout.root, "vitest for the browser tests, no size budget")
+
+    results = _results(layout)
+    assert results["tests"].result == "stale"
+    assert "Karma: a dependency at" in results["tests"].failures[0].reason
+    assert verified["commit"][:10] in results["tests"].failures[0].reason
+    assert results["budget"].result == "stale"  # the catalog's plugin, by its id's last part
+    assert results["styles"].result == "ok"  # still declared
+    assert results["denied"].result == "ok"  # a line that denies names no dependency
 
 
 def test_a_tracked_folder_that_became_ignored_is_gone_or_moved(
@@ -254,3 +294,4 @@ def test_a_subcommand_the_script_named_and_names_no_more_is_stale(
     assert "run.py names no subcommand pipeline now" in results["pipeline"].failures[0].reason
     assert results["fetch"].result == "ok"  # named by a module run.py imports
     assert results["never"].result == "ok"  # not named at the record either
+
