@@ -881,6 +881,19 @@ class Verifier:
         return f"environment variable {symbol} appears nowhere in the code"
 
     def _check_path(self, claim: Claim) -> str | None:
+        reason = self._check_path_as_written(claim)
+        path = claim.path or ""
+        if reason is None or claim.origin != "body" or not path.endswith(_COMPILED_JS):
+            return reason
+        # TypeScript's own imports name a module by what it compiles to (`./util.js` for
+        # util.ts): the source under either name holds the claim
+        stem = path.rsplit(".", 1)[0]
+        for ext in _TS_SOURCES:
+            if self._check_path_as_written(replace(claim, path=stem + ext)) is None:
+                return None
+        return reason
+
+    def _check_path_as_written(self, claim: Claim) -> str | None:
         assert claim.path is not None
         if claim.origin == "body" and "/" not in claim.path:
             if self._basename_exists(claim.path) or self._ignored(claim.path):
@@ -940,6 +953,23 @@ class Verifier:
         if claim.line > facts.lines:
             return f"line {claim.line} is past the end of {claim.path} ({facts.lines} lines)"
         return None
+
+    def _line_shifted(self, claim: Claim, commit: str) -> bool:
+        """A cited line past the end of a file that shrank, whose words at `commit` (where
+        the memory was verified) are still a line of the file: the code moved up and the
+        citation still finds it (as `_cited_code_changed` reads a cited line), nothing
+        went stale."""
+        if claim.kind != "line" or claim.path is None or claim.line is None:
+            return False
+        facts = self.facts.of(claim.path)
+        if facts is None or claim.line <= facts.lines:
+            return False
+        then = git(self.layout.root, "show", f"{commit}:{claim.path}").decode("utf-8", "replace")
+        cited = symbols.line_text(then, claim.line)
+        if cited is None or len(cited) < _LINE_WORDS or not any(c.isalnum() for c in cited):
+            return False  # a brace or a short line is anywhere
+        now = self.project().text(claim.path) or ""
+        return cited in {line.strip() for line in now.splitlines()}
 
     def _index(self, claim: Claim | None = None) -> CodeIndex:
         return self.facts.index(index_words([claim] if claim else []))
@@ -1209,6 +1239,8 @@ class Verifier:
             else self.lapsed(memory.body, claims, recorded, about=memory.subject or "")
         )
         failures += lapsed
+        if failures and recorded is not None:
+            failures = [f for f in failures if not self._line_shifted(f.claim, recorded)]
         if failures and states_change(memory.fact):
             # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
             failures = [f for f in failures if f.claim.origin != "body"]
@@ -1243,6 +1275,9 @@ class Verifier:
         return [self.check(m) for m in memories]
 
 
+_COMPILED_JS = (".js", ".mjs", ".cjs", ".jsx")
+_TS_SOURCES = (".ts", ".mts", ".cts", ".tsx")
+_LINE_WORDS = 8  # a cited line this long or longer says something found elsewhere only by chance
 _INSTRUCTION_FILES = frozenset(
     ["AGENTS.md", "CLAUDE.md", "GEMINI.md", ".cursorrules", "copilot-instructions.md"]
 )

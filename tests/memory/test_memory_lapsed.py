@@ -295,3 +295,28 @@ def test_a_subcommand_the_script_named_and_names_no_more_is_stale(
     assert results["fetch"].result == "ok"  # named by a module run.py imports
     assert results["never"].result == "ok"  # not named at the record either
 
+
+def test_a_cited_line_the_shrunk_file_still_holds_higher_up_is_not_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    header = "".join(f"# note {i}\n" for i in range(20))
+    body = "RETRY_LIMIT = 5\nBACKOFF_SECONDS = 2\n"
+    (layout.root / "limits.py").write_text(header + body)
+    commit_all(layout.root, "limits")
+    verified = _recorded(layout)
+    for name, line in (("retry", 21), ("backoff", 22)):
+        put(
+            name,
+            "Retries are capped in limits.py.",
+            citations=(Citation("limits.py", line),),
+            verified=verified,
+        )
+    put("unrecorded", "Retries are capped.", citations=(Citation("limits.py", 21),))
+    (layout.root / "limits.py").write_text("# limits\nRETRY_LIMIT = 5\n")  # backoff dropped
+    commit_all(layout.root, "fewer notes, no backoff")
+
+    results = _results(layout)
+    assert results["retry"].result == "ok"  # its words are line 2 now, unchanged
+    assert results["backoff"].result == "stale"
+    assert "past the end of limits.py" in results["backoff"].failures[0].reason
+    assert results["unrecorded"].result == "stale"  # no record: nothing to compare with

@@ -522,3 +522,19 @@ def test_a_past_tree_is_read_only_for_a_commit_git_knows(git_repo: Path) -> None
     assert codeindex.tree_at(git_repo, tree) is None  # a tree is not a commit
     assert codeindex.tree_at(git_repo, "0" * 40) is None
 
+
+def test_a_js_path_holds_where_its_typescript_source_is(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    lib = layout.root / "packages" / "core" / "src" / "v2"
+    lib.mkdir(parents=True)
+    (lib / "format.ts").write_text("export const format = (s: string) => s;\n")
+    commit_all(layout.root, "core")
+    put("compiled", "Re-exports live in `packages/core/src/v2/format.js`.")
+    put("relative", "Import the helpers from `v2/format.js` inside the core package.")
+    put("gone", "Parsers live in `packages/core/src/v2/parse.js`.")
+    results = {
+        v.name: v.result
+        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
+    }
+    assert results == {"compiled": "ok", "relative": "ok", "gone": "stale"}
