@@ -84,7 +84,8 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"(?:potential|possible|proposed|planned|upcoming) (?:\w+ )?(?:features|improvements|"
         r"enhancements|additions|extensions|changes)|stretch goals|icebox|parking lot|"
         r"someday|areas for improvement|improvement (?:ideas|opportunities)|"
-        r"(?:enhancement|new|product) ideas)\b"
+        r"(?:enhancement|new|product) ideas|what'?s left|what is left|left to (?:build|do)|"
+        r"remaining (?:work|tasks|items|steps))\b"
         r"|^(?:ideas|later|maybe)\b|\(next \d",
     ),
     (
@@ -99,11 +100,13 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
     (
         "in_progress",
         r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
-        r"working on|current sprint|current challenges|(?:primary )?focus areas)\b",
+        r"working on|current sprint|current challenges|current considerations|"
+        r"(?:primary )?focus areas)\b",
     ),
     (
         "change_account",
-        r"\b(?:project evolution|recent changes|earlier changes|change ?log(?!\s+\w)|"
+        r"\b(?:project evolution|evolution of|(?:version|change|decision|release|revision) "
+        r"history|recent changes|earlier changes|change ?log(?!\s+\w)|"
         r"corrections applied|what changed|recent updates|changes made|fixes applied)\b",
     ),
     (

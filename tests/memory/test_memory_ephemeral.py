@@ -69,6 +69,10 @@ from orchestrator.store.memfile import Memory
         ("Search is implemented as a placeholder", "search", "progress_status"),
         ("The map view is currently in the early prototype stage", "", "progress_status"),
         ("Created on 04.05.2026", "", "dated_status"),
+        ("Offline export of the ledger", "What's Left to Build", "todo_next"),
+        ("Memory use of the import worker", "Current Considerations", "in_progress"),
+        ("Plain CSV files → a SQLite store", "Evolution of Project Decisions", "change_account"),
+        ("Nightly builds signed with the release key", "Version History", "change_account"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -106,6 +110,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Creating a fair score for late submissions", "Known Challenges"),
         ("Close a ticket once all of its subtasks are complete", "ticket rules"),
         ("When a format is not yet implemented, the export button is hidden", "exports"),
+        ("The browser keeps its own history of visited pages", "Browser History"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
