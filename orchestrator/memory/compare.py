@@ -445,9 +445,18 @@ def bare_state(memory: Memory, reading: Reading) -> bool:
     return len(words) <= GENERIC and _STATE_FIRST.match(memory.fact) is not None
 
 
+# A closing aside of code spans only: "Added input checks (`src/checks.js`)" is a copy of
+# "Added input checks" that says where.
+_CODE_ASIDE = re.compile(r"\s*\((?:\s*`[^`\n]+`\s*[,;]?)+\)\W*$")
+
+
 def copy_key(memory: Memory) -> str:
-    """The fact's words, lower case, without punctuation or markup: equal for copies."""
-    return " ".join(_WORDS.findall(memory.fact.lower()))
+    """The fact's words, lower case, without punctuation, markup or a closing aside of code
+    spans (`_CODE_ASIDE`): equal for copies."""
+    fact = memory.fact
+    if fact.endswith((")", ").")) and "`" in fact:
+        fact = _CODE_ASIDE.sub("", fact)
+    return " ".join(_WORDS.findall(fact.lower()))
 
 
 def duplicate_across(
@@ -472,9 +481,11 @@ def duplicate_across(
     ra, rb = readings.plain(a), readings.plain(b)
     if ra.negated != rb.negated or opposed(ra, rb):
         return None
-    if readings.copy_key(a) == readings.copy_key(b):
-        return None if bare_state(a, ra) else 1.0
     va, vb = ra.flat_values, rb.flat_values  # code spans as their words
+    if readings.copy_key(a) == readings.copy_key(b):
+        if va != vb and not _values_compatible(va, vb):
+            return None  # the same words saying where, two places apart
+        return None if bare_state(a, ra) else 1.0
     if copies_only or (va and vb and not _values_compatible(va, vb)):
         return None
     na, nb = numeric_values(va), numeric_values(vb)

@@ -34,6 +34,15 @@ def test_copies_and_rewordings_under_other_subjects_are_near_duplicates(
     assert frozenset({"sort-a", "sort-b"}) in dups
 
 
+def test_a_copy_that_adds_where_in_code_is_still_a_copy(layout: Layout, put: Put) -> None:
+    put("checks-a", "Added input checks (`server/checks.js`)", subject="recent changes")
+    put("checks-b", "Added input checks", subject="security work")
+    put("limits-a", "Added request limits (`server/limits.js`)", subject="recent changes")
+    put("limits-b", "Added request limits (`worker/limits.js`)", subject="worker changes")
+    dups = found(audit(layout), "near_duplicate")
+    assert dups == {frozenset({"checks-a", "checks-b"})}  # two files: two places, two facts
+
+
 def test_what_the_subject_decides_is_not_a_near_duplicate(layout: Layout, put: Put) -> None:
     # a short copy means what its subject makes it mean
     put("tbd-tests", "To be decided in the design stage", subject="testing strategy")
