@@ -3,7 +3,8 @@
 The rule of promotion keeps these in the task folder; in repo memory the audit reports
 them with their class. Each class is recognised by the fact's own words, or by the
 heading (subject) it was filed under when the heading names the class outright ("Next
-Steps", "Completed", "Current Focus", "Recent Changes", "Current Status", and wish lists:
+Steps", "Completed", "Current Focus", "Recent Changes", "Current Status", "What's Left to
+Build", "Current Considerations", "Evolution of Project Decisions", and wish lists:
 "Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"); a neutral heading
 ("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
 itself. Under a heading that lists problems ("Design Challenges", "Risks") a fact led by
