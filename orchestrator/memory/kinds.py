@@ -967,8 +967,7 @@ def _task_claims(program: str, args: list[str], where: str | None, text: str) ->
         names = [a for a in positional if "=" not in a]
         return [Claim("task", text, "body", path=folder, symbol=f"make:{n}") for n in names]
     if program == "just":
-        positional, _ = _options(args, ("-f", "--justfile", "-d"))
-        return [Claim("task", text, "body", symbol=f"just:{positional[0]}")] if positional else []
+        return _just_claims(args, text)
     if program == "mise":
         positional, _ = _options(args, ("-C", "--cd", "-E", "--env", "-j"))
         if positional[:1] in (["run"], ["r"]) and len(positional) > 1:
@@ -990,6 +989,14 @@ def _task_claims(program: str, args: list[str], where: str | None, text: str) ->
             env = positional[1].split(":", 1)[0]
         return [Claim("task", text, "body", symbol=f"hatch:{env}")] if env else []
     return []
+
+
+def _just_claims(args: list[str], text: str) -> list[Claim]:
+    """The recipe a just run names: its first argument, after any overrides of variables
+    (`just mode=fast build`)."""
+    positional, _ = _options(args, ("-f", "--justfile", "-d"))
+    positional = [a for a in positional if "=" not in a]
+    return [Claim("task", text, "body", symbol=f"just:{positional[0]}")] if positional else []
 
 
 def _extra_claims(args: list[str], text: str) -> list[Claim]:

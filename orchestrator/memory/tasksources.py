@@ -40,7 +40,12 @@ Reader = Callable[[str], str | None]  # a tracked file's text (None: unreadable)
 MAKEFILES = ("Makefile", "GNUmakefile", "makefile")
 _MAKE_TARGET = re.compile(r"^([^\s:=#.%$][^:=#]*?|\.[\w-]+)\s*::?(?!=)", re.M)
 _MAKE_INCLUDE = re.compile(r"^[ \t]*(?:-|s)?include[ \t]+([^#\n]+)", re.M)
-_JUST_RECIPE = re.compile(r"^@?([A-Za-z_][\w-]*)\b[^:=\n]*:(?!=)", re.M)
+# a recipe's header: `@`? NAME, its parameters (`$`? NAME, a default after `=`: a quoted
+# string, a backtick, a parenthesised expression or a variable; the last may be variadic,
+# `*` or `+`), then `:` (not `:=`: an assignment, alias or setting), dependencies after it
+_JUST_VALUE = r"""(?:'[^'\n]*'|"(?:[^"\\\n]|\\.)*"|`[^`\n]*`|\([^\n]*?\)|[A-Za-z_][\w-]*)"""
+_JUST_PARAMETER = rf"[ \t]+[*+]?\$?[A-Za-z_][\w-]*(?:[ \t]*=[ \t]*{_JUST_VALUE})?"
+_JUST_RECIPE = re.compile(rf"^@?([A-Za-z_][\w-]*)(?:{_JUST_PARAMETER})*[ \t]*:(?!=)", re.M)
 _JUST_ALIAS = re.compile(r"^alias[ \t]+([A-Za-z_][\w-]*)[ \t]*:=", re.M)
 _JUST_IMPORT = re.compile(r"^import\??[ \t]+['\"]([^'\"]+)['\"]", re.M)
 _JUST_MOD = re.compile(r"^mod\??[ \t]+([A-Za-z_][\w-]*)(?:[ \t]+['\"]([^'\"]+)['\"])?", re.M)
