@@ -126,6 +126,12 @@ _REQUIRES = re.compile(
 )
 _TIMEOUT = re.compile(r"\btimeout\b[^.;]*?\b(\d+)\s*(?:s|sec|seconds)\b", re.I)
 _INSTALL_EXTRAS = re.compile(r"\[([\w,\s-]+)\]")
+# the options of a Gradle run that take a value (`-x test`, `--tests org.acme.CartTest`)
+_GRADLE_VALUED = (
+    *("--tests", "-x", "--exclude-task", "-p", "--project-dir", "-b", "--build-file", "-c"),
+    *("--settings-file", "-g", "--gradle-user-home", "-I", "--init-script", "--console"),
+    *("--warning-mode", "--include-build", "--priority", "-D", "-P"),
+)
 # A name with a capital inside the word ("GoodJob", "TiDB", "MySQL"), not part of a path,
 # a URL or a package name: how prose names a library or a product.
 _PRODUCT = re.compile(r"(?<![\w./@:-])([A-Za-z][a-z0-9]*(?:[A-Z][A-Za-z0-9]*)+)(?![\w/@-])")
@@ -445,6 +451,10 @@ class Project:
     @cached_property
     def zig_steps(self) -> dict[str, frozenset[str] | None]:
         return tasksources.zig_steps(self.paths, self.text)
+
+    @cached_property
+    def gradle_build(self) -> tasksources.GradleBuild | None:
+        return tasksources.gradle_build(self.paths, self.text)
 
     @cached_property
     def mise_tasks(self) -> set[str]:
@@ -840,6 +850,18 @@ def _test_classes(program: str, args: list[str], text: str) -> list[Claim]:
     return out
 
 
+def _gradle_task_claims(args: list[str], text: str) -> list[Claim]:
+    """The tasks a Gradle run names (`apiDump`, `:app:jvmTest`: the task of that project),
+    judged against the recorded commit only: a task a plugin adds is known only for the
+    well-known plugins (`tasksources.GRADLE_PLUGINS`)."""
+    positional, _ = _options(args, _GRADLE_VALUED)
+    return [
+        Claim("task", text, "body", symbol=f"gradle:{name.rsplit(':', 1)[-1]}")
+        for name in positional
+        if re.fullmatch(r":?(?:[\w.-]+:)*[A-Za-z_]\w*", name)
+    ]
+
+
 def _assignment_claims(span: str) -> list[Claim]:
     """`API_URL=http://localhost:3000`: the variable it sets."""
     found = _ENV_ASSIGN.match(span)
@@ -909,8 +931,10 @@ def _tool_claims(program: str, args: list[str], where: str | None, text: str) ->
         )
     if program in ("npm", "pnpm", "yarn", "bun"):
         return _script_claims(program, args, where, text)
-    if program.rsplit("/", 1)[-1] in ("mvn", "mvnw", "gradle", "gradlew"):
+    if program.rsplit("/", 1)[-1] in ("mvn", "mvnw"):
         return _test_classes(program, args, text)
+    if program.rsplit("/", 1)[-1] in ("gradle", "gradlew", "gradlew.bat"):
+        return _test_classes(program, args, text) + _gradle_task_claims(args, text)
     if program in ("make", "gmake", "just", "mise", "tox", "nox", "hatch"):
         return _task_claims(program, args, where, text)
     if program == "zig" and args[:1] == ["build"]:
@@ -967,8 +991,7 @@ def _task_claims(program: str, args: list[str], where: str | None, text: str) ->
         names = [a for a in positional if "=" not in a]
         return [Claim("task", text, "body", path=folder, symbol=f"make:{n}") for n in names]
     if program == "just":
-        positional, _ = _options(args, ("-f", "--justfile", "-d"))
-        return [Claim("task", text, "body", symbol=f"just:{positional[0]}")] if positional else []
+        return _just_claims(args, text)
     if program == "mise":
         positional, _ = _options(args, ("-C", "--cd", "-E", "--env", "-j"))
         if positional[:1] in (["run"], ["r"]) and len(positional) > 1:
@@ -990,6 +1013,14 @@ def _task_claims(program: str, args: list[str], where: str | None, text: str) ->
             env = positional[1].split(":", 1)[0]
         return [Claim("task", text, "body", symbol=f"hatch:{env}")] if env else []
     return []
+
+
+def _just_claims(args: list[str], text: str) -> list[Claim]:
+    """The recipe a just run names: its first argument, after any overrides of variables
+    (`just mode=fast build`)."""
+    positional, _ = _options(args, ("-f", "--justfile", "-d"))
+    positional = [a for a in positional if "=" not in a]
+    return [Claim("task", text, "body", symbol=f"just:{positional[0]}")] if positional else []
 
 
 def _extra_claims(args: list[str], text: str) -> list[Claim]:

@@ -22,6 +22,14 @@ each source the tool reads is read here:
   enters) and the steps it declares (`b.step("name", ...)`), with the steps zig gives
   every build (`install`, `uninstall`); a step whose name is not written as a literal
   makes that file's names unknowable (`zig_steps` then says None for it).
+- Gradle: the build scripts (`*.gradle`, `*.gradle.kts`), the version catalogs
+  (`*.versions.toml`) and the convention plugins' code (`buildSrc/`, `build-logic/` and
+  every build a settings file includes with `includeBuild`). A task is known when a script
+  or a convention plugin registers it by a literal name (`tasks.register("x")`,
+  `tasks.create("x")`, `register<T>("x")`, `task x`, `val x by tasks.registering`), when it
+  is one of Gradle's and the Java, Kotlin and Android plugins' standard tasks, or when a
+  well-known plugin that adds it is named by its id anywhere in those files
+  (`GRADLE_PLUGINS`). Any other task (another plugin's) is unknown, not missing.
 
 Only the text of tracked files is read (`Reader`), through the caller.
 """
@@ -33,6 +41,7 @@ import posixpath
 import re
 import tomllib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 Reader = Callable[[str], str | None]  # a tracked file's text (None: unreadable)
@@ -40,7 +49,12 @@ Reader = Callable[[str], str | None]  # a tracked file's text (None: unreadable)
 MAKEFILES = ("Makefile", "GNUmakefile", "makefile")
 _MAKE_TARGET = re.compile(r"^([^\s:=#.%$][^:=#]*?|\.[\w-]+)\s*::?(?!=)", re.M)
 _MAKE_INCLUDE = re.compile(r"^[ \t]*(?:-|s)?include[ \t]+([^#\n]+)", re.M)
-_JUST_RECIPE = re.compile(r"^@?([A-Za-z_][\w-]*)\b[^:=\n]*:(?!=)", re.M)
+# a recipe's header: `@`? NAME, its parameters (`$`? NAME, a default after `=`: a quoted
+# string, a backtick, a parenthesised expression or a variable; the last may be variadic,
+# `*` or `+`), then `:` (not `:=`: an assignment, alias or setting), dependencies after it
+_JUST_VALUE = r"""(?:'[^'\n]*'|"(?:[^"\\\n]|\\.)*"|`[^`\n]*`|\([^\n]*?\)|[A-Za-z_][\w-]*)"""
+_JUST_PARAMETER = rf"[ \t]+[*+]?\$?[A-Za-z_][\w-]*(?:[ \t]*=[ \t]*{_JUST_VALUE})?"
+_JUST_RECIPE = re.compile(rf"^@?([A-Za-z_][\w-]*)(?:{_JUST_PARAMETER})*[ \t]*:(?!=)", re.M)
 _JUST_ALIAS = re.compile(r"^alias[ \t]+([A-Za-z_][\w-]*)[ \t]*:=", re.M)
 _JUST_IMPORT = re.compile(r"^import\??[ \t]+['\"]([^'\"]+)['\"]", re.M)
 _JUST_MOD = re.compile(r"^mod\??[ \t]+([A-Za-z_][\w-]*)(?:[ \t]+['\"]([^'\"]+)['\"])?", re.M)
@@ -260,3 +274,128 @@ def zig_steps(paths: Sequence[str], read: Reader) -> dict[str, frozenset[str] | 
             None if not all(literals) else ZIG_BUILTIN_STEPS | {n[1:-1] for n in literals}
         )
     return out
+
+
+# Gradle ------------------------------------------------------------------------------
+
+GRADLE_STANDARD_TASKS = frozenset(
+    {
+        *("build", "assemble", "check", "clean", "test", "tasks", "help", "dependencies"),
+        *("dependencyInsight", "projects", "properties", "buildEnvironment", "wrapper", "init"),
+        *("javaToolchains", "outgoingVariants", "resolvableConfigurations", "buildNeeded"),
+        *("buildDependents", "jar", "javadoc", "classes", "testClasses", "sourcesJar"),
+        *("javadocJar", "run", "installDist", "distZip", "distTar", "startScripts"),
+        *("assembleDist", "publish", "publishToMavenLocal", "allTests", "lint", "lintFix"),
+        *("connectedCheck", "deviceCheck", "kotlinUpgradeYarnLock", "kotlinStoreYarnLock"),
+    }
+)
+# the task families the Java, Kotlin (one per target: `jvmTest`, `iosX64Test`) and Android
+# (one per variant: `assembleDebug`, `testReleaseUnitTest`) plugins add
+_GRADLE_STANDARD_FAMILY = re.compile(
+    r"(?:compile|process|assemble|bundle|install|uninstall|connected|lint|publish)[A-Z]\w*"
+    r"|\w+(?:Test|Tests|Jar|Classes|MainClasses)"
+)
+
+# Well-known plugins: a name, the words that name the plugin in a build file (its id, its
+# artifact), and the tasks it adds (a pattern of their names).
+GRADLE_PLUGINS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    (
+        "binary-compatibility-validator",
+        ("binary-compatibility-validator",),
+        r"(?:api|\w+Api)(?:Dump|Check|Build)",
+    ),
+    ("kover", ("org.jetbrains.kotlinx.kover", "kover-gradle-plugin"), r"kover[A-Z]\w*"),
+    (
+        "kotlinter",
+        ("org.jmailen.kotlinter", "kotlinter-gradle"),
+        r"(?:lint|format)Kotlin\w*|installKotlinterPre(?:Commit|Push)Hook",
+    ),
+    ("ktlint", ("org.jlleitschuh.gradle.ktlint", "ktlint-gradle"), r"(?:add)?[kK]tlint\w*"),
+    ("spotless", ("com.diffplug.spotless", "spotless-plugin-gradle"), r"spotless\w*"),
+    ("detekt", ("io.gitlab.arturbosch.detekt", "dev.detekt", "detekt-gradle-plugin"), r"detekt\w*"),
+    ("dokka", ("org.jetbrains.dokka",), r"dokka\w*"),
+    (
+        "shadow",
+        ("com.github.johnrengelman.shadow", "com.gradleup.shadow", "io.github.goooler.shadow"),
+        r"shadowJar|shadowDist\w*|runShadow|installShadowDist|startShadowScripts",
+    ),
+    ("jacoco", ("jacoco",), r"jacoco\w*"),
+    ("checkstyle", ("checkstyle",), r"checkstyle\w*"),
+    ("spotbugs", ("com.github.spotbugs",), r"spotbugs\w*"),
+    ("versions", ("com.github.ben-manes.versions",), r"dependencyUpdates"),
+    ("dependency-check", ("org.owasp.dependencycheck",), r"dependencyCheck\w*"),
+    ("nexus-publish", ("io.github.gradle-nexus.publish-plugin",), r"\w*Sonatype\w*"),
+    ("sonarqube", ("org.sonarqube",), r"sonar(?:qube)?"),
+    ("plugin-publish", ("com.gradle.plugin-publish",), r"publishPlugins"),
+)
+_GRADLE_REGISTERED = re.compile(
+    r"""(?:\b(?:tasks|getTasks\(\))\s*\.\s*(?:register|create|maybeCreate)|\b(?:register|create)\s*<[^>\n]*>"""
+    r"""|\btask)\s*(?:<[^>\n]*>)?\s*\(\s*["']([A-Za-z_][\w-]*)["']"""
+    r"""|^[ \t]*task[ \t]+([A-Za-z_]\w*)"""
+    r"""|\bval\s+([A-Za-z_]\w*)(?:\s*:[^=\n]*)?\s+by\s+tasks\s*\.\s*(?:registering|creating)""",
+    re.M,
+)
+_GRADLE_INCLUDED = re.compile(r"""\bincludeBuild\s*\(?\s*["']([^"'\n]+)["']""")
+_QUOTED_NAME = re.compile(r"""["']([A-Za-z_][\w-]*)["']""")
+
+
+@dataclass(frozen=True)
+class GradleBuild:
+    """What a Gradle build's files say of its tasks."""
+
+    registered: frozenset[str]  # tasks registered by a literal name
+    plugins: frozenset[str]  # the `GRADLE_PLUGINS` some file names
+    literals: frozenset[str]  # every quoted name (a task registered through a constant)
+
+    def origin(self, task: str) -> str | None:
+        """Where the build gets `task` from (`:app:jvmApiDump` is `jvmApiDump`), in words;
+        None when nothing here says (another plugin may add it)."""
+        name = task.rsplit(":", 1)[-1]
+        if name in self.registered:
+            return "a task the build registers"
+        for plugin, _, tasks in GRADLE_PLUGINS:
+            if plugin in self.plugins and re.fullmatch(tasks, name):
+                return f"a task of the {plugin} plugin"
+        if name in GRADLE_STANDARD_TASKS or _GRADLE_STANDARD_FAMILY.fullmatch(name):
+            return "a standard Gradle task"
+        return None
+
+    def has(self, task: str) -> bool:
+        """Whether the build may well have `task` now: known, or a name some file quotes."""
+        return self.origin(task) is not None or task.rsplit(":", 1)[-1] in self.literals
+
+
+def gradle_build(paths: Sequence[str], read: Reader) -> GradleBuild | None:
+    """The tasks and well-known plugins of the Gradle build (see the module docstring); None
+    when no build script is tracked."""
+    scripts = [
+        p for p in paths if p.endswith((".gradle", ".gradle.kts")) and "node_modules/" not in p
+    ]
+    if not scripts:
+        return None
+    catalogs = [p for p in paths if p.endswith(".versions.toml")]
+    code = _convention_code(paths, scripts, read)
+    text = "\n".join(read(p) or "" for p in [*scripts, *catalogs, *code])
+    registered = {name for found in _GRADLE_REGISTERED.findall(text) for name in found if name}
+    return GradleBuild(
+        registered=frozenset(registered),
+        plugins=frozenset(name for name, ids, _ in GRADLE_PLUGINS if any(i in text for i in ids)),
+        literals=frozenset(_QUOTED_NAME.findall(text)),
+    )
+
+
+def _convention_code(paths: Sequence[str], scripts: Sequence[str], read: Reader) -> list[str]:
+    """The code files of the builds that hold convention plugins: `buildSrc/`,
+    `build-logic/`, and every build a settings script includes (`includeBuild("x")`,
+    relative to its folder)."""
+    builds = {"buildSrc", "build-logic"}
+    for path in scripts:
+        if path.rsplit("/", 1)[-1].startswith("settings.gradle"):
+            found = _GRADLE_INCLUDED.findall(read(path) or "")
+            builds.update(_join(_folder(path), f) for f in found)
+    return [
+        p
+        for p in paths
+        if p.endswith((".kt", ".java", ".groovy"))
+        and any(f"/{build}/" in "/" + p for build in builds)
+    ]

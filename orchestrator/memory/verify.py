@@ -453,6 +453,7 @@ class Verifier:
                 self._dropped_dependencies(body, claims, commit)
                 + self._dropped_ci_commands(body, commit)
                 + self._dropped_subcommands(body, commit)
+                + self._dropped_gradle_tasks(claims, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -647,6 +648,27 @@ class Verifier:
             then = self._project_at(commit)
             if then is not None and then.declared(name)[1]:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
+                out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _dropped_gradle_tasks(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """`./gradlew apiDump`: a task the Gradle build had at `commit` (registered by a
+        build script or a convention plugin, or added by a well-known plugin a build file
+        named: `tasksources.GRADLE_PLUGINS`) that it has no more; a task it did not know
+        then (another plugin's) is not judged."""
+        out = []
+        for claim in claims:
+            symbol = claim.symbol or ""
+            if claim.kind != "task" or not symbol.startswith("gradle:"):
+                continue
+            name, now = symbol.removeprefix("gradle:"), self.project().gradle_build
+            if now is not None and now.has(name):
+                continue
+            past = self._project_at(commit)
+            then = past.gradle_build if past is not None else None
+            origin = then.origin(name) if then is not None else None
+            if origin is not None:
+                reason = f"{name}: {origin} at {commit[:10]}; the build has no such task now"
                 out.append(ClaimFailure(claim, reason))
         return out
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,21 @@ PYPROJECT = '[project]\nname = "app"\nversion = "0.1"\n\n[project.scripts]\napp 
 def git(root: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
     return done.stdout.strip()
+
+
+def file_statuses(root: Path, path: str = "AGENTS.md") -> dict[int, str]:
+    """`orch memory verify --file PATH --json` run in `root` (no ORCH_ settings): each
+    finding's line -> its status."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_")}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "orch"), "memory", "verify", "--file", path, "--json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    return {c["line"]: c["status"] for c in json.loads(done.stdout)["claims"]}
 
 
 def commit(root: Path, message: str = "change") -> str:

@@ -6,14 +6,11 @@ through a second rename. Real git repositories, no network."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import commit, git
+from conftest import commit, file_statuses, git
 
 from orchestrator.memory import kinds
 from orchestrator.memory.verify import verify_memories
@@ -21,7 +18,6 @@ from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
 from orchestrator.store.repo import RepoMemoryStore
 
-ORCH = Path(sys.executable).parent / "orch"
 GEMFILE = 'source "https://rubygems.org"\n\ngem "rails"\ngem "good_job"\ngem "pg"\n'
 
 
@@ -202,17 +198,7 @@ def test_an_instruction_file_is_judged_against_the_commit_that_wrote_it(tmp_path
     (root / "Gemfile").write_text(GEMFILE.replace('gem "good_job"\n', ""))
     commit(root, "no more good_job")
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_")}
-    done = subprocess.run(
-        [str(ORCH), "memory", "verify", "--file", "AGENTS.md", "--json"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr
-    status = {c["line"]: c["status"] for c in json.loads(done.stdout)["claims"]}
-    assert status == {3: "stale"}
+    assert file_statuses(root) == {3: "stale"}
 
 
 def test_a_command_ci_ran_word_for_word_and_runs_no_more_is_stale(
