@@ -12,9 +12,11 @@ Each kind has its own check against what the project declares now (`Project`):
 - `extra`: an optional-dependency group or dependency group (`pip install -e ".[dev]"`,
   `uv sync --extra X`, `--group X`, `poetry install --with X`).
 - `directory`: a folder a command enters (`cd client`): it exists, from the root or below
-  some folder.
+  some folder, or a Dockerfile of the project makes it in its image (`WORKDIR`, a `COPY`
+  or `ADD` destination), where the command runs in the container.
 - `pattern`: a file pattern (`*_test.go`, "files ending in `.spec.ts`"): some tracked
-  file's name matches it. A pattern is never read as a file name.
+  file's name matches it. A pattern is never read as a file name; a route led by `/`
+  (`/shop.api.v2.*`, or beside "route", "endpoint", "base path") is none.
 - `env`: an environment variable (`$API_URL`, `API_URL=... cmd`, a backticked
   `UPPER_CASE_NAME`): the code names it somewhere. Variables every tool knows (`PATH`,
   `NODE_ENV`, `RUST_LOG`...) are no claim.

@@ -1,7 +1,9 @@
 """Lint an agent instruction file (AGENTS.md, CLAUDE.md, `.cursorrules`,
-`.github/copilot-instructions.md`, any markdown): each bullet, table row, line of a code
-block and sentence of a paragraph is a claim; each claim that names code is checked
-against the working tree, as a memory's body would be (see `verify` and `kinds`).
+`.github/copilot-instructions.md`, any markdown): each table row, line of a code block
+and sentence of a bullet or a paragraph is a claim (a line of a folder tree with the path
+its nesting gives, a name listed below its folder with that folder); each claim that names
+code is checked against the working tree, as a memory's body would be (see `verify` and
+`kinds`).
 
 A claim is `ok`, `moved` (a path it names is gone, but git's rename detection or a file
 of the same name says where the thing lives now) or `stale` (the fact no longer holds).
@@ -334,15 +336,18 @@ def _body(root: Path, path: str, part: Part, before: dict[str, str]) -> str:
     """The claim's words as a memory body; a tree line's, the path its nesting gives it."""
     if not part.tree:
         return as_body(_followed(root, path, part.words, part.code), part.code)
-    return f"`{_tree_rooted(root, part.tree, before)}`"
+    folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+    return f"`{_tree_rooted(root, folder, part.tree, before)}`"
 
 
-def _tree_rooted(root: Path, tree: str, before: dict[str, str]) -> str:
-    """A tree line's path from the repository's root: a tree drawn under the project's own
-    name (`myapp/` then `├── src/`), a folder the repository neither has nor had where the
-    file was written, is drawn from the root."""
+def _tree_rooted(root: Path, folder: str, tree: str, before: dict[str, str]) -> str:
+    """A tree line's path from the repository's root (or the linted file's `folder`): a
+    tree drawn under the project's own name (`myapp/` then `├── src/`), a folder neither
+    has nor had where the file was written, is drawn from the root."""
     first, _, rest = tree.partition("/")
-    if not rest or (root / first).exists() or any(p.startswith(first + "/") for p in before):
+    if not rest or any((root / at / first).exists() for at in {"", folder}):
+        return tree
+    if any(p.startswith((first + "/", folder + first + "/")) for p in before):
         return tree
     return rest
 
