@@ -289,10 +289,13 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     findings = []
     written = written_at(root, path, source)
     gone = folder_gone(root, path, written)
-    before = (tree_at(root, written) if written else None) or {}
+    parts = split_claims(source)
+    # the tree the file was written against, read once only for trees and listed names
+    placed = written and any(part.tree or part.listed for part in parts)
+    before = (tree_at(root, written) if written and placed else None) or {}
     with Verifier(Layout(root), use_cache=False) as verifier:
         split = []
-        for part in split_claims(source):
+        for part in parts:
             body = _body(root, path, part, before)
             claims = verifier.body_claims(body) + _listed_claims(part, before)
             split.append((part, body, claims))
@@ -306,30 +309,44 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
                 lapsed = {f.claim: f.reason for f in verifier.lapsed(body, claims, written, about)}
             if not claims and not lapsed:
                 continue
-            status, reasons = "ok", []
-            # a removal or a replacement ("use `a` instead of `b`"): its names may be gone;
-            # a name a rule warns against ("never name tests `TestBug4821`") is expected gone
-            warned = counter_examples(part.context)
-            every = [*claims, *(c for c in lapsed if c not in claims)]
-            for claim in [] if states_change(part.context) else every:
-                if warned(claim):
-                    continue
-                reason = lapsed.get(claim) or _failure(verifier, claim, part.context, folder)
-                if reason is None:
-                    continue
-                moved = verifier.moved_since(claim.path, written) if claim.path else None
-                if moved is not None:
-                    reasons.append(f"{claim.path} moved to {moved}")
-                    status = "stale" if status == "stale" else "moved"
-                else:
-                    reasons.append(reason)
-                    status = "stale"
+            status, reasons = _judged(verifier, part, claims, lapsed, written, folder)
             if gone is not None and claims:
                 status, reasons = "stale", [gone]
-            if status == "stale":
-                reasons = [r for r in reasons if " moved to " not in r] or reasons
             findings.append(Finding(part.first, part.words, status, "; ".join(reasons), part.last))
     return findings
+
+
+def _judged(
+    verifier: Verifier,
+    part: Part,
+    claims: list[Claim],
+    lapsed: dict[Claim, str],
+    written: str | None,
+    folder: str,
+) -> tuple[str, list[str]]:
+    """The status of one claim of the file and its reasons: stale when a name fails and
+    did not move, moved when every failing path lives elsewhere now."""
+    status, reasons = "ok", []
+    # a removal or a replacement ("use `a` instead of `b`"): its names may be gone;
+    # a name a rule warns against ("never name tests `TestBug4821`") is expected gone
+    warned = counter_examples(part.context)
+    every = [*claims, *(c for c in lapsed if c not in claims)]
+    for claim in [] if states_change(part.context) else every:
+        if warned(claim):
+            continue
+        reason = lapsed.get(claim) or _failure(verifier, claim, part.context, folder)
+        if reason is None:
+            continue
+        moved = verifier.moved_since(claim.path, written) if claim.path else None
+        if moved is not None:
+            reasons.append(f"{claim.path} moved to {moved}")
+            status = "stale" if status == "stale" else "moved"
+        else:
+            reasons.append(reason)
+            status = "stale"
+    if status == "stale":
+        reasons = [r for r in reasons if " moved to " not in r] or reasons
+    return status, reasons
 
 
 def _body(root: Path, path: str, part: Part, before: dict[str, str]) -> str:
