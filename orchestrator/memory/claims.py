@@ -104,8 +104,9 @@ _GENERIC_WORDS = _PLACEHOLDER_WORDS | frozenset(
     ]
 )
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
+_STAND_IN_PATH = re.compile(r"/path/to/", re.I)
 _PROSE_PATH = re.compile(
-    r"(?<![\w@:/.~$<{-])((?:\.?/)?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)+/?)(?![\w<{*\[$/-])"
+    r"(?<![\w@:/.~$<{}>-])((?:\.?/)?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)+/?)(?![\w<{*\[$/-])"
 )
 _PROSE_CALL = re.compile(
     r"(?<![\w.`])([a-z_][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Za-z0-9]+\.[a-z_][A-Za-z0-9_]*)\(\)"
@@ -260,6 +261,8 @@ def looks_like_path(span: str, shape: RepoShape) -> bool:
     parts = span.strip("/").split("/")
     if not all(_PATH_PART.match(p) for p in parts) or any(p in ("", "..") for p in parts):
         return False
+    if _STAND_IN_PATH.search("/" + span.strip("/") + "/"):
+        return False  # `path/to/file.py`: any file's path
     if span.startswith("/") and parts[0] not in shape.top_level:
         return False  # a route (`/api/v1/`) or a path of the machine (`/etc/hosts`)
     if "/" in span.strip("/") or span.endswith("/"):
@@ -284,9 +287,16 @@ def _program_flags(span: str, shape: RepoShape) -> list[str]:
 
 
 def placeholder_name(name: str) -> bool:
+    """Whether `name` stands for any name (see `_PLACEHOLDER_WORDS`): also one that says
+    what it stands for, `fully.qualified.Name`, or a class's (`TestClassName`: a capital,
+    then a kind of name, then `Name`)."""
     words = [w.lower() for w in _NAME_WORD.findall(name)]
     if len(words) < 2:
         return False
+    if "fully qualified" in " ".join(words):
+        return True
+    if name[:1].isupper() and words[-1] == "name" and words[-2] in _GENERIC_WORDS:
+        return True
     if any(w in _EXAMPLE_WORDS for w in words):  # `test_my_mutation`, `FooService`
         return True
     if sum(w in _EXAMPLE_LETTERS for w in words) >= 2:  # `test_with_x_y`
@@ -416,6 +426,8 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
         word = word.rstrip(".,;:)")
         parts = word.strip("/").split("/")
         if len(parts) < 2 or word.startswith("//") or not all(parts):
+            continue
+        if _STAND_IN_PATH.search("/" + word.strip("/") + "/"):
             continue
         if _has_extension(parts[-1]) or parts[0] in shape.top_level:
             out.append(Claim("mention", word, "body", path=word))

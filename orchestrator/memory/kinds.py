@@ -12,9 +12,11 @@ Each kind has its own check against what the project declares now (`Project`):
 - `extra`: an optional-dependency group or dependency group (`pip install -e ".[dev]"`,
   `uv sync --extra X`, `--group X`, `poetry install --with X`).
 - `directory`: a folder a command enters (`cd client`): it exists, from the root or below
-  some folder.
+  some folder, or a Dockerfile of the project makes it in its image (`WORKDIR`, a `COPY`
+  or `ADD` destination), where the command runs in the container.
 - `pattern`: a file pattern (`*_test.go`, "files ending in `.spec.ts`"): some tracked
-  file's name matches it. A pattern is never read as a file name.
+  file's name matches it. A pattern is never read as a file name; a route led by `/`
+  (`/shop.api.v2.*`, or beside "route", "endpoint", "base path") is none.
 - `env`: an environment variable (`$API_URL`, `API_URL=... cmd`, a backticked
   `UPPER_CASE_NAME`): the code names it somewhere. Variables every tool knows (`PATH`,
   `NODE_ENV`, `RUST_LOG`...) are no claim.
@@ -55,7 +57,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from orchestrator.memory import tasksources
-from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim
+from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim, placeholder_name
 from orchestrator.memory.codeindex import code_matches, git, inside
 
 KINDS = (
@@ -117,6 +119,7 @@ _DEP_STATED = re.compile(
 )
 _LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
 _MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
+_ROUTE_WORDS = re.compile(r"\b(?:base\s+path|routes?|endpoints?|urls?|api|http)\b", re.I)
 _ALIAS_IMPORT = re.compile(r"\bfrom\s+[\"'](?:@|~)/([\w./-]+)[\"']")
 _MINIMUM = re.compile(r"\+|>=|≥|\.x\b")
 _REQUIRES = re.compile(
@@ -722,7 +725,7 @@ def text_claims(text: str) -> list[Claim]:
                 hosts = _HOSTS.search(text) is not None
             if hosts:
                 continue  # "test domains we own (`example.org`, `*.invalid`)"
-        claims += _command_claims(span) + _span_claims(span)
+        claims += _command_claims(span) + _span_claims(span, text)
     # each pattern below runs only where a word every match of it holds is in the text
     # (lower-cased words hold no `i` or `s`: case-blind matching reads `ı` and `ſ` as those)
     low = text.lower()
@@ -766,9 +769,14 @@ def product_claims(text: str) -> list[Claim]:
     return list(out.values())
 
 
-def _span_claims(span: str) -> list[Claim]:
-    """A file pattern in a code span (`*_test.go`, `**/*.spec.ts`)."""
+def _span_claims(span: str, text: str) -> list[Claim]:
+    """A file pattern in a code span (`*_test.go`, `**/*.spec.ts`). A span led by one `/`
+    that ends in any extension (`/shop.api.v2.*`), or beside words of web routes ("base
+    path", "endpoint"), is a route, no file pattern."""
     span = span.strip()
+    route = span[:1] == "/" and span[1:2] not in ("*", "/")
+    if route and (span.endswith(".*") or _ROUTE_WORDS.search(text)):
+        return []
     if "*" in span and " " not in span and "/" not in span.strip("*/"):
         name = span.lstrip("*/")
         if name and re.fullmatch(r"[\w.*-]+", name):
@@ -826,7 +834,7 @@ def _test_classes(program: str, args: list[str], text: str) -> list[Claim]:
     """The test classes a Maven or Gradle run selects (`-Dtest=org.acme.CartTest`,
     `-Dtest=CartTest#total`, `--tests org.acme.CartTest.total`): a qualified name is the
     class's source file below its package's folders (`org/acme/CartTest`), a bare one a
-    class of the code. Patterns (`*Test`, `!Slow`) select no one class."""
+    class of the code. Patterns (`*Test`, `!Slow`) and placeholders select no one class."""
     if program.rsplit("/", 1)[-1] in ("mvn", "mvnw"):
         _, values = _options(args, ())
         names = values.get("-Dtest", "").split(",")
@@ -836,8 +844,8 @@ def _test_classes(program: str, args: list[str], text: str) -> list[Claim]:
     out = []
     for name in (n.strip().split("#", 1)[0] for n in names):
         parts = name.split(".")
-        if not name or not all(p.isidentifier() for p in parts):
-            continue
+        if not name or not all(p.isidentifier() for p in parts) or placeholder_name(name):
+            continue  # `fully.qualified.TestClassName`: any test class
         while len(parts) > 1 and not parts[-1][:1].isupper():
             parts.pop()  # a method after its class (Gradle's `Class.method`)
         if not parts[-1][:1].isupper():
@@ -1339,12 +1347,33 @@ def _check_task(claim: Claim, project: Project) -> str | None:
 
 
 def _check_directory(folder: str, project: Project) -> str | None:
+    """A folder a command enters: in the tree, or one a container image of the project
+    makes (a Dockerfile's `WORKDIR` or the destination of its `COPY`/`ADD`), where commands
+    run in the container enter it."""
     folder = folder.strip("/")
     if folder in project.folders or folder in project.folder_suffixes:
         return None
-    if (project.root / folder).is_dir():
+    if (project.root / folder).is_dir() or _image_folder(folder, project):
         return None
     return f"no folder {folder} in the repository"
+
+
+def _image_folder(folder: str, project: Project) -> bool:
+    """Whether some Dockerfile (Containerfile) of the project makes `folder` in its image:
+    a `WORKDIR` or a `COPY`/`ADD` destination that is it or ends with it
+    (`$APP_HOME/service`)."""
+    for path in project.paths:
+        name = path.rsplit("/", 1)[-1].lower()
+        if not (name.startswith(("dockerfile", "containerfile")) or name.endswith(".dockerfile")):
+            continue
+        for line in (project.text(path) or "").splitlines():
+            words = line.split()
+            if len(words) < 2 or words[0].upper() not in ("WORKDIR", "COPY", "ADD"):
+                continue
+            made = words[-1].rstrip("/")
+            if made == folder or made.endswith("/" + folder):
+                return True
+    return False
 
 
 def _check_import(module: str, project: Project) -> str | None:

@@ -1,7 +1,9 @@
 """Lint an agent instruction file (AGENTS.md, CLAUDE.md, `.cursorrules`,
-`.github/copilot-instructions.md`, any markdown): each bullet, table row, line of a code
-block and sentence of a paragraph is a claim; each claim that names code is checked
-against the working tree, as a memory's body would be (see `verify` and `kinds`).
+`.github/copilot-instructions.md`, any markdown): each table row, line of a code block
+and sentence of a bullet or a paragraph is a claim (a line of a folder tree with the path
+its nesting gives, a name listed below its folder with that folder); each claim that names
+code is checked against the working tree, as a memory's body would be (see `verify` and
+`kinds`).
 
 A claim is `ok`, `moved` (a path it names is gone, but git's rename detection or a file
 of the same name says where the thing lives now) or `stale` (the fact no longer holds).
@@ -13,10 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from orchestrator.memory.claims import CODE_SPAN, Claim
-from orchestrator.memory.codeindex import git, is_code
+from orchestrator.memory.codeindex import git, is_code, tree_at
 from orchestrator.memory.verify import Verifier, bare_name, counter_examples, states_change
 from orchestrator.store.layout import Layout
 
@@ -24,7 +26,33 @@ STATUSES = ("ok", "moved", "stale")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\[*(\"])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)\s+(?=[A-Z`\[*(\"])")
+# a line of a folder tree drawn in a code block: box characters or indentation, one name
+# (`│   ├── hooks/`, `  main.py`), then nothing or a description after a gap or a marker
+_TREE_LINE = re.compile(
+    r"^(?P<lead>[\s│├└─┬┼|`+\\-]*?)(?P<name>[\w@+-][\w.@+-]*(?:/[\w.@+-]+)*/?)"
+    r"(?P<rest>(?:\s{2,}|\s+(?=#|//|<-|←|-\s|—)).*)?$"
+)
+_BOX = re.compile(r"[├└│]")
+# a line that gives the folder the names listed below it are in ("Located in `.x/skills/`,
+# these are:"), and a bullet that starts with one bare name (`- **lint-rule** - what it does`)
+_LIST_FOLDER = re.compile(r"`(?:\./)?((?:[\w.@+-]+/)+)`[^`]*:\s*$")
+_LISTED_NAME = re.compile(r"^\s*[-*+]\s+(?:\*\*|`)([\w][\w.-]*)(?:\*\*|`)(?:\s|$|:)")
+
+
+class Part(NamedTuple):
+    """A claim of the file: its lines, its words, whether they are a line of code, the
+    bullet or line it is a sentence of (whose whole words say whether it states a change
+    or warns against a name), and a path its place gives it: a tree line's path rebuilt
+    from the folders above it, or a listed name below the folder a line gave."""
+
+    first: int
+    last: int
+    words: str
+    code: bool
+    context: str
+    tree: str = ""  # `plugin/scheduler/` for `├── scheduler/` under `plugin/`
+    listed: str = ""  # `.x/skills/rule-options` for `- **rule-options**` below `.x/skills/`
 
 
 @dataclass(frozen=True)
@@ -45,10 +73,11 @@ class Finding:
         }
 
 
-def split_claims(source: str) -> list[tuple[int, int, str, bool]]:
-    """(first line, last line, words, whether the words are a line of code) for each claim.
-    A bullet's wrapped lines are one claim; a paragraph's sentences run across its lines."""
-    out: list[tuple[int, int, str, bool]] = []
+def split_claims(source: str) -> list[Part]:
+    """Each claim of `source`. A bullet's wrapped lines are one bullet, a paragraph's
+    sentences run across its lines, and each sentence of either is a claim; a line of a code
+    block is one, a line of a folder tree with the path its nesting gives it."""
+    out: list[Part] = []
     lines = source.splitlines()
     start = 0
     if lines and lines[0].strip() == "---":  # frontmatter (.mdc rules)
@@ -58,23 +87,86 @@ def split_claims(source: str) -> list[tuple[int, int, str, bool]]:
                 break
     in_code = False
     block: list[tuple[int, str]] = []  # the lines of the bullet or paragraph being read
+    code: list[tuple[int, str]] = []  # the lines of the code block being read
     for number, line in enumerate(lines[start:], start=start + 1):
         text = line.strip()
         if in_code or _FENCE.match(line) or not text or _HEADING.match(line) or text[0] == "|":
             out += _block_claims(block)
             block = []
             if _FENCE.match(line):
+                if in_code:
+                    out += _code_claims(code)
+                    code = []
                 in_code = not in_code
-            elif in_code and text:
-                out.append((number, number, text, True))
+            elif in_code:
+                code.append((number, line))
             elif text[:1] == "|" and not set(text) <= set("|-: "):
-                out.append((number, number, text, False))  # a table row
+                out.append(Part(number, number, text, False, text))  # a table row
             continue
         if _BULLET.match(line):
             out += _block_claims(block)
             block = []
         block.append((number, text))
-    return out + _block_claims(block)
+    out += _code_claims(code) + _block_claims(block)
+    return _listed(sorted(out, key=lambda part: part.first), lines)
+
+
+def _code_claims(code: list[tuple[int, str]]) -> list[Part]:
+    """A code block's lines, a folder tree's with the path each line's nesting gives it."""
+    paths = tree_paths(code)
+    return [
+        Part(number, number, line.strip(), True, line.strip(), paths.get(number, ""))
+        for number, line in code
+        if line.strip()
+    ]
+
+
+def tree_paths(code: list[tuple[int, str]]) -> dict[int, str]:
+    """{line: path} of a code block that draws a folder tree, with box characters
+    (`├── src/`) or indentation alone (names only, some below a folder): each name joined
+    to the folders it is drawn under (`plugin/` then `├── scheduler/`: `plugin/scheduler/`).
+    A name with a deeper line below it is a folder even without its slash. Empty for any
+    other block."""
+    drawn = [(n, m) for n, line in code if line.strip() and (m := _TREE_LINE.match(line))]
+    lines = [line for _, line in code if line.strip()]
+    boxed = any(_BOX.search(line) for line in lines)
+    if len(drawn) < 2 or (not boxed and len(drawn) < len(lines)):
+        return {}
+    columns = [len(m.group("lead")) for _, m in drawn]
+    if max(columns) == min(columns):
+        return {}
+    out: dict[int, str] = {}
+    stack: list[tuple[int, str]] = []  # (column, folder) of the folders above
+    for i, (number, found) in enumerate(drawn):
+        column, name = columns[i], found.group("name")
+        while stack and stack[-1][0] >= column:
+            stack.pop()
+        deeper = i + 1 < len(drawn) and columns[i + 1] > column
+        folder = name.rstrip("/") + "/" if deeper else name
+        if name in (".", "./"):
+            continue
+        out[number] = "".join(f for _, f in stack) + folder
+        if folder.endswith("/"):
+            stack.append((column, folder))
+    return out
+
+
+def _listed(parts: list[Part], lines: list[str]) -> list[Part]:
+    """Each bullet that starts with a bare bold or backticked name, in the list below a line
+    that gives their folder ("Located in `.x/skills/`, these are:"), with that name below
+    the folder (`listed`). The list ends at the first line that is no bullet."""
+    out: list[Part] = []
+    folder = ""
+    for part in parts:
+        if part.code or not _BULLET.match(lines[part.first - 1]):
+            found = None if part.code else _LIST_FOLDER.search(part.words)
+            folder = found.group(1) if found else ""
+        elif folder and _BULLET.match(part.words):
+            name = _LISTED_NAME.match(lines[part.first - 1])
+            if name:
+                part = part._replace(listed=folder + name.group(1))
+        out.append(part)
+    return out
 
 
 def headings(source: str) -> dict[int, str]:
@@ -90,14 +182,12 @@ def headings(source: str) -> dict[int, str]:
     return out
 
 
-def _block_claims(block: list[tuple[int, str]]) -> list[tuple[int, int, str, bool]]:
-    """A bullet (its first line is one) as one claim, else a paragraph's sentences, each
-    with the lines it spans."""
+def _block_claims(block: list[tuple[int, str]]) -> list[Part]:
+    """The sentences of a bullet or a paragraph, each with the lines it spans and the
+    bullet's (or the sentence's own) words as its context."""
     if not block:
         return []
     text = " ".join(words for _, words in block)
-    if _BULLET.match(block[0][1]):
-        return [(block[0][0], block[-1][0], text, False)]
     starts, at = [], 0  # where each line begins in the joined text
     for number, words in block:
         starts.append((at, number))
@@ -106,15 +196,21 @@ def _block_claims(block: list[tuple[int, str]]) -> list[tuple[int, int, str, boo
     def line_at(offset: int) -> int:
         return max(number for begin, number in starts if begin <= offset)
 
-    return [(line_at(a), line_at(b - 1), text[a:b], False) for a, b in _sentences(text)]
+    bullet = _BULLET.match(text)
+    marker = bullet.end() if bullet else 0  # `1. **Name**` is no sentence `1.`
+    return [
+        Part(line_at(a), line_at(b - 1), text[a:b], False, text if bullet else text[a:b])
+        for a, b in _sentences(text, marker)
+    ]
 
 
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """Where each sentence of `text` begins and ends, never cut inside a code span."""
+def _sentences(text: str, after: int = 0) -> list[tuple[int, int]]:
+    """Where each sentence of `text` begins and ends, never cut inside a code span nor
+    before `after` (a bullet's marker)."""
     spans = [(m.start(), m.end()) for m in CODE_SPAN.finditer(text)]
     out, begin = [], 0
     for cut in _SENTENCE_END.finditer(text):
-        if any(a < cut.start() < b for a, b in spans):
+        if cut.start() < after or any(a < cut.start() < b for a, b in spans):
             continue
         out.append((begin, cut.start()))
         begin = cut.end()
@@ -193,46 +289,103 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     findings = []
     written = written_at(root, path, source)
     gone = folder_gone(root, path, written)
+    parts = split_claims(source)
+    # the tree the file was written against, read once only for trees and listed names
+    placed = written and any(part.tree or part.listed for part in parts)
+    before = (tree_at(root, written) if written and placed else None) or {}
     with Verifier(Layout(root), use_cache=False) as verifier:
-        bodies = [
-            (number, end, words, as_body(_followed(root, path, words, code), code))
-            for number, end, words, code in split_claims(source)
-        ]
-        split = [(*row, verifier.body_claims(row[-1])) for row in bodies]
+        split = []
+        for part in parts:
+            body = _body(root, path, part, before)
+            claims = verifier.body_claims(body) + _listed_claims(part, before)
+            split.append((part, body, claims))
         # one search of the tree for every name the file's claims ask about
         verifier.answer(c for *_, claims in split for c in claims)
         heading = headings(source)
-        for number, end, words, body, claims in split:
+        for part, body, claims in split:
             lapsed = {}
             if written is not None:
-                about = heading.get(number, "")
+                about = heading.get(part.first, "")
                 lapsed = {f.claim: f.reason for f in verifier.lapsed(body, claims, written, about)}
             if not claims and not lapsed:
                 continue
-            status, reasons = "ok", []
-            # a removal or a replacement ("use `a` instead of `b`"): its names may be gone;
-            # a name a rule warns against ("never name tests `TestBug4821`") is expected gone
-            warned = counter_examples(words)
-            every = [*claims, *(c for c in lapsed if c not in claims)]
-            for claim in [] if states_change(words) else every:
-                if warned(claim):
-                    continue
-                reason = lapsed.get(claim) or _failure(verifier, claim, words, folder)
-                if reason is None:
-                    continue
-                moved = verifier.moved_since(claim.path, written) if claim.path else None
-                if moved is not None:
-                    reasons.append(f"{claim.path} moved to {moved}")
-                    status = "stale" if status == "stale" else "moved"
-                else:
-                    reasons.append(reason)
-                    status = "stale"
+            status, reasons = _judged(verifier, part, claims, lapsed, written, folder)
             if gone is not None and claims:
                 status, reasons = "stale", [gone]
-            if status == "stale":
-                reasons = [r for r in reasons if " moved to " not in r] or reasons
-            findings.append(Finding(number, words, status, "; ".join(reasons), end))
+            findings.append(Finding(part.first, part.words, status, "; ".join(reasons), part.last))
     return findings
+
+
+def _judged(
+    verifier: Verifier,
+    part: Part,
+    claims: list[Claim],
+    lapsed: dict[Claim, str],
+    written: str | None,
+    folder: str,
+) -> tuple[str, list[str]]:
+    """The status of one claim of the file and its reasons: stale when a name fails and
+    did not move, moved when every failing path lives elsewhere now."""
+    status, reasons = "ok", []
+    # a removal or a replacement ("use `a` instead of `b`"): its names may be gone;
+    # a name a rule warns against ("never name tests `TestBug4821`") is expected gone
+    warned = counter_examples(part.context)
+    every = [*claims, *(c for c in lapsed if c not in claims)]
+    for claim in [] if states_change(part.context) else every:
+        if warned(claim):
+            continue
+        reason = lapsed.get(claim) or _failure(verifier, claim, part.context, folder)
+        if reason is None:
+            continue
+        moved = verifier.moved_since(claim.path, written) if claim.path else None
+        if moved is not None:
+            reasons.append(f"{claim.path} moved to {moved}")
+            status = "stale" if status == "stale" else "moved"
+        else:
+            reasons.append(reason)
+            status = "stale"
+    if status == "stale":
+        reasons = [r for r in reasons if " moved to " not in r] or reasons
+    return status, reasons
+
+
+def _body(root: Path, path: str, part: Part, before: dict[str, str]) -> str:
+    """The claim's words as a memory body; a tree line's, the path its nesting gives it."""
+    if not part.tree:
+        return as_body(_followed(root, path, part.words, part.code), part.code)
+    folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+    return f"`{_tree_rooted(root, folder, part.tree, before)}`"
+
+
+def _tree_rooted(root: Path, folder: str, tree: str, before: dict[str, str]) -> str:
+    """A tree line's path from the repository's root (or the linted file's `folder`): a
+    tree drawn under the project's own name (`myapp/` then `├── src/`), a folder neither
+    has nor had where the file was written, is drawn from the root."""
+    first, _, rest = tree.partition("/")
+    if not rest or any((root / at / first).exists() for at in {"", folder}):
+        return tree
+    if any(p.startswith((first + "/", folder + first + "/")) for p in before):
+        return tree
+    return rest
+
+
+def _listed_claims(part: Part, before: dict[str, str]) -> list[Claim]:
+    """A listed name below the folder its list gives (`.x/skills/` then `- **review**`): the
+    file or folder of that name (or of that name and an extension) the folder held where
+    the file was written, which must still be there. A name the folder did not hold then
+    is no claim: the list may name what is not a file."""
+    if not part.listed or not before:
+        return []
+    found = {
+        p[: len(part.listed)] + ("/" if p[len(part.listed)] == "/" else p[len(part.listed) :])
+        for p in before
+        if p.startswith(part.listed) and p[len(part.listed) : len(part.listed) + 1] in ("/", ".")
+    }
+    found = {p for p in found if p.endswith("/") or "/" not in p[len(part.listed) :]}
+    if len(found) != 1:
+        return []
+    listed = found.pop()
+    return [Claim("path", part.listed.rsplit("/", 1)[-1], "body", path=listed)]
 
 
 def _failure(verifier: Verifier, claim: Claim, words: str, folder: str) -> str | None:
