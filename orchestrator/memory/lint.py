@@ -351,10 +351,19 @@ def _judged(
 
 def _body(root: Path, path: str, part: Part, before: dict[str, str]) -> str:
     """The claim's words as a memory body; a tree line's, the path its nesting gives it."""
-    if not part.tree:
-        return as_body(_followed(root, path, part.words, part.code), part.code)
     folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    return f"`{_tree_rooted(root, folder, part.tree, before)}`"
+    rooted = _tree_rooted(root, folder, part.tree, before) if part.tree else ""
+    if not rooted or (before and not _had(before, rooted)):
+        # a nesting the tree the file was written against does not confirm is read no
+        # further than the line's own words: a misread drawing is no claim of ours
+        return as_body(_followed(root, path, part.words, part.code), part.code)
+    return f"`{rooted}`"
+
+
+def _had(before: dict[str, str], path: str) -> bool:
+    """The tree the file was written against had `path`, as a file or a folder."""
+    path = path.rstrip("/")
+    return path in before or any(p.startswith(path + "/") for p in before)
 
 
 def _tree_rooted(root: Path, folder: str, tree: str, before: dict[str, str]) -> str:

@@ -131,6 +131,20 @@ def test_a_tree_drawn_under_the_project_s_own_name_starts_at_the_root(repo: Path
     assert found[3] == "ok" and found[4] == "ok" and found[5] == "stale"
 
 
+def test_a_nesting_the_tree_it_was_written_against_did_not_have_claims_nothing(
+    repo: Path,
+) -> None:
+    # drawn one level off: `cron/` sits under `addons/`, not under `web/`
+    text = "```\nweb/\n├── cron/\n└── src/\n    └── state/\n```\n"
+    (repo / "AGENTS.md").write_text(text)
+    commit(repo, "instructions")
+    git(repo, "rm", "-q", "-r", "web/src/state")
+    commit(repo, "no client state")
+    found = statuses(repo, text)
+    assert 3 not in found or found[3] == "ok"  # web/cron/ never was: a misread drawing
+    assert found[5] == "stale"  # web/src/state/ was there when the file was written
+
+
 LISTED = """\
 Located in `.agents/skills/`, these guide the work:
 
