@@ -119,7 +119,7 @@ _DEP_STATED = re.compile(
 )
 _LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
 _MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
-_ROUTE_WORDS = re.compile(r"\b(?:base\s+path|routes?|endpoints?|urls?|api|http)\b", re.I)
+_ROUTE_WORDS = re.compile(r"\b(?:base\s+path|routes?|endpoints?|urls?)\b", re.I)
 _ALIAS_IMPORT = re.compile(r"\bfrom\s+[\"'](?:@|~)/([\w./-]+)[\"']")
 _MINIMUM = re.compile(r"\+|>=|≥|\.x\b")
 _REQUIRES = re.compile(
