@@ -417,7 +417,8 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
 def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
     """Names the prose gives outside code spans and links: a repository path (a file with
     an extension under a folder, `apps/web/src/main.ts`, or a folder below a top-level
-    entry written with its slash, `packages/core/`) and a call (`parse_config()`, `Loader.load()`)."""
+    entry written with its slash, `packages/core/`, or three parts deep, `web/assets/img`)
+    and a call (`parse_config()`, `Loader.load()`)."""
     prose = CODE_SPAN.sub(" ", body) if "`" in body else body
     if "](" in prose or "mdc:" in prose or "://" in prose:
         prose = _LINK_TARGET.sub(" ", prose)
@@ -429,7 +430,10 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
             continue
         if _STAND_IN_PATH.search("/" + word.strip("/") + "/"):
             continue
-        if _has_extension(parts[-1]) or parts[0] in shape.top_level:
+        # below a top-level entry: a folder written with its slash, or three parts deep
+        # without it (`web/assets/img`); two bare parts are as often words ("public/exported")
+        below = parts[0] in shape.top_level and (word.endswith("/") or len(parts) > 2)
+        if _has_extension(parts[-1]) or below:
             out.append(Claim("mention", word, "body", path=word))
     for call in _PROSE_CALL.findall(prose) if "()" in prose else ():
         out += span_claims(call + "()", shape)

@@ -490,15 +490,16 @@ def test_a_value_stated_for_a_name_is_what_the_code_sets_it_to(
     )
 
 
-def test_a_folder_in_prose_below_a_top_level_folder_is_a_claim_without_its_slash() -> None:
+def test_a_folder_in_prose_three_parts_below_a_top_level_folder_needs_no_slash() -> None:
     claims = {
         (c.kind, c.text)
         for c in body_claims(
-            "Images live in web/assets/img and fonts in web/fonts; input/output is logged.",
+            "Images live in web/assets/img and fonts in web/fonts/; web/public and "
+            "input/output are words.",
             SHAPE,
         )
     }
-    assert claims == {("mention", "web/assets/img"), ("mention", "web/fonts")}
+    assert claims == {("mention", "web/assets/img"), ("mention", "web/fonts/")}
 
 
 def test_a_path_in_prose_is_stale_only_when_its_file_is_gone_from_the_tree(
