@@ -770,12 +770,15 @@ def product_claims(text: str) -> list[Claim]:
 
 
 def _span_claims(span: str, text: str) -> list[Claim]:
-    """A file pattern in a code span (`*_test.go`, `**/*.spec.ts`). A span led by one `/`
-    that ends in any extension (`/shop.api.v2.*`), or beside words of web routes ("base
-    path", "endpoint"), is a route, no file pattern."""
+    """A file pattern in a code span (`*_test.go`, `**/*.spec.ts`). A name ending in `.*`
+    (`z.iso.*`, `*.5.*`, `/shop.api.v2.*`) stands for a namespace's, a version's or a
+    route's members, and a span led by one `/` beside words of web routes ("base path",
+    "endpoint") is a route: no file pattern."""
     span = span.strip()
+    if span.endswith(".*") and span != "*.*":
+        return []  # `z.iso.*`, `*.5.*`: a namespace's or a version's members, no file names
     route = span[:1] == "/" and span[1:2] not in ("*", "/")
-    if route and (span.endswith(".*") or _ROUTE_WORDS.search(text)):
+    if route and _ROUTE_WORDS.search(text):
         return []
     if "*" in span and " " not in span and "/" not in span.strip("*/"):
         name = span.lstrip("*/")
@@ -934,8 +937,8 @@ def _tool_claims(program: str, args: list[str], where: str | None, text: str) ->
         name = values.get("-run", "")
         return (
             [Claim("identifier", name, "body", symbol=name)]
-            if re.fullmatch(r"Test\w+", name)
-            else []
+            if re.fullmatch(r"Test\w+", name) and not placeholder_name(name)
+            else []  # `-run TestFoo`: any test
         )
     if program in ("npm", "pnpm", "yarn", "bun"):
         return _script_claims(program, args, where, text)

@@ -288,3 +288,17 @@ def test_a_folder_below_a_variables_folder_is_some_folder_of_the_repository(
         "directory:bench/rust_suite": None,
         "directory:bench/go_suite": "no folder bench/go_suite in the repository",
     }  # one name alone below a variable is not checked
+
+
+def test_members_of_a_namespace_and_placeholder_tests_are_no_claims() -> None:
+    claims = {
+        (c.kind, c.symbol)
+        for c in text_claims(
+            "Validators (`v.iso.*`, `v.email()`) are narrow; releases are `*.4.*`; tests live "
+            "in `*_test.go`, images in `Containerfile*`; run `go test -run TestFoo ./...` "
+            "or `go test -run TestParser ./...`."
+        )
+    }
+    assert ("pattern", "_test.go") in claims and ("pattern", "Containerfile*") in claims
+    assert ("identifier", "TestParser") in claims
+    assert not any(s in ("v.iso.*", ".4.*", "TestFoo") for _, s in claims)
