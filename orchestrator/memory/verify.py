@@ -1395,7 +1395,7 @@ _IMPORTS = re.compile(r"^\s*(?:from|import)\s+([\w.]+)", re.M)
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
 _STATES_CHANGE = re.compile(
     r"\b(?:removed|deleted|dropped|replaced|collapsed|renamed|moved|migrated|split into|"
-    r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
+    r"merged into|instead of|deprecated|superseded|retired|rewritten|no longer)\b|→|->",
     re.I,
 )
 

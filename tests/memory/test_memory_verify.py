@@ -539,3 +539,15 @@ def test_a_js_path_holds_where_its_typescript_source_is(
         for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
     }
     assert results == {"compiled": "ok", "relative": "ok", "gone": "stale"}
+
+
+def test_a_name_a_fact_says_is_no_longer_used_is_expected_gone(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    put("gone-by-design", "Handlers are no longer registered in `app/kernel.py`.")
+    put("gone", "Handlers are registered in `app/kernel.py`.")
+    results = {
+        v.name: v.result
+        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
+    }
+    assert results == {"gone-by-design": "ok", "gone": "stale"}
