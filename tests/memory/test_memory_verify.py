@@ -546,8 +546,9 @@ def test_a_name_a_fact_says_is_no_longer_used_is_expected_gone(
 ) -> None:
     put("gone-by-design", "Handlers are no longer registered in `app/kernel.py`.")
     put("gone", "Handlers are registered in `app/kernel.py`.")
+    put("behaviour", "`app/prune.py` deletes what the remote no longer has.")
     results = {
         v.name: v.result
         for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
     }
-    assert results == {"gone-by-design": "ok", "gone": "stale"}
+    assert results == {"gone-by-design": "ok", "gone": "stale", "behaviour": "stale"}
