@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from orchestrator.memory.verify import Verification, verify_memories
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory, serialize_memory
 from orchestrator.store.repo import RepoMemoryStore
@@ -63,6 +64,11 @@ def file_statuses(root: Path, path: str = "AGENTS.md") -> dict[int, str]:
     )
     assert done.returncode == 0, done.stderr
     return {c["line"]: c["status"] for c in json.loads(done.stdout)["claims"]}
+
+
+def verify_all(layout: Layout) -> dict[str, Verification]:
+    """Every memory of the repository store verified, by name."""
+    return {v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)}
 
 
 def commit(root: Path, message: str = "change") -> str:

@@ -7,13 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import commit, file_statuses, git
+from conftest import commit, file_statuses, git, verify_all
 
 from orchestrator.memory.kinds import text_claims
 from orchestrator.memory.tasksources import gradle_build
-from orchestrator.memory.verify import verify_memories
 from orchestrator.store.layout import Layout
-from orchestrator.store.repo import RepoMemoryStore
 
 CATALOG = """\
 [versions]
@@ -96,10 +94,6 @@ def test_gradle_runs_name_their_tasks_not_option_values() -> None:
     assert [c.symbol for c in found if c.kind == "task"] == ["gradle:jvmTest", "gradle:apiCheck"]
 
 
-def _results(layout: Layout) -> dict[str, Any]:
-    return {v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)}
-
-
 def test_a_task_of_a_plugin_the_build_dropped_since_the_record_is_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
@@ -127,7 +121,7 @@ def test_a_task_of_a_plugin_the_build_dropped_since_the_record_is_stale(
     (layout.root / "core" / "build.gradle.kts").write_text(CORE.replace("stampVersion", "stamp"))
     commit_all(layout.root, "the validator plugin goes; stampVersion is now stamp")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert {n: r.result for n, r in results.items() if n in facts} == {
         "abi": "stale",
         "abi-module": "stale",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import verify_all
 
 from orchestrator.memory.codeindex import Facts, TreeState
 from orchestrator.memory.record import record
@@ -138,11 +139,6 @@ def polyglot(layout: Layout, commit_all: Callable[..., str]) -> Layout:
     return layout
 
 
-def results(layout: Layout) -> dict[str, Any]:
-    memories = RepoMemoryStore(layout).load_all().memories
-    return {v.name: v for v in verify_memories(layout, memories)}
-
-
 def cite(path: str, symbol: str) -> dict[str, Any]:
     return {"citations": (Citation(path, None, symbol),)}
 
@@ -216,7 +212,7 @@ def test_definitions_members_and_reexports_hold_and_names_in_comments_do_not(
         put(name, fact, **({"citations": ()} | extra))
     for name, (fact, _, *extra) in STALE.items():
         put(name, fact, **({"citations": ()} | (extra[0] if extra else {})))
-    found = results(polyglot)
+    found = verify_all(polyglot)
     assert {n: found[n].result for n in HOLD} == dict.fromkeys(HOLD, "ok")
     assert {n: found[n].result for n in STALE} == dict.fromkeys(STALE, "stale")
     assert {n: found[n].failures[0].reason for n in STALE} == {
@@ -228,7 +224,7 @@ def test_a_star_reexport_cannot_be_checked_name_by_name(
     polyglot: Layout, put: Callable[..., Any]
 ) -> None:
     put("star", "Anything of everything.", citations=(Citation("sdk/index.ts", None, "Whatever"),))
-    assert results(polyglot)["star"].result == "ok"
+    assert verify_all(polyglot)["star"].result == "ok"
 
 
 @pytest.mark.parametrize(

@@ -10,19 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import commit, file_statuses, git
+from conftest import commit, file_statuses, git, verify_all
 
 from orchestrator.memory import kinds
-from orchestrator.memory.verify import verify_memories
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
-from orchestrator.store.repo import RepoMemoryStore
 
 GEMFILE = 'source "https://rubygems.org"\n\ngem "rails"\ngem "good_job"\ngem "pg"\n'
-
-
-def _results(layout: Layout) -> dict[str, Any]:
-    return {v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)}
 
 
 def _recorded(layout: Layout) -> dict[str, str]:
@@ -95,7 +89,7 @@ def test_a_dependency_named_in_prose_and_dropped_since_the_record_is_stale(
     )
     commit_all(layout.root, "sidekiq, no tidb, another sqlite driver")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["jobs"].result == "stale"
     [failure] = results["jobs"].failures
     assert failure.claim.text == "GoodJob" and "no manifest declares it now" in failure.reason
@@ -132,7 +126,7 @@ def test_a_tool_named_mid_sentence_and_dropped_from_every_manifest_is_stale(
     (layout.root / "gradle" / "libs.versions.toml").write_text("[versions]\n")
     commit_all(layout.root, "vitest for the browser tests, no size budget")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["tests"].result == "stale"
     assert "Karma: a dependency at" in results["tests"].failures[0].reason
     assert verified["commit"][:10] in results["tests"].failures[0].reason
@@ -159,7 +153,7 @@ def test_a_tracked_folder_that_became_ignored_is_gone_or_moved(
     (layout.root / ".gitignore").write_text("js/\nsite/\n")
     commit_all(layout.root, "the wrapper is built into js/ from lib/")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["wrapper"].result == "moved"
     assert [(m.path, m.to) for m in results["wrapper"].moved] == [("js/", "lib")]
     assert results["types"].result == "stale"
@@ -181,7 +175,7 @@ def test_a_citation_renamed_twice_is_followed_to_where_it_is_now(
     git(layout.root, "mv", "lib/index.js", "lib/index.ts")
     commit_all(layout.root, "TypeScript")
 
-    result = _results(layout)["runner"]
+    result = verify_all(layout)["runner"]
     assert result.result == "moved"
     assert [(m.path, m.to) for m in result.moved] == [("js/index.js", "lib/index.ts")]
 
@@ -220,7 +214,7 @@ def test_a_command_ci_ran_word_for_word_and_runs_no_more_is_stale(
     (workflows / "ci.yml").write_text(ci.replace("--maxfail=1", "--maxfail=1 -x"))
     commit_all(layout.root, "ci stops at the first failure")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["ci-command"].result == "stale"
     [failure] = results["ci-command"].failures
     assert failure.reason.startswith(".github/workflows/ci.yml ran `pytest -q --maxfail=1 tests`")
@@ -239,10 +233,10 @@ def test_notes_written_since_the_record_leave_commands_as_they_were_judged(
     put("ci-lint", "CI runs `ruff check --select=E9 src`.", verified=verified)
     commit_all(layout.root, "notes only")
 
-    assert _results(layout)["ci-lint"].result == "ok"
+    assert verify_all(layout)["ci-lint"].result == "ok"
 
     (layout.root / ".github" / "workflows" / "lint.yml").write_text(ci.replace("E9", "F"))
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["ci-lint"].result == "stale"
     [failure] = results["ci-lint"].failures
     assert "ran `ruff check --select=E9 src`" in failure.reason
@@ -275,7 +269,7 @@ def test_a_subcommand_the_script_named_and_names_no_more_is_stale(
     )
     commit_all(layout.root, "phases as a positional argument")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["pipeline"].result == "stale"
     assert "run.py names no subcommand pipeline now" in results["pipeline"].failures[0].reason
     assert results["fetch"].result == "ok"  # named by a module run.py imports
@@ -301,7 +295,7 @@ def test_a_cited_line_the_shrunk_file_still_holds_higher_up_is_not_stale(
     (layout.root / "limits.py").write_text("# limits\nRETRY_LIMIT = 5\n")  # backoff dropped
     commit_all(layout.root, "fewer notes, no backoff")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["retry"].result == "ok"  # its words are line 2 now, unchanged
     assert results["backoff"].result == "stale"
     assert "past the end of limits.py" in results["backoff"].failures[0].reason

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from conftest import verify_all
 
 from orchestrator.cli import cli
 from orchestrator.config import MemoryConfig
@@ -31,10 +32,6 @@ def git(root: Path, *args: str) -> str:
 
 
 HELPERS = "import os\n\n\ndef helper(x):\n    return x + 1\n\n\nLIMIT = 3\n"
-
-
-def _results(layout: Layout) -> dict[str, Any]:
-    return {v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)}
 
 
 def _with_helpers(layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]) -> str:
@@ -65,7 +62,7 @@ def test_a_renamed_file_is_moved_with_its_new_lines_not_stale(
 ) -> None:
     _with_helpers(layout, put, commit_all)
     _rename(layout, commit_all)
-    result = _results(layout)["helper-adds"]
+    result = verify_all(layout)["helper-adds"]
     assert result.result == "moved" and not result.failures
     assert {(m.path, m.to, m.origin, m.line, m.symbol) for m in result.moved} == {
         ("app/util.py", "app/tools.py", "citation", 5, "helper"),  # the symbol's line now
@@ -91,7 +88,7 @@ def test_a_symbol_that_left_with_its_file_is_found_by_the_symbol_index(
         "        return json.load(fh)\n"
     )
     commit_all(layout.root, "config in its own module")
-    result = _results(layout)["parse"]
+    result = verify_all(layout)["parse"]
     assert result.result == "moved"
     assert [(m.to, m.line) for m in result.moved] == [("app/config.py", 4)]
 
@@ -104,7 +101,7 @@ def test_a_moved_file_whose_symbol_is_gone_is_stale(
     tools = layout.root / "app" / "tools.py"
     tools.write_text(tools.read_text().replace("def helper(", "def assist("))
     commit_all(layout.root, "rename and drop helper")
-    result = _results(layout)["helper-adds"]
+    result = verify_all(layout)["helper-adds"]
     assert result.result == "stale"
     assert result.failures[0].reason == "app/util.py does not exist"
     assert [m.origin for m in result.moved] == ["body"]  # the body path moved; the symbol did not
@@ -240,7 +237,7 @@ def test_a_claim_that_never_held_at_the_recorded_commit_is_not_newly_stale(
     main.write_text(main.read_text().replace("def parse_config(", "def read_config("))
     commit_all(layout.root, "parse_config renamed")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["held"].result == "stale"  # it held when recorded: newly stale
     assert results["recorded-stale"].result == "stale"
     assert results["unrecorded"].result == "stale"
@@ -249,7 +246,7 @@ def test_a_claim_that_never_held_at_the_recorded_commit_is_not_newly_stale(
     assert [f.claim.symbol for f in never.unconfirmed] == ["never_defined"]
     assert "never confirmed" in never.summary()
     # answered again from the cache (the commit's tree is not checked out twice)
-    assert _results(layout)["never"].unconfirmed == never.unconfirmed
+    assert verify_all(layout)["never"].unconfirmed == never.unconfirmed
 
 
 def test_a_claim_that_never_held_on_an_unchanged_tree_is_answered_by_the_same_verifier(
@@ -261,7 +258,7 @@ def test_a_claim_that_never_held_on_an_unchanged_tree_is_answered_by_the_same_ve
     verified = {"commit": written_at, "at": "2026-10-01T10:00:00Z", "result": "ok"}
     put("never", "Call `never_defined()` first.", verified=verified)
 
-    never = _results(layout)["never"]
+    never = verify_all(layout)["never"]
     assert never.result == "ok"
     assert [f.claim.symbol for f in never.unconfirmed] == ["never_defined"]
     report = audit(layout)
@@ -287,7 +284,7 @@ def test_a_namespace_that_followed_its_folder_is_a_move(
     git(layout.root, "mv", "app/models/account/balance.rb", "app/models/balance.rb")
     (models / "balance.rb").write_text("class Balance < ApplicationRecord\n" + body)
     commit_all(layout.root, "Balance leaves the Account namespace")
-    result = _results(layout)["balances"]
+    result = verify_all(layout)["balances"]
     assert result.result == "moved"
     [move] = result.moved
     assert (move.to, move.line, move.renamed) == ("app/models/balance.rb", 1, "Balance")
@@ -323,7 +320,7 @@ def test_a_folder_went_where_its_files_went_unless_they_were_split_up(
     git(layout.root, "mv", "notes/usage/limits.md", "reference/limits.md")
     git(layout.root, "rm", "-q", "notes/usage/faq.md")
     commit_all(layout.root, "guides reorganised")
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["setup"].result == "moved"
     assert [m.to for m in results["setup"].moved] == ["guides/setup"]
     assert results["usage"].result == "stale"
@@ -344,7 +341,7 @@ def test_a_folder_whose_files_moved_again_is_followed_to_where_they_are(
         git(layout.root, "mv", f"core/staging/rules/{name}", f"core/rules/{name}")
     (layout.root / "core" / "staging" / "rules").rmdir()
     commit_all(layout.root, "staging emptied")
-    result = _results(layout)["rules"]
+    result = verify_all(layout)["rules"]
     assert result.result == "moved"
     assert [m.to for m in result.moved] == ["core/rules"]
 
@@ -364,7 +361,7 @@ def test_a_test_class_that_left_its_package_is_moved(
     (tests / "ledger").mkdir()
     git(layout.root, "mv", str(tests / "LedgerRoundTest.java"), str(tests / "ledger"))
     commit_all(layout.root, "ledger tests get their own package")
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["ledger"].result == "moved"
     assert [m.to for m in results["ledger"].moved] == [
         "shop/src/test/java/org/acme/ledger/LedgerRoundTest.java"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import commit
+from conftest import commit, verify_all
 
 from orchestrator.cli import cli
 from orchestrator.memory import codeindex
@@ -145,10 +145,7 @@ def test_missing_paths_git_ignores_are_outputs_not_stale_claims(
     # a file name beside a folder git ignores is what a build writes there
     put("bindings", "The generated `cart_bindings.h` is in the `.gen-cache` folder.")
     put("bindings-here", "The generated `cart_bindings.h` is in the `app` folder.")
-    results = {
-        v.name: v.result
-        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
-    }
+    results = {n: v.result for n, v in verify_all(layout).items()}
     assert results == {"docs": "ok", "legacy": "stale", "bindings": "ok", "bindings-here": "stale"}
 
 
@@ -162,9 +159,7 @@ def test_a_dotted_name_a_tracked_file_has_is_a_file_not_a_member(
     commit(layout.root, "a host class and a solution file named after it")
     put("solution", "`Aspire.slnx` is the main solution file.")
     put("member", "`Aspire.Launch` starts the host.")
-    results = {
-        v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
-    }
+    results = verify_all(layout)
     assert results["solution"].result == "ok"
     assert [f.reason for f in results["member"].failures] == ["Aspire has no member Launch"]
 
@@ -174,9 +169,7 @@ def test_a_name_the_fact_warns_against_is_expected_absent(
 ) -> None:
     put("naming", "Never name tests `TestBug4821`; describe what they test.")
     put("prefer", "Prefer `legacy_setup()`, not `old_setup()`.")
-    results = {
-        v.name: v for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
-    }
+    results = verify_all(layout)
     assert results["naming"].result == "ok"
     # the name the fact recommends is checked; the one it warns against is not
     assert [f.claim.text for f in results["prefer"].failures] == ["legacy_setup()"]
@@ -195,10 +188,7 @@ def test_a_word_boundary_search_checks_other_languages(
         "Totals are drawn by `renderCartTotals()`.",
         citations=(Citation("web/cart.js"),),
     )
-    results = {
-        v.name: v.result
-        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
-    }
+    results = {n: v.result for n, v in verify_all(layout).items()}
     assert results == {"cart": "ok", "cart-prefix": "stale"}
 
 
@@ -507,10 +497,7 @@ def test_a_path_in_prose_is_stale_only_when_its_file_is_gone_from_the_tree(
 ) -> None:
     put("abbreviated", "The cart is drawn in src/cart.js of the web client.")  # web/cart.js
     put("gone", "Settings are read in app/settings.py at start-up.")
-    results = {
-        v.name: v.result
-        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
-    }
+    results = {n: v.result for n, v in verify_all(layout).items()}
     assert results == {"abbreviated": "ok", "gone": "stale"}
 
 
@@ -534,10 +521,7 @@ def test_a_js_path_holds_where_its_typescript_source_is(
     put("compiled", "Re-exports live in `packages/core/src/v2/format.js`.")
     put("relative", "Import the helpers from `v2/format.js` inside the core package.")
     put("gone", "Parsers live in `packages/core/src/v2/parse.js`.")
-    results = {
-        v.name: v.result
-        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
-    }
+    results = {n: v.result for n, v in verify_all(layout).items()}
     assert results == {"compiled": "ok", "relative": "ok", "gone": "stale"}
 
 
@@ -547,8 +531,5 @@ def test_a_name_a_fact_says_is_no_longer_used_is_expected_gone(
     put("gone-by-design", "Handlers are no longer registered in `app/kernel.py`.")
     put("gone", "Handlers are registered in `app/kernel.py`.")
     put("behaviour", "`app/prune.py` deletes what the remote no longer has.")
-    results = {
-        v.name: v.result
-        for v in verify_memories(layout, RepoMemoryStore(layout).load_all().memories)
-    }
+    results = {n: v.result for n, v in verify_all(layout).items()}
     assert results == {"gone-by-design": "ok", "gone": "stale", "behaviour": "stale"}

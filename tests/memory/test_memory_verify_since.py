@@ -11,13 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import commit, git
+from conftest import commit, git, verify_all
 
 from orchestrator.memory.lint import lint
-from orchestrator.memory.verify import commented_out, verify_memories
+from orchestrator.memory.verify import commented_out
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
-from orchestrator.store.repo import RepoMemoryStore
 
 PGX = 'package sqltest\n\nimport "os"\n\nfunc Host() string {\n\treturn os.Getenv("PG_HOST")\n}\n'
 GEN = 'package main\n\nimport "os"\n\nfunc main() {\n\t_ = os.Getenv("PG_HOST")\n}\n'
@@ -39,11 +38,6 @@ def _recorded(layout: Layout) -> dict[str, str]:
     return {"commit": head, "at": "2026-10-01T10:00:00Z", "result": "ok"}
 
 
-def _results(layout: Layout) -> dict[str, Any]:
-    memories = RepoMemoryStore(layout).load_all().memories
-    return {v.name: v for v in verify_memories(layout, memories)}
-
-
 def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
@@ -60,7 +54,7 @@ def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
     git(layout.root, "rm", "-q", "internal/sqltest/pgx.go")
     commit(layout.root, "the tests start their own database")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["tests"].result == "stale"
     [failure] = results["tests"].failures
     assert failure.reason == (
@@ -71,7 +65,7 @@ def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
     assert results["secret"].result == "ok"  # a local setting: no claim on the tree alone
     git(layout.root, "rm", "-q", "tools/gen/main.go")
     commit(layout.root, "no tool")
-    assert _results(layout)["tool"].result == "stale"
+    assert verify_all(layout)["tool"].result == "stale"
 
 
 def test_an_instance_member_its_class_no_longer_defines_is_stale(
@@ -96,7 +90,7 @@ def test_an_instance_member_its_class_no_longer_defines_is_stale(
     )
     commit(layout.root, "the chart computes the series")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["series"].result == "stale"
     assert results["series"].failures[0].reason == (
         f"Account defined series at {verified['commit'][:10]}; no Account defines it now"
@@ -132,7 +126,7 @@ def test_a_line_commented_out_switches_the_mechanism_off(
     _write(layout.root, {path: switched.replace("  end\n\n", "  # end\n\n", 1)})
     commit(layout.root, "no auto refresh for now")
 
-    results = _results(layout)
+    results = verify_all(layout)
     for name in ("cited", "linked"):
         assert results[name].result == "stale", name
         reason = results[name].failures[0].reason
@@ -179,7 +173,7 @@ def test_a_dependency_given_a_version_and_dropped_since_the_record_is_stale(
     _write(layout.root, {"package.json": json.dumps({"devDependencies": {"tailwindcss": "^3.4"}})})
     commit(layout.root, "lint with another tool")
 
-    results = _results(layout)
+    results = verify_all(layout)
     # prettier was never a dependency here; the unrecorded memory has nothing to judge against
     assert {name: v.result for name, v in results.items()} == {
         "eslint": "stale",
@@ -213,12 +207,12 @@ def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
     _write(layout.root, {"global.json": json.dumps(sdk)})
     commit(layout.root, "roll forward to the latest feature band")
     # the file changed (`changed`), the pin did not
-    assert [v.name for v in _results(layout).values() if v.result == "stale"] == []
+    assert [v.name for v in verify_all(layout).values() if v.result == "stale"] == []
 
     sdk["sdk"]["version"] = "11.0.201"
     _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.5.0\n## 2.4.1\n"})
     commit(layout.root, "the released SDK")
-    results = _results(layout)
+    results = verify_all(layout)
     # CHANGELOG.md still has its version; the unrecorded memory has nothing to judge against
     assert [v.name for v in results.values() if v.result == "stale"] == ["cited", "sdk"]
     assert [f.reason for f in results["sdk"].failures] == [
@@ -264,7 +258,7 @@ def test_a_function_the_code_no_longer_defines_is_stale_though_a_test_still_call
     )
     commit(layout.root, "the rules are built in; rendering has its own module")
 
-    results = _results(layout)
+    results = verify_all(layout)
     assert results["gone"].result == "stale"
     assert results["gone"].failures[0].reason == (
         f"loadRules was defined in src/extra.ts at {verified['commit'][:10]}; "
