@@ -463,7 +463,7 @@ class Verifier:
             + read
             + self._dropped_members(claims, commit)
             + self._dropped_definitions(claims, commit)
-            + self._switched_off(in_files, commit)
+            + self._switched_off(body, in_files, commit)
             + (self._unpinned(body, in_files, commit) if in_files else [])
         )
 
@@ -558,13 +558,18 @@ class Verifier:
             )
         return self._same[commit]
 
-    def _switched_off(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+    def _switched_off(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """A file the claim names or cites, where a line about the thing (naming the
         symbol cited in it, else the file's own name) was code at `commit` and is now
         only in a comment (`# before_action :sync_family`): the mechanism it stated is
-        switched off, though every name is still there."""
+        switched off, though every name is still there. A fact naming code of its own
+        (`retry.Permanent(err)`) is about that code: the file's name stands for the thing
+        only when neither a citation nor the words name a symbol, so a line about
+        something else of the file (`if remote != mod.Enabled {` in `mod.go`) does not
+        count."""
         out = []
         paths: dict[str, tuple[Claim, set[str]]] = {}
+        named = _code_names(body, claims)
         for c in claims:
             path = _relative(c.path)
             if path:
@@ -575,7 +580,8 @@ class Verifier:
             now = self.project().text(path) if blob is not None and self._is_file(path) else None
             if blob is None or now is None:
                 continue
-            line = commented_out(self._blob_text(blob), now, symbols or {_stem(path)})
+            about = symbols or named or {_stem(path)}
+            line = commented_out(self._blob_text(blob), now, about)
             if line is not None:
                 reason = f"{path}: `{line}` is commented out since {commit[:10]}"
                 out.append(ClaimFailure(claim, reason))
@@ -1299,6 +1305,7 @@ class Verifier:
 
 _COMPILED_JS = (".js", ".mjs", ".cjs", ".jsx")
 _TS_SOURCES = (".ts", ".mts", ".cts", ".tsx")
+_CODE_NAME = re.compile(r"[A-Za-z_][\w.]*\w")  # `retry.Permanent`, `errors.Is`, `parse_config`
 _LINE_WORDS = 8  # a cited line this long or longer says something found elsewhere only by chance
 _INSTRUCTION_FILES = frozenset(
     ["AGENTS.md", "CLAUDE.md", "GEMINI.md", ".cursorrules", "copilot-instructions.md"]
@@ -1329,6 +1336,24 @@ def commented_out(then: str, now: str, names: Iterable[str]) -> str | None:
         if text in commented and any(n in text.lower() for n in wanted):
             return text
     return None
+
+
+def _code_names(body: str, claims: list[Claim]) -> set[str]:
+    """The names of code a fact's words give in code spans (`retry.Permanent(err)` gives
+    `retry.Permanent`), paths, file names and names too short to tell (`go`) aside."""
+    paths = {c.text for c in claims if c.origin == "body" and c.path is not None}
+    out = set()
+    for match in CODE_SPAN.finditer(body):
+        span = match.group(1).strip()
+        name = span.split("(", 1)[0].strip()
+        if (
+            len(name) >= 4
+            and span not in paths
+            and name not in paths
+            and _CODE_NAME.fullmatch(name)
+        ):
+            out.add(name)
+    return out
 
 
 def _instructions(path: str) -> bool:

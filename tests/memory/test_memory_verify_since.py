@@ -25,6 +25,10 @@ AUTO_REFRESH = (
     "module AutoRefresh\n  included do\n    before_action :refresh_ledger, if: :needs_auto_refresh?\n"
     "  end\n\n  def refresh_ledger\n    Current.ledger.refresh_later\n  end\nend\n"
 )
+METER = (
+    "package core\n\nfunc read(remote int) error {\n\tif remote != meter.Enabled {\n"
+    "\t\treturn nil\n\t}\n\treturn retry.Permanent(errRead)\n}\n"
+)
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -134,6 +138,38 @@ def test_a_line_commented_out_switches_the_mechanism_off(
         assert reason == f"{path}: `{line}` is commented out since {verified['commit'][:10]}"
     assert results["elsewhere"].result != "stale"
     assert results["other"].result != "stale"  # no line about AutoRefresh or auto_refresh went
+
+
+def test_a_commented_out_line_about_something_else_of_the_cited_file_leaves_the_fact_alone(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    path = "core/meter.go"
+    _write(layout.root, {path: METER})
+    commit(layout.root, "meter")
+    verified = _recorded(layout)
+    put(
+        "named",
+        "Wrap errors not worth retrying in `retry.Permanent(err)`.",
+        citations=(Citation(path, 7),),
+        verified=verified,
+    )
+    put("bare", "Readings are retried.", citations=(Citation(path, 7),), verified=verified)
+    _write(
+        layout.root,
+        {
+            path: METER.replace(
+                "\tif remote != meter.Enabled {", "\t// if remote != meter.Enabled {"
+            )
+        },
+    )
+    commit(layout.root, "remote switch off for now")
+
+    results = verify_all(layout)
+    # the fact names code of its own, still live: the line naming the file's name is not it
+    assert results["named"].result != "stale"
+    # naming nothing, the fact is about the file's own thing, and that line went
+    assert results["bare"].result == "stale"
+    assert "`if remote != meter.Enabled {` is commented out" in results["bare"].failures[0].reason
 
 
 def test_commented_out_asks_for_a_line_about_the_thing_gone_from_the_live_code() -> None:
