@@ -147,6 +147,7 @@ _HYPHENATED = re.compile(r"(?<![\w./@:-])([a-z][a-z0-9]+(?:-[a-z0-9]{2,}){2,})(?
 _DENIES = re.compile(
     r"\b(?:not|never|avoid|don't|instead|no longer|without|removed|replaced|deprecated)\b", re.I
 )
+_PACKAGE_NAME = re.compile(r"@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*|[a-z0-9][a-z0-9_.]*(?:-[a-z0-9_.]+)+")
 _GEM = re.compile(r"^\s*gem\s+[\"']([\w.-]+)[\"']", re.M)
 # Variables that tools, shells and CI define: the project need not name them.
 KNOWN_ENV = frozenset(
@@ -442,6 +443,17 @@ class Project:
             out.update(dependency_key(part) for part in name.split("/") if "." not in part)
         out.discard("")
         return out
+
+    @cached_property
+    def package_names(self) -> set[str]:
+        """The names the project's own packages publish under (package.json `name`,
+        Cargo.toml `[package] name`, pyproject.toml `[project] name`), lower case."""
+        names = [data.get("name") for data in self.packages.values()]
+        for path in self.named("Cargo.toml"):
+            names.append((self._toml(path).get("package", {}) or {}).get("name"))
+        for path in self.named("pyproject.toml"):
+            names.append((self._toml(path).get("project", {}) or {}).get("name"))
+        return {n.lower() for n in names if isinstance(n, str) and n}
 
     @cached_property
     def makefiles(self) -> dict[str, set[str]]:
@@ -767,6 +779,22 @@ def product_claims(text: str) -> list[Claim]:
         for word in [*words, *_TOOL.findall(line), *_HYPHENATED.findall(line)]:
             out.setdefault(word, Claim("dependency", word, "body", symbol=dependency_key(word)))
     return list(out.values())
+
+
+def package_spans(text: str) -> list[str]:
+    """Package names as published (`@acme/ui`, or two hyphenated parts at least:
+    `react-dom-legacy`) in code spans, outside lines that deny or replace; judged by
+    `verify` against the project's own packages and dependencies at the memory's recorded
+    commit, so a span that was neither then is no claim."""
+    out: dict[str, None] = {}
+    for line in text.splitlines():
+        if _DENIES.search(line):
+            continue
+        for match in CODE_SPAN.finditer(line):
+            span = match.group(1).strip()
+            if _PACKAGE_NAME.fullmatch(span):
+                out[span] = None
+    return list(out)
 
 
 def _span_claims(span: str, text: str) -> list[Claim]:

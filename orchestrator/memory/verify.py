@@ -645,6 +645,7 @@ class Verifier:
             if then is not None and key in then.dependency_names:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
+        out += self._dropped_packages(body, commit)
         for claim in [
             c for c in claims if c.kind == "value" and (c.symbol or "").startswith("dep:")
         ]:
@@ -655,6 +656,28 @@ class Verifier:
             if then is not None and then.declared(name)[1]:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _dropped_packages(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`react-dom-legacy`, `@acme/ui`: a package name in a code span that was one of the
+        project's own packages or a declared dependency at `commit`, and is neither now
+        (the workspace package deleted, the dependency dropped)."""
+        out = []
+        for span in kinds.package_spans(body):
+            name = span.lower()
+            now = self.project()
+            if name in now.package_names or now.declared(name)[1]:
+                continue
+            then = self._project_at(commit)
+            if then is None:
+                continue
+            if name in then.package_names:
+                reason = f"{span}: a package of the project at {commit[:10]}, none is named so now"
+            elif then.declared(name)[1]:
+                reason = f"{span}: a dependency at {commit[:10]}, no manifest declares it now"
+            else:
+                continue
+            out.append(ClaimFailure(Claim("dependency", span, "body", symbol=name), reason))
         return out
 
     def _dropped_gradle_tasks(self, claims: list[Claim], commit: str) -> list[ClaimFailure]:

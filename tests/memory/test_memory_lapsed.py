@@ -135,6 +135,48 @@ def test_a_tool_named_mid_sentence_and_dropped_from_every_manifest_is_stale(
     assert results["denied"].result == "ok"  # a line that denies names no dependency
 
 
+def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests_is_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    root = {"name": "shop", "workspaces": ["packages/*"], "dependencies": {"left-pad-lite": "1.0"}}
+    verified = _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "package.json": json.dumps(root),
+            "packages/ui-kit/package.json": json.dumps({"name": "@shop/ui-kit"}),
+            "packages/forms-legacy/package.json": json.dumps({"name": "forms-legacy"}),
+        },
+        {
+            "kit": "Components come from `@shop/ui-kit`.",
+            "forms": "Old screens import `forms-legacy` for their inputs.",
+            "pad": "Codes are padded with `left-pad-lite`.",
+            "flag": "The `dark-mode-beta` flag hides the new theme.",
+            "denied": "New screens never import `forms-legacy`.",
+        },
+    )
+    for path in ("packages/forms-legacy/package.json",):
+        (layout.root / path).unlink()
+    root["dependencies"] = {}
+    (layout.root / "package.json").write_text(json.dumps(root))
+    commit_all(layout.root, "the legacy forms and the padding library went")
+
+    results = verify_all(layout)
+    assert results["forms"].result == "stale"
+    short = verified["commit"][:10]
+    assert results["forms"].failures[0].reason == (
+        f"forms-legacy: a package of the project at {short}, none is named so now"
+    )
+    assert results["pad"].result == "stale"
+    assert results["pad"].failures[0].reason == (
+        f"left-pad-lite: a dependency at {short}, no manifest declares it now"
+    )
+    assert results["kit"].result == "ok"  # still a package of the workspace
+    assert results["flag"].result == "ok"  # never a package: no claim on a package
+    assert results["denied"].result == "ok"  # a line that denies names no package
+
+
 def test_a_tracked_folder_that_became_ignored_is_gone_or_moved(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
