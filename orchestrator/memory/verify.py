@@ -454,6 +454,7 @@ class Verifier:
                 + self._dropped_ci_commands(body, commit)
                 + self._dropped_subcommands(body, commit)
                 + self._dropped_gradle_tasks(claims, commit)
+                + self._dropped_prose_names(body, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -528,6 +529,25 @@ class Verifier:
                     f"{symbol} was defined in {then[0]} at {commit[:10]}; nothing defines it now"
                 )
                 out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _dropped_prose_names(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`the LineStripsVisualizer draws them`: a name of several capitalised parts the
+        prose gives outside code spans (`kinds.product_claims`), that a code file changed
+        since `commit` defined then and no file defines now. A name the code never
+        defined (a product's, a library's) is no claim: only definitions are compared."""
+        out = []
+        changed: list[str] | None = None
+        for claim in kinds.product_claims(body):
+            name = claim.text
+            if not (name.isidentifier() and sum(c.isupper() for c in name) >= 2):
+                continue
+            if changed is None:
+                changed = self._changed_since(commit)
+            then = self._definers(name, commit, among=changed) if changed else []
+            if then and not self._definers(name):
+                reason = f"{name} was defined in {then[0]} at {commit[:10]}; nothing defines it now"
+                out.append(ClaimFailure(Claim("class", name, "body", symbol=name), reason))
         return out
 
     def _changed_since(self, commit: str) -> list[str]:

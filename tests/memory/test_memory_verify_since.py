@@ -304,3 +304,36 @@ def test_a_function_the_code_no_longer_defines_is_stale_though_a_test_still_call
     assert results["moved"].result in ("ok", "changed")  # defined elsewhere now
     assert results["library"].result in ("ok", "changed")  # never the code's own
     assert results["patterns"].result in ("ok", "changed")  # still defined, read by patterns
+
+
+def test_a_name_in_prose_the_code_defined_then_and_defines_nowhere_now_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    _write(
+        layout.root,
+        {
+            "src/legend.ts": "export class ChartLegendRenderer {\n  draw(): void {}\n}\n",
+            "src/axis.ts": "export class AxisTickPainter {\n  paint(): void {}\n}\n",
+        },
+    )
+    commit(layout.root, "legend and axis")
+    verified = _recorded(layout)
+    put("legend", "The ChartLegendRenderer draws the legend.", verified=verified)
+    put("axis", "Ticks are drawn by the AxisTickPainter.", verified=verified)
+    put("product", "Releases go out through GitHub Actions.", verified=verified)
+    put("denied", "The ChartLegendRenderer is no longer used.", verified=verified)
+    _write(
+        layout.root,
+        {"src/legend.ts": "// was ChartLegendRenderer\nexport class LegendPainter {}\n"},
+    )
+    commit(layout.root, "legend painter")
+
+    results = verify_all(layout)
+    assert results["legend"].result == "stale"
+    assert results["legend"].failures[0].reason == (
+        f"ChartLegendRenderer was defined in src/legend.ts at {verified['commit'][:10]}; "
+        "nothing defines it now"
+    )
+    assert results["axis"].result == "ok"  # still defined
+    assert results["product"].result == "ok"  # never defined here: a product's name
+    assert results["denied"].result == "ok"  # the words say it went
