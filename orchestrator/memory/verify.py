@@ -455,6 +455,7 @@ class Verifier:
                 + self._dropped_subcommands(body, commit)
                 + self._dropped_gradle_tasks(claims, commit)
                 + self._dropped_prose_names(body, commit)
+                + self._dropped_extensions(body, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -548,6 +549,21 @@ class Verifier:
             if then and not self._definers(name):
                 reason = f"{name} was defined in {then[0]} at {commit[:10]}; nothing defines it now"
                 out.append(ClaimFailure(Claim("class", name, "body", symbol=name), reason))
+        return out
+
+    def _dropped_extensions(self, body: str, commit: str) -> list[ClaimFailure]:
+        """ "the schemas are `.fbs` files": a kind of file, named by its extension, that
+        `commit` tracked and the tree tracks none of now."""
+        out = []
+        for ext in dict.fromkeys(e.lower() for e in _EXTENSION_FILES.findall(body)):
+            suffix = "." + ext
+            if any(p.lower().endswith(suffix) for p in self.state.blobs):
+                continue
+            then = [p for p in self._tree(commit) or {} if p.lower().endswith(suffix)]
+            if then:
+                reason = f"no {suffix} file is left ({len(then)} at {commit[:10]})"
+                claim = Claim("pattern", f"{suffix} files", "body", symbol="*" + suffix)
+                out.append(ClaimFailure(claim, reason))
         return out
 
     def _changed_since(self, commit: str) -> list[str]:
@@ -1348,6 +1364,8 @@ class Verifier:
 
 _COMPILED_JS = (".js", ".mjs", ".cjs", ".jsx")
 _TS_SOURCES = (".ts", ".mts", ".cts", ".tsx")
+# a kind of file named by its extension: ".fbs files", "`.proto` file"
+_EXTENSION_FILES = re.compile(r"(?<![\w/*.-])`?\.([A-Za-z][A-Za-z0-9]{0,7})`?\s+files?\b")
 _CODE_NAME = re.compile(r"[A-Za-z_][\w.]*\w")  # `retry.Permanent`, `errors.Is`, `parse_config`
 _LINE_WORDS = 8  # a cited line this long or longer says something found elsewhere only by chance
 _INSTRUCTION_FILES = frozenset(

@@ -337,3 +337,26 @@ def test_a_name_in_prose_the_code_defined_then_and_defines_nowhere_now_is_stale(
     assert results["axis"].result == "ok"  # still defined
     assert results["product"].result == "ok"  # never defined here: a product's name
     assert results["denied"].result == "ok"  # the words say it went
+
+
+def test_a_kind_of_file_named_by_its_extension_with_none_left_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    schema = "table Point { x: float; }\n"
+    _write(layout.root, {"schema/point.fbs": schema, "schema/line.fbs": schema, "a.md": "A\n"})
+    commit(layout.root, "flatbuffers schemas")
+    verified = _recorded(layout)
+    put("schemas", "Types are declared in `.fbs` files under `schema/`.", verified=verified)
+    put("docs", "Notes are plain .md files.", verified=verified)
+    put("local", "Secrets stay in .env files nobody commits.", verified=verified)
+    git(layout.root, "rm", "-q", "schema/point.fbs", "schema/line.fbs")
+    _write(layout.root, {"schema/types.proto": 'syntax = "proto3";\n'})
+    commit(layout.root, "protobuf instead")
+
+    results = verify_all(layout)
+    assert results["schemas"].result == "stale"
+    assert f"no .fbs file is left (2 at {verified['commit'][:10]})" in [
+        f.reason for f in results["schemas"].failures
+    ]
+    assert results["docs"].result == "ok"  # still tracked
+    assert results["local"].result == "ok"  # never tracked: nothing to compare
