@@ -35,7 +35,7 @@ from orchestrator.memory.claims import Claim, RepoShape
 from orchestrator.store.cache import Cache
 from orchestrator.store.fs import confine
 
-FACTS_VERSION = 9  # of the cache tables below: a change of what is stored empties them
+FACTS_VERSION = 10  # of the cache tables below: a change of what is stored empties them
 FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
@@ -280,8 +280,9 @@ _MODIFIERS = (
     r"readonly|partial|async|virtual|data|inline|suspend|operator|enum|value|annotation|"
     r"companion|new|unsafe|extern)\s+)*"
 )
-# each compiled the first time a file needs it: most trees hold no Go, PHP, Ruby, C# or
-# Kotlin, and these patterns cost more to compile than the rest of this module's import
+# each compiled the first time a file needs it: most trees hold no Go, PHP, Ruby, C#,
+# Kotlin, Dart, Swift or Scala, and these patterns cost more to compile than the rest of
+# this module's import
 _RX = Patterns(
     # Go's flag and pflag (cobra) packages name a flag without its dashes:
     # flag.Int("jobs", ...), fs.StringVar(&dir, "dir", ...), cmd.Flags().BoolP("verbose", "v", ...)
@@ -300,6 +301,31 @@ _RX = Patterns(
         rf"^\s*{_MODIFIERS}(?:[\w.<>\[\],?]+\s+)+([A-Z]\w*)\s*(?:<[^>]*>)?\s*\((?!.*;\s*$)"
     ),
     kt_function=rf"^\s*{_MODIFIERS}fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\(",
+    dart_types=(
+        r"^\s*(?:(?:abstract|sealed|base|final|interface|mixin)\s+)*"
+        r"(?:class|mixin|enum|extension(?:\s+type)?|typedef)\s+([A-Za-z_$][\w$]*)"
+    ),
+    # a signature on one line, then its body (`{` or `=>`): a call never ends so
+    dart_function=(
+        r"^\s*(?:(?:static|external|abstract)\s+)*"
+        r"(?!(?:return|await|else|throw|yield|new|case|final|var|const)\b)[\w<>?,\[\]]+\s+"
+        r"(?:get\s+|set\s+)?([a-zA-Z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*\)\s*(?:async\*?\s*)?(?:\{|=>)"
+    ),
+    swift_types=(
+        r"^\s*(?:(?:public|private|internal|fileprivate|open|final|indirect)\s+)*"
+        r"(?:class|struct|enum|protocol|extension|actor)\s+([A-Za-z_]\w*)"
+    ),
+    swift_function=(
+        r"^\s*(?:(?:public|private|internal|fileprivate|open|final|static|class|override|"
+        r"mutating|nonisolated|@\w+)\s+)*func\s+([A-Za-z_]\w*)"
+    ),
+    scala_types=(
+        r"^\s*(?:(?:final|sealed|abstract|case|implicit|private|protected)\s+)*"
+        r"(?:class|object|trait|enum)\s+([A-Za-z_]\w*)"
+    ),
+    scala_function=(
+        r"^\s*(?:(?:override|private|protected|final|implicit|inline)\s+)*def\s+([A-Za-z_]\w*)"
+    ),
 )
 # a language without a grammar here: the names in `_RX` of (its types, its functions)
 _FALLBACKS = {
@@ -308,6 +334,10 @@ _FALLBACKS = {
     "cs": ("c_like_types", "cs_function"),
     "kt": ("c_like_types", "kt_function"),
     "kts": ("c_like_types", "kt_function"),
+    "dart": ("dart_types", "dart_function"),
+    "swift": ("swift_types", "swift_function"),
+    "scala": ("scala_types", "scala_function"),
+    "sc": ("scala_types", "scala_function"),
 }
 
 

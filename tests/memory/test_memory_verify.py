@@ -431,6 +431,23 @@ def test_definitions_of_languages_without_a_grammar_are_found_by_pattern() -> No
     assert {"CipherService", "CipherService.SaveAsync"} <= cs.defs
     kotlin = codeindex.file_facts(b"data class User(val id: Int)\nfun User.greet() = 1\n", "U.kt")
     assert {"User", "greet"} <= kotlin.defs
+    dart = codeindex.file_facts(
+        b"abstract class EngineFactory {\n  Future<void> start(int n) async {\n"
+        b"    if (n > 0) {\n      return launch(n);\n    }\n  }\n}\n"
+        b"mixin Loggable on Object {}\nextension Labels on String {}\n",
+        "lib/engine.dart",
+    )
+    assert {"EngineFactory", "EngineFactory.start", "Loggable", "Labels"} <= dart.defs
+    assert not {"if", "launch"} & dart.defs  # a condition and a call are no definitions
+    swift = codeindex.file_facts(
+        b"public final class Cache {\n  private static func load(key: String) {}\n}\n", "C.swift"
+    )
+    assert {"Cache", "Cache.load"} <= swift.defs
+    scala = codeindex.file_facts(
+        b"sealed trait Shape\nobject Main {\n  def run(args: Array[String]): Unit = {}\n}\n",
+        "M.scala",
+    )
+    assert {"Shape", "Main", "Main.run"} <= scala.defs
 
 
 def test_paths_and_calls_in_prose_are_claims() -> None:
