@@ -262,3 +262,64 @@ def test_a_bare_state_opens_on_the_state_and_names_nothing() -> None:
     assert bare("TBD")
     assert not bare("Simple stock alerts")
     assert not bare("To be determined: whether routing uses React Router or a custom state store")
+
+
+# durable facts about the project's main topic: "ledger" and "import" are common in this
+# store, as a product's own topics are in its memory
+LEDGER = [
+    f"The ledger import keeps {thing} in one table."
+    for thing in (
+        "payees",
+        "currencies",
+        "cost centres",
+        "tax codes",
+        "due dates",
+        "vendors",
+        "receipts",
+        "refunds",
+        "credit notes",
+        "payment terms",
+        "fiscal years",
+        "audit trails",
+        "cheque numbers",
+        "account codes",
+    )
+] + ["Bank statements are fetched once a night.", "Each bank account has one owner."]
+# and facts about other things, so that the main topic is common, not everywhere
+OTHERS = [
+    f"The {part} page loads its data from the {source} endpoint."
+    for part in ("profile", "settings", "dashboard", "help")
+    for source in ("users", "teams", "reports", "search", "billing")
+]
+
+
+def plant_ledger(put: Put) -> None:
+    for k, fact in enumerate(LEDGER + OTHERS):
+        put(f"ledger-{k}", fact, subject="ledger" if "ledger" in fact else "pages")
+
+
+def test_one_piece_of_work_told_at_one_stage_in_several_forms(layout: Layout, put: Put) -> None:
+    plant_ledger(put)
+    # a change account and a done item of one piece of work, its verb and its check
+    # mark set aside
+    put("sync-a", "Implemented ledger import", subject="recent changes")
+    put("sync-b", "✅ Ledger import from the bank", subject="what works")
+    # one to-do in two lists, its verb in one and its cross in the other
+    put("todo-a", "Complete the ledger import", subject="next steps")
+    put("todo-b", "❌ Ledger import for every bank", subject="core features")
+    # a short account held whole in a done item that adds rare words: a lower Jaccard
+    put("feed-a", "Added payee import", subject="recent changes")
+    put("feed-b", "✅ Payee import from the bank feed with retries", subject="what works")
+    dups = found(audit(layout))
+    assert frozenset({"sync-a", "sync-b"}) in dups
+    assert frozenset({"todo-a", "todo-b"}) in dups
+    assert frozenset({"feed-a", "feed-b"}) in dups
+
+
+def test_the_work_done_and_the_work_to_do_stay_apart(layout: Layout, put: Put) -> None:
+    plant_ledger(put)
+    put("done", "✅ Ledger import from the bank", subject="what works")
+    put("todo", "Implement ledger import from the bank", subject="next steps")
+    put("cross", "❌ Ledger import for every bank", subject="core features")
+    dups = found(audit(layout))
+    assert not dups & {frozenset({"done", "todo"}), frozenset({"done", "cross"})}
