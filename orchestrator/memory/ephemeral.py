@@ -432,6 +432,7 @@ _STAGES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+@lru_cache(maxsize=65536)
 def stage(fact: str) -> str:
     """Where the item of work `fact` tells of stands: "done" ("✅ ...", "[x] ...",
     "Implemented ...", "... is complete"), "to do" ("❌ ...", "[ ] ...", "Implement ...",
