@@ -31,7 +31,6 @@ from functools import lru_cache
 
 from orchestrator.memory import slots
 from orchestrator.memory.dedup import THRESHOLD, dedup_key, jaccard, normalise_subject
-from orchestrator.memory.ephemeral import stage
 from orchestrator.memory.text import Clause, Reading, read_fact, stem, subject_stems
 from orchestrator.store.memfile import Memory
 
@@ -474,9 +473,8 @@ def duplicate_across(
     one subject names and the other does not. A copy that names nothing but a state of
     work (`bare_state`: "to be determined in the design stage") means what its heading makes
     it mean: it is never one fact with its copy; a short copy that names something ("Simple
-    stock alerts" in two milestones) is, unless its marks put it at another stage of work
-    ("✅ Export wizard" and "❌ Export wizard": done, and still to do; `ephemeral.stage`).
-    `copies_only` admits copies alone (for ephemeral task state);
+    stock alerts" in two milestones) is. `copies_only` admits copies alone (for
+    ephemeral task state);
     `loose` waives the similarity thresholds, not the other rules (for a pair a model
     proposes, see `proposals`)."""
     readings = readings or Readings()
@@ -487,8 +485,6 @@ def duplicate_across(
     if readings.copy_key(a) == readings.copy_key(b):
         if va != vb and not _values_compatible(va, vb):
             return None  # the same words saying where, two places apart
-        if _stages_apart(a, b):
-            return None  # "✅ Export wizard" and "❌ Export wizard": done, and still to do
         return None if bare_state(a, ra) else 1.0
     if copies_only or (va and vb and not _values_compatible(va, vb)):
         return None
@@ -499,12 +495,6 @@ def duplicate_across(
     if score < ACROSS and not _holds(ra, rb) and not loose:
         return None
     return None if _parallel(a, b, ra, rb) else score
-
-
-def _stages_apart(a: Memory, b: Memory) -> bool:
-    """The words of two items of work put them at two stages (`ephemeral.stage`)."""
-    sa, sb = stage(a.fact), stage(b.fact)
-    return bool(sa and sb and sa != sb)
 
 
 def says_alike(a: Memory, b: Memory, readings: Readings) -> bool:

@@ -407,38 +407,3 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
                 continue  # "close a ticket once its subtasks are complete": a rule
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     return None
-
-
-# Where an item of work stands, told by its marker or the form of the verb it opens on.
-_STAGES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("done", re.compile(r"^\W{0,4}(?:✅|✔|☑|\[x\])", re.I)),
-    ("to do", re.compile(r"^\W{0,4}(?:\[ \]|☐|❌|✗|✘)")),
-    (
-        "done",
-        re.compile(
-            r"^\W{0,4}(?:implemented|added|created|completed|updated|finished|provided|ran|wrote)\b"
-            r"|\b(?:is|are)\s+(?:now\s+)?(?:complete|completed|done)\b",
-            re.I,
-        ),
-    ),
-    (
-        "to do",
-        re.compile(
-            r"^\W{0,4}(?:implement|add|create|complete|update|finish|provide|run|write)\b"
-            r"|\bneeds?\b|(?<!decision )\bneeded\b|\(planned\)",
-            re.I,
-        ),
-    ),
-)
-
-
-@lru_cache(maxsize=65536)
-def stage(fact: str) -> str:
-    """Where the item of work `fact` tells of stands: "done" ("✅ ...", "[x] ...",
-    "Implemented ...", "... is complete"), "to do" ("❌ ...", "[ ] ...", "Implement ...",
-    "... needs ..."), or "" when its words do not say ("Core checkout flow validation",
-    "Defining core checkout flows")."""
-    for name, rx in _STAGES:
-        if rx.search(fact):
-            return name
-    return ""

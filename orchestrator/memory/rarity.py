@@ -30,11 +30,8 @@ fact, code spans read as their words, proper names folded to the stem of their l
   `compare.bare_state`) pairs with nothing.
 
 Ephemeral task state is compared here too, with ephemeral task state only: one change
-account or to-do in two lists is one event told twice, whether told as an account
-("Implemented X"), a done item ("✅ X") or a to-do ("Implement X", "❌ X"), the verb and
-the marker that tell its stage set aside (`ephemeral.stage`); accounts of two changes
-share too few rare words to pair; the work done and the work still to do on one thing,
-and a durable fact and the item of work on it, say two things.
+account or to-do in two lists is one event told twice; accounts of two changes share too
+few rare words to pair; a durable fact and the item of work on it say two things.
 """
 
 from __future__ import annotations
@@ -46,7 +43,6 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from orchestrator.memory import compare
-from orchestrator.memory.ephemeral import stage
 from orchestrator.memory.text import Reading, span_tokens, stem, subject_stems
 from orchestrator.store.memfile import Memory
 
@@ -98,30 +94,6 @@ QUALIFIERS = frozenset(
     {"basic", "simpl", "main", "initi", "rudimentari", "primari", "function", "featur"}
 )
 NO_TERMS: frozenset[str] = frozenset()
-
-# Stems of the verbs that say where an item of work stands, not what it is: of an
-# account ("Implemented ...", "Added ..."), of a to-do ("Implement ...", "Complete the
-# ...", "Run ..."), "needs". For two items of task state at one stage (`ephemeral.stage`:
-# both done, or both to do), one such word one has and the other lacks counts on neither
-# side: "Added rate limits" and "✅ Rate limits" are one piece of work. At two stages, or
-# at stages their words do not tell, they count. ("build" names a step as often as it
-# tells one done: "BUILD phase complete" and "REVIEW phase complete" are two steps.)
-WORK_WORDS = frozenset(
-    {
-        "implement",
-        "add",
-        "creat",
-        "complet",
-        "updat",
-        "need",
-        "provid",
-        "finish",
-        "run",
-        "ran",
-        "write",
-        "wrote",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,12 +156,7 @@ def rare_pairs(
     Grouping tracks by album artist"), else by its rare terms only (at most `RARE_DF` memories
     carry them): items of work name the project's topics, and one topic in three
     milestones ("Defining core checkout flows", "Core checkout flow validation", "Complete
-    core checkout flow") is three stages of work, not one item. Two items whose words put
-    them at one stage (`ephemeral.stage`: both done, or both to do) leave out the verb of
-    that stage one has and the other lacks (`WORK_WORDS`), and score by all their words
-    when the smaller one's weight then stands nearly whole (`RARE_MOSTLY_HELD`) in the
-    other: "Added invoice reminders" and "✅ Invoice reminders (weekly digest)" are one
-    piece of work. A durable fact and
+    core checkout flow") is three stages of work, not one item. A durable fact and
     ephemeral task state are not scored (see `rare_duplicates`).
 
     Candidates come from an inverted index of bounded postings, never from all pairs: a
@@ -209,51 +176,14 @@ def rare_pairs(
     of = weight.__getitem__
     total = [sum(map(of, ts)) for ts in found]
     qualified = [NO_TERMS if ts.isdisjoint(QUALIFIERS) else ts & QUALIFIERS for ts in found]
-    task = [m.name in passing for m in active]
-    stages = [stage(m.fact) if t else "" for m, t in zip(active, task, strict=True)]
-    # the weight of the words that say where an item stands, which may not count at one stage
-    work = [
-        sum(map(of, ts & WORK_WORDS)) if s else 0.0 for ts, s in zip(found, stages, strict=True)
-    ]
     # the least shared weight a pair needs: `RARE_JACCARD_HELD` of the heavier one's (its
-    # qualifiers and the words of its stage aside, which may not count)
+    # qualifiers aside, which may not count)
     least = [
-        RARE_JACCARD_HELD * (t - sum(map(of, q)) - w)
-        for t, q, w in zip(total, qualified, work, strict=True)
+        RARE_JACCARD_HELD * (t - sum(map(of, q))) for t, q in zip(total, qualified, strict=True)
     ]
-    candidates = _candidates(found, df, task)
-    subjects = [subject_stems(m.subject or "") for m in active]
-    out = {}
-    for a, b in candidates:
-        both = found[a] & found[b]
-        staged = bool(stages[a]) and stages[a] == stages[b]
-        shared = sum(map(of, both))
-        if shared < (least[a] if least[a] > least[b] else least[b]):
-            continue  # short of the lowest Jaccard any rule takes, whatever is left out
-        # the words both subjects name say what the facts are about, not what they say
-        about = subjects[a] & subjects[b] & both
-        sizes = _sizes(found, total, qualified, of, a, b)
-        if staged:
-            sizes = _aside(sizes, found, of, a, b)
-        score = _score(both, shared, about, weight, sizes)
-        if (
-            task[a]
-            and score.jaccard < compare.ACROSS
-            and not (staged and score.held >= RARE_MOSTLY_HELD)
-        ):
-            rare = {t for t in both if df[t] <= RARE_DF}
-            score = _score(rare, sum(map(of, rare)), about, weight, sizes)
-        out[(a, b)] = score
-    return out
-
-
-def _candidates(
-    found: list[frozenset[str]], df: Counter[str], task: list[bool]
-) -> set[tuple[int, int]]:
-    """Pairs (by position) that share a term at most `RARE_DF` memories carry, or two terms
-    at most `COMMON_DF` carry each: an inverted index of bounded postings. Task state and
-    durable facts never share a posting: they are not compared."""
-    # positions in tuples, which the garbage collector stops tracking; lists it keeps scanning
+    task = [m.name in passing for m in active]
+    # task state and durable facts never share a posting: they are not compared
+    # (positions in tuples, which the garbage collector stops tracking; lists it keeps scanning)
     postings: dict[tuple[bool, str, str], tuple[int, ...]] = {}
     for i, ts in enumerate(found):
         common = []
@@ -268,7 +198,23 @@ def _candidates(
             for one, two in combinations(sorted(common), 2):
                 key = (task[i], one, two)
                 postings[key] = (*postings.get(key, ()), i)
-    return {pair for members in postings.values() for pair in combinations(members, 2)}
+    candidates = {pair for members in postings.values() for pair in combinations(members, 2)}
+    subjects = [subject_stems(m.subject or "") for m in active]
+    out = {}
+    for a, b in candidates:
+        both = found[a] & found[b]
+        shared = sum(map(of, both))
+        if shared < (least[a] if least[a] > least[b] else least[b]):
+            continue  # short of the lowest Jaccard any rule takes, whatever is left out
+        # the words both subjects name say what the facts are about, not what they say
+        about = subjects[a] & subjects[b] & both
+        sizes = _sizes(found, total, qualified, of, a, b)
+        score = _score(both, shared, about, weight, sizes)
+        if task[a] and score.jaccard < compare.ACROSS:
+            rare = {t for t in both if df[t] <= RARE_DF}
+            score = _score(rare, sum(map(of, rare)), about, weight, sizes)
+        out[(a, b)] = score
+    return out
 
 
 def _sizes(
@@ -287,25 +233,6 @@ def _sizes(
     if qualified[b]:
         tb -= sum(map(of, qualified[b] - found[a]))
     return (ta, len(found[a])), (tb, len(found[b]))
-
-
-def _aside(
-    sizes: tuple[tuple[float, int], tuple[float, int]],
-    found: list[frozenset[str]],
-    of: Callable[[str], float],
-    a: int,
-    b: int,
-) -> tuple[tuple[float, int], tuple[float, int]]:
-    """`sizes` less the weight and number of the words that say where an item stands
-    (`WORK_WORDS`) that it has and the other lacks, for two items at one stage (one both
-    have still counts as shared)."""
-    (ta, na), (tb, nb) = sizes
-    own_a = (found[a] & WORK_WORDS) - found[b]
-    own_b = (found[b] & WORK_WORDS) - found[a]
-    return (
-        (ta - sum(map(of, own_a)), na - len(own_a)),
-        (tb - sum(map(of, own_b)), nb - len(own_b)),
-    )
 
 
 def _score(
@@ -386,21 +313,11 @@ def rare_duplicates(
     Ephemeral task state (`passing`) pairs with ephemeral task state only: a durable fact
     and an item of work on the same thing ("Offline playback for every saved playlist" and
     "❌ Offline playback improvements") say two things, what the product is and where
-    work on it stands (word-for-word copies are found apart, see `compare.copy_key`); so
-    do two items of work at two stages (`ephemeral.stage`: done, to do). Two items at one
-    stage pair on a lower score when the smaller one's weight stands nearly whole in the
-    other (`RARE_MOSTLY_HELD`, a Jaccard of `RARE_JACCARD_HELD`, however few its words):
-    "Added input checks" and "✅ Input checks (SQL and shell escaping)"."""
+    work on it stands (word-for-word copies are found apart, see `compare.copy_key`)."""
     out = set()
-    stages = {m.name: stage(m.fact) for m in active if m.name in passing}
     for (i, j), score in rare_pairs(active, readings, passing).items():
         a, b = active[i], active[j]
-        sa, sb = stages.get(a.name, ""), stages.get(b.name, "")
-        if sa and sb and sa != sb:
-            continue  # the work done and the work still to do
-        # two items at one stage, the smaller one's weight nearly whole in the other
-        held = bool(sa) and sa == sb and score.held >= RARE_MOSTLY_HELD
-        if not (score.passes or (held and score.jaccard >= RARE_JACCARD_HELD)):
+        if not score.passes:
             continue
         if alike(a, b, readings, score):
             out.add((min(a.name, b.name), max(a.name, b.name)))

@@ -16,7 +16,6 @@ from orchestrator.memory.ephemeral import (
     Screen,
     ephemeral,
     needed_words,
-    stage,
 )
 from orchestrator.memory.exclusions import excluded
 from orchestrator.store.memfile import Memory
@@ -218,27 +217,3 @@ def test_the_screen_passes_what_each_rules_words_pass(low: str) -> None:
     for i, source in enumerate(screen.sources):
         words = needed_words(source)
         assert (i in screen.possible(low)) == (words is None or any(w in low for w in words))
-
-
-@pytest.mark.parametrize(
-    ("fact", "where"),
-    [
-        ("✅ Invoice reminder e-mails (weekly digest)", "done"),
-        ("[x] Archive old invoices", "done"),
-        ("Implemented invoice reminder e-mails", "done"),
-        ("The ledger export is now complete", "done"),
-        ("❌ Ledger export to CSV", "to do"),
-        ("[ ] Ledger export to CSV", "to do"),
-        ("Implement the ledger export", "to do"),
-        ("Ledger export needs an end-to-end test", "to do"),
-        ("Run a load test of the ledger export", "to do"),
-        # a verb that leads both a to-do and an account tells no stage
-        ("Set up nightly ledger backups", ""),
-        # a decision still open is a question, not an item of work at a stage
-        ("Decision needed: where to keep draft invoices", ""),
-        ("Defining the ledger export format", ""),
-        ("Ledger export validation", ""),
-    ],
-)
-def test_the_stage_of_an_item_of_work(fact: str, where: str) -> None:
-    assert stage(fact) == where
