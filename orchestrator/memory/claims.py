@@ -103,6 +103,10 @@ _GENERIC_WORDS = _PLACEHOLDER_WORDS | frozenset(
         "key",
     ]
 )
+# a file name led by a word standing for any file's name: `filename_ext.rs`, `your_file.py`
+_STAND_IN_FILE = re.compile(
+    r"(?:file_?name|your_?file|my_?file|some_?file)((?:[_-][\w.-]*)?\.\w+)", re.I
+)
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
 _STAND_IN_PATH = re.compile(r"/path/to/", re.I)
 _PROSE_PATH = re.compile(
@@ -326,6 +330,9 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
         if "." not in name:
             return [Claim("function", span, "body", symbol=name)]
         return _dotted(span, name, shape)
+    stand_in = _STAND_IN_FILE.fullmatch(span)
+    if stand_in:  # `filename_ext.rs`: any file named so, `*_ext.rs`
+        return [Claim("pattern", span, "body", symbol="*" + stand_in.group(1))]
     if looks_like_path(span, shape):
         return [Claim("path", span, "body", path=span)]
     folder = pattern_folder(span)

@@ -148,6 +148,9 @@ _DENIES = re.compile(
     r"\b(?:not|never|avoid|don't|instead|no longer|without|removed|replaced|deprecated)\b", re.I
 )
 _PACKAGE_NAME = re.compile(r"@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*|[a-z0-9][a-z0-9_.]*(?:-[a-z0-9_.]+)+")
+# three names or more joined by dots, the last a capitalised one: a chain of members, not
+# a file's name (`Helpers.Instance.CreateServices`; `Specification.Tests` may be a folder's)
+_MEMBER_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*")
 _GEM = re.compile(r"^\s*gem\s+[\"']([\w.-]+)[\"']", re.M)
 # Variables that tools, shells and CI define: the project need not name them.
 KNOWN_ENV = frozenset(
@@ -550,6 +553,11 @@ class Project:
     def names(self) -> list[str]:
         return sorted({p.rsplit("/", 1)[-1] for p in self.paths})
 
+    @cached_property
+    def folder_names(self) -> list[str]:
+        """Every folder's own name (`EFCore.Specification.Tests` of `test/EFCore...`)."""
+        return sorted({part for p in self.paths for part in p.split("/")[:-1]})
+
     # versions ------------------------------------------------------------------------
 
     def versions(self, tool: str) -> list[tuple[str, str]]:
@@ -810,6 +818,8 @@ def _span_claims(span: str, text: str) -> list[Claim]:
         return []
     if "*" in span and " " not in span and "/" not in span.strip("*/"):
         name = span.lstrip("*/")
+        if _MEMBER_CHAIN.fullmatch(name):
+            return []  # `*Helpers.Instance.CreateServices`: members of any such class
         if name and re.fullmatch(r"[\w.*-]+", name):
             return [Claim("pattern", span, "body", symbol=name)]
     return []
@@ -1432,13 +1442,15 @@ def _check_test_class(claim: Claim, project: Project) -> str | None:
 
 
 def _check_pattern(pattern: str, project: Project) -> str | None:
-    """A file pattern: some tracked file's name matches it. A pattern without `.` or `/`
-    (`create_access_token*`, `data-*-value`) may as well be a pattern of names: then a
-    name the code spells matching it does too."""
+    """A file pattern: some tracked file's or folder's name matches it. A pattern without
+    `.` or `/` (`create_access_token*`, `data-*-value`) may as well be a pattern of names:
+    then a name the code spells matching it does too."""
     name = pattern.lstrip("*/") if "*" in pattern else pattern
     glob = name if "*" in name else "*" + name
     if any(fnmatch.fnmatchcase(n, glob) for n in project.names):
         return None
+    if any(fnmatch.fnmatchcase(n, glob) for n in project.folder_names):
+        return None  # `EFCore.*Specification.Tests`: folders (projects) of that pattern
     if "." not in glob and "/" not in glob:
         if not re.fullmatch(r"[\w*-]+", glob) or project.names_match(glob):
             return None

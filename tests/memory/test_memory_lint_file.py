@@ -218,3 +218,25 @@ def test_a_name_a_rule_warns_against_and_a_route_are_not_stale(plain_repo: Path)
     assert status[2] == ("stale", "is_ready() is not defined in the code")  # the preferred one
     assert status[4][0] == "stale" and "all" in status[4][1]  # stated, not warned against
     assert status[5] == ("ok", "")  # a route and an example name no file
+
+
+def test_stand_in_file_names_folder_globs_and_member_chains_read_as_such(
+    plain_repo: Path,
+) -> None:
+    for path in ("crates/geo/src/point_ext.rs", "tests/Shop.Sqlite.Specification.Tests/a.cs"):
+        (plain_repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (plain_repo / path).write_text("// code\n")
+    git(plain_repo, "add", "-A")
+    git(plain_repo, "commit", "-qm", "more code")
+    (plain_repo / "AGENTS.md").write_text(
+        "- Rust: `filename_ext.rs` files are picked up by the generator.\n"
+        "- Python: `filename_ext.py` files are mixed into the generated classes.\n"
+        "- The shared tests live in `Shop.*Specification.Tests`.\n"
+        "- Services come from `*Helpers.Instance.CreateServices`.\n"
+    )
+    done = lint(plain_repo, "--json")
+    status = {c["line"]: (c["status"], c["reason"]) for c in json.loads(done.stdout)["claims"]}
+    assert status[1] == ("ok", "")  # any file named so: `*_ext.rs`, and there is one
+    assert status[2] == ("stale", "no file matches *_ext.py")  # a pattern, with no match
+    assert status[3] == ("ok", "")  # a folder's name matches the glob
+    assert 4 not in status or status[4] == ("ok", "")  # members of any such class
