@@ -456,6 +456,7 @@ class Verifier:
                 + self._dropped_gradle_tasks(claims, commit)
                 + self._dropped_prose_names(body, commit)
                 + self._dropped_extensions(body, commit)
+                + self._dropped_constants(body, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -565,6 +566,28 @@ class Verifier:
                 claim = Claim("pattern", f"{suffix} files", "body", symbol="*" + suffix)
                 out.append(ClaimFailure(claim, reason))
         return out
+
+    def _dropped_constants(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`DOTNET_ROLL_FORWARD`, `MAX_UPLOAD_MB`: a name in capitals and underscores in a
+        code span (a setting, a constant, a variable a script sets) that some code file
+        named at `commit` and none names now (prose and the instruction files aside)."""
+        out = []
+        for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
+            if not _CONSTANT.fullmatch(span) or self._naming(span, None):
+                continue
+            then = self._naming(span, commit)
+            if then:
+                reason = f"{span} was named in {then[0]} at {commit[:10]}; no code names it now"
+                out.append(ClaimFailure(Claim("env", span, "body", symbol=span), reason))
+        return out
+
+    def _naming(self, name: str, commit: str | None) -> list[str]:
+        """The code files (prose aside) spelling `name` as a whole word, now or at `commit`."""
+        at = [commit] if commit else []
+        found = git(self.layout.root, "grep", "-l", "-I", "-w", "-F", "-e", name, *at, "--")
+        listed = found.decode("utf-8", "replace").splitlines()
+        paths = [p.removeprefix(f"{commit}:") for p in listed]
+        return [p for p in paths if is_code(p) and not _instructions(p)]
 
     def _changed_since(self, commit: str) -> list[str]:
         """The code files `commit` had that the working tree no longer has as they were."""
@@ -1366,6 +1389,7 @@ _COMPILED_JS = (".js", ".mjs", ".cjs", ".jsx")
 _TS_SOURCES = (".ts", ".mts", ".cts", ".tsx")
 # a kind of file named by its extension: ".fbs files", "`.proto` file"
 _EXTENSION_FILES = re.compile(r"(?<![\w/*.-])`?\.([A-Za-z][A-Za-z0-9]{0,7})`?\s+files?\b")
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # `DOTNET_ROLL_FORWARD`
 _CODE_NAME = re.compile(r"[A-Za-z_][\w.]*\w")  # `retry.Permanent`, `errors.Is`, `parse_config`
 _LINE_WORDS = 8  # a cited line this long or longer says something found elsewhere only by chance
 _INSTRUCTION_FILES = frozenset(

@@ -360,3 +360,24 @@ def test_a_kind_of_file_named_by_its_extension_with_none_left_is_stale(
     ]
     assert results["docs"].result == "ok"  # still tracked
     assert results["local"].result == "ok"  # never tracked: nothing to compare
+
+
+def test_a_name_in_capitals_no_code_names_any_more_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    script = "export SDK_ROOT=/opt/sdk\nexport SDK_MULTILEVEL_LOOKUP=0\n"
+    _write(layout.root, {"activate.sh": script, "docs/setup.md": "Set SDK_MULTILEVEL_LOOKUP.\n"})
+    commit(layout.root, "activate script")
+    verified = _recorded(layout)
+    put("sets", "The script sets `SDK_ROOT` and `SDK_MULTILEVEL_LOOKUP`.", verified=verified)
+    put("secret", "CI reads `RELEASE_SIGNING_KEY` from its settings.", verified=verified)
+    _write(layout.root, {"activate.sh": "export SDK_ROOT=/opt/sdk\n"})
+    commit(layout.root, "no multilevel lookup")
+
+    results = verify_all(layout)
+    assert results["sets"].result == "stale"
+    assert [f.reason for f in results["sets"].failures] == [
+        f"SDK_MULTILEVEL_LOOKUP was named in activate.sh at {verified['commit'][:10]}; "
+        "no code names it now"
+    ]  # the setup notes still name it: prose is no code
+    assert results["secret"].result == "ok"  # no code named it then either
