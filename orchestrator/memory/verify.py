@@ -1504,6 +1504,7 @@ def _has_version(text: str, version: str) -> bool:
 
 _IMPORTS = re.compile(r"^\s*(?:from|import)\s+([\w.]+)", re.M)
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
+_VERSION_STEP = re.compile(r"\bv?\d+(?:\.\d+)*\s*(?:→|->)\s*v?\d+(?:\.\d+)*")
 _STATES_CHANGE = re.compile(
     r"\b(?:removed|deleted|dropped|replaced|collapsed|renamed|moved|migrated|split into|"
     r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
@@ -1536,8 +1537,11 @@ def bare_name(claim: Claim) -> bool:
 
 def states_change(text: str) -> bool:
     """Whether `text` tells of a removal or a replacement ("`X` collapsed into `y()`", "use
-    `a` instead of `b`"): the names it says are gone are expected gone."""
-    return _STATES_CHANGE.search(text) is not None
+    `a` instead of `b`", "`a` → `b`"): the names it says are gone are expected gone. Its
+    prose tells it: an arrow in code (`fn run() -> Result`) or between two versions
+    ("v6→v7 compat") replaces no name."""
+    prose = _VERSION_STEP.sub(" ", CODE_SPAN.sub(" ", text))
+    return _STATES_CHANGE.search(prose) is not None
 
 
 def _recorded_ok(memory: Memory) -> str | None:

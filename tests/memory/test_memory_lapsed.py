@@ -13,6 +13,7 @@ from typing import Any
 from conftest import commit, file_statuses, git, verify_all
 
 from orchestrator.memory import kinds
+from orchestrator.memory.verify import states_change
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
 
@@ -150,7 +151,7 @@ def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests
         },
         {
             "kit": "Components come from `@shop/ui-kit`.",
-            "forms": "Old screens import `forms-legacy` for their inputs.",
+            "forms": "Old screens import `forms-legacy` (v1→v2 bridge) for their inputs.",
             "pad": "Codes are padded with `left-pad-lite`.",
             "flag": "The `dark-mode-beta` flag hides the new theme.",
             "denied": "New screens never import `forms-legacy`.",
@@ -342,3 +343,11 @@ def test_a_cited_line_the_shrunk_file_still_holds_higher_up_is_not_stale(
     assert results["backoff"].result == "stale"
     assert "past the end of limits.py" in results["backoff"].failures[0].reason
     assert results["unrecorded"].result == "stale"  # no record: nothing to compare with
+
+
+def test_a_change_is_told_by_the_prose_not_by_an_arrow_in_code_or_between_versions() -> None:
+    assert states_change("`parse_v1()` → `parse()`")
+    assert states_change("The loader was renamed; use `load()` instead of `read()`.")
+    assert not states_change("`forms-legacy`: re-exports `forms` (v6→v7 compat)")
+    assert not states_change("Handlers return `fn handle() -> Result<()>`.")
+    assert not states_change("Python 3.9 -> 3.12 is supported.")
