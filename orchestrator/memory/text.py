@@ -584,7 +584,8 @@ def _word_stems(lower: str) -> tuple[str, ...]:
 
 def _clause_tokens(text: str, protected: list[str]) -> list[tuple[str, str]]:
     """(kind, text) of each token of a clause, kind value | num | word: placeholders and
-    paths naming a file are values, times and numbers are numbers, other paths are words."""
+    paths naming a file or of three parts (`public/assets/images`) are values, times and
+    numbers are numbers, other paths (`and/or`, `frontend/backend`) are words."""
     tokens: list[tuple[str, str]] = []
     for placeholder, idx, path, time, num, word in _TOKEN.findall(text):  # one group is set
         if word:
@@ -593,7 +594,12 @@ def _clause_tokens(text: str, protected: list[str]) -> list[tuple[str, str]]:
             tokens.append(("value", protected[int(idx)]))
         elif path:
             last = path.rsplit("/", 1)[-1]
-            if "." in last or path.endswith("/") or any(c.isdigit() for c in last):
+            if (
+                "." in last
+                or path.endswith("/")
+                or path.count("/") >= 2
+                or any(c.isdigit() for c in last)
+            ):
                 tokens.append(("value", path.lower()))
             else:
                 tokens += [("word", w) for w in _WORD.findall(path)]

@@ -71,7 +71,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 4
+RESULTS_VERSION = 5
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
 GROWING = frozenset({"flag", "function", "identifier", "class", "type", "env"})  # see `answer`

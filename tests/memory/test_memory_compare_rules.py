@@ -107,6 +107,16 @@ def test_reading_normalises_numbers_times_and_denials() -> None:
     assert [c.negated for c in instead.clauses] == [False, True]
 
 
+def test_a_path_of_three_parts_is_a_value_and_two_facts_on_two_folders_are_no_duplicates(
+    layout: Layout, put: Put
+) -> None:
+    assert "public/assets/images" in read_fact("Images are in public/assets/images").values
+    assert not read_fact("Works for frontend/backend alike.").values  # words, not a path
+    put("images", "Images are in web/static/images", subject="File layout")
+    put("styles", "Style sheets are in web/static/css", subject="File layout")
+    assert kinds(audit(layout, verify=False), "near_duplicate") == []
+
+
 def _random_sets(n: int, seed: int) -> list[tuple[int, frozenset[str]]]:
     rng = random.Random(seed)
     vocab = [f"w{i}" for i in range(40)]
