@@ -57,7 +57,7 @@ KEYWORDS = "class|struct|interface|enum|trait|record|object|type|fn|func|def|fun
 DEFINITION = re.compile(
     r"^\s*(?:export\s+)?(?:pub(?:\([a-z]+\))?\s+)?(?:(?:public|internal|private|protected|"
     r"static|abstract|sealed|partial|final|async|default|data|open|readonly)\s+)*"
-    rf"(?:{KEYWORDS}|extension)\s+(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)",
+    rf"({KEYWORDS}|extension)\s+(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)",
     re.M,
 )
 NAMES, REMOVED, KEPT, FILES = 40, 10, 6, 60
@@ -88,9 +88,9 @@ def names(mirror: Path, old: str, new: str) -> tuple[dict[str, str], dict[str, s
     found: dict[str, str] = {}
     for path in _first(changed, FILES, "f"):
         for match in DEFINITION.finditer(_git(mirror, "show", f"{old}:{path}").stdout):
-            name = match.group(1)
+            name = match.group(2)
             if len(name) >= 5 and not name.startswith("_"):
-                found.setdefault(name, match.group(0).split()[-2])
+                found.setdefault(name, match.group(1))
     removed: dict[str, str] = {}
     kept: dict[str, str] = {}
     for name in _first(list(found), NAMES, "n"):

@@ -43,6 +43,7 @@ _DOTTED = re.compile(rf"^{_IDENT}(?:\.{_IDENT})+$")
 _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 _TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+_LOWER_CAMEL = re.compile(r"^[a-z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")  # `configureMqtt`, `useSession`
 _INSTANCE = re.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\.([a-z_][A-Za-z0-9_]*[?!]?)$")
 # A name that stands for any name (`TypeName`, `MyClass`, `foo_bar`, `method_name`,
 # `test_my_mutation`): one word of it an example's own (foo, my...), or every word generic
@@ -344,7 +345,7 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
         return [Claim("class", span, "body", symbol=span)]
     if _TYPE_WORD.match(span) and span not in BARE_FILES:
         return [Claim("type", span, "body", symbol=span)]
-    if _SNAKE.match(span):
+    if _SNAKE.match(span) or _LOWER_CAMEL.match(span):
         return [Claim("identifier", span, "body", symbol=span)]
     return []
 

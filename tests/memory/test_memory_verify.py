@@ -40,6 +40,8 @@ SHAPE = RepoShape(
         ("--dry-run", "flag"),
         ("RateLimiter", "class"),
         ("max_retries", "identifier"),
+        ("configureMqtt", "identifier"),
+        ("useSession", "identifier"),
     ],
 )
 def test_spans_that_are_claims(span: str, kind: str) -> None:
@@ -61,6 +63,8 @@ def test_spans_that_are_claims(span: str, kind: str) -> None:
         "TypeName",  # placeholders and examples
         "test_my_mutation",
         "FooService()",
+        "iOS",  # one lower-case letter, then capitals: a product's name
+        "myValue",  # a placeholder
     ],
 )
 def test_spans_that_are_not_claims(span: str) -> None:

@@ -381,3 +381,21 @@ def test_a_name_in_capitals_no_code_names_any_more_is_stale(
         "no code names it now"
     ]  # the setup notes still name it: prose is no code
     assert results["secret"].result == "ok"  # no code named it then either
+
+
+def test_a_lower_camel_name_the_code_had_and_has_no_more_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    code = "package cfg\n\nfunc (c *Cmd) configureBroker() error {\n\treturn nil\n}\n"
+    _write(layout.root, {"cmd/setup.go": code})
+    commit(layout.root, "setup")
+    verified = _recorded(layout)
+    put("broker", "`configureBroker` asks for the broker's address.", verified=verified)
+    put("style", "Name functions in `camelCase`.", verified=verified)
+    _write(layout.root, {"cmd/setup.go": "package cfg\n\nfunc setup() error {\n\treturn nil\n}\n"})
+    commit(layout.root, "no broker set-up")
+
+    results = verify_all(layout)
+    assert results["broker"].result == "stale"
+    assert results["broker"].failures[0].reason == "configureBroker appears nowhere in the code"
+    assert results["style"].result == "ok"  # no code named it then either
