@@ -440,7 +440,9 @@ class Verifier:
         and reads nowhere now (the tests' code, when the words or `about`, the heading
         they sit under, speak of tests); a full version a named or cited file had then and
         has no more; a function or class the code defined then and defines nowhere now,
-        while its name lives on in calls, tests or tables. When only memory notes changed
+        while its name lives on in calls, tests or tables; a package name in a code span,
+        a name of capitalised parts in prose, a kind of file by its extension, a name in
+        capitals the code had then and has no more. When only memory notes changed
         since `commit`, no manifest, CI file, script or reader of a variable did: what
         compares those is not looked at, and only a note's text can have changed."""
         in_files = claims
@@ -553,7 +555,7 @@ class Verifier:
         return out
 
     def _dropped_extensions(self, body: str, commit: str) -> list[ClaimFailure]:
-        """ "the schemas are `.fbs` files": a kind of file, named by its extension, that
+        """A kind of file named by its extension ("the schemas are `.fbs` files") that
         `commit` tracked and the tree tracks none of now."""
         out = []
         for ext in dict.fromkeys(e.lower() for e in _EXTENSION_FILES.findall(body)):
