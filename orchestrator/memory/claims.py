@@ -43,6 +43,23 @@ _DOTTED = re.compile(rf"^{_IDENT}(?:\.{_IDENT})+$")
 _CAMEL = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 _TYPE_WORD = re.compile(r"^[A-Z][a-z0-9]{2,}$")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+# words shaped like names that name no code: naming styles and Apple's systems
+_NOT_NAMES = frozenset(
+    [
+        "camelcase",
+        "lowercamelcase",
+        "uppercamelcase",
+        "pascalcase",
+        "snake_case",
+        "screaming_snake_case",
+        "upper_case",
+        "macos",
+        "ipados",
+        "tvos",
+        "watchos",
+        "visionos",
+    ]
+)
 _LOWER_CAMEL = re.compile(r"^[a-z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")  # `configureMqtt`, `useSession`
 _INSTANCE = re.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\.([a-z_][A-Za-z0-9_]*[?!]?)$")
 # A name that stands for any name (`TypeName`, `MyClass`, `foo_bar`, `method_name`,
@@ -319,7 +336,7 @@ def stand_in_rest(name: str) -> str | None:
 def span_claims(span: str, shape: RepoShape) -> list[Claim]:
     """The claims one backtick span makes (most spans make none)."""
     span = span.strip()
-    if not span or placeholder_name(span.removesuffix("()")):
+    if not span or placeholder_name(span.removesuffix("()")) or span.lower() in _NOT_NAMES:
         return []
     if FLAG.fullmatch(span):
         return [] if span in _PLACEHOLDER_FLAGS else [Claim("flag", span, "body", symbol=span)]

@@ -65,6 +65,9 @@ def test_spans_that_are_claims(span: str, kind: str) -> None:
         "FooService()",
         "iOS",  # one lower-case letter, then capitals: a product's name
         "myValue",  # a placeholder
+        "camelCase",  # a naming style
+        "snake_case",
+        "macOS",
     ],
 )
 def test_spans_that_are_not_claims(span: str) -> None:
