@@ -151,6 +151,8 @@ _PACKAGE_NAME = re.compile(r"@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*|[a-z0-9][a-z0-9_.]
 # three names or more joined by dots, the last a capitalised one: a chain of members, not
 # a file's name (`Helpers.Instance.CreateServices`; `Specification.Tests` may be a folder's)
 _MEMBER_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*")
+# a capital X or N among lower-case letters, standing for a number or a word (`vX_*`)
+_STAND_IN_LETTER = re.compile(r"(?:^|[a-z0-9_.-])[XN](?:$|[a-z0-9_.*-])")
 _GEM = re.compile(r"^\s*gem\s+[\"']([\w.-]+)[\"']", re.M)
 # Variables that tools, shells and CI define: the project need not name them.
 KNOWN_ENV = frozenset(
@@ -820,6 +822,8 @@ def _span_claims(span: str, text: str) -> list[Claim]:
         name = span.lstrip("*/")
         if _MEMBER_CHAIN.fullmatch(name):
             return []  # `*Helpers.Instance.CreateServices`: members of any such class
+        if _STAND_IN_LETTER.search(name) and not re.search(r"[A-Z]", re.sub("[XN]", "", name)):
+            return []  # `vX_*`, `api_vN_*`: X and N stand for a number in a lower-case name
         if name and re.fullmatch(r"[\w.*-]+", name):
             return [Claim("pattern", span, "body", symbol=name)]
     return []

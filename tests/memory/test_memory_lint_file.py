@@ -233,6 +233,7 @@ def test_stand_in_file_names_folder_globs_and_member_chains_read_as_such(
         "- Python: `filename_ext.py` files are mixed into the generated classes.\n"
         "- The shared tests live in `Shop.*Specification.Tests`.\n"
         "- Services come from `*Helpers.Instance.CreateServices`.\n"
+        "- Future flags (`vX_*`) turn on the next major's changes.\n"
     )
     done = lint(plain_repo, "--json")
     status = {c["line"]: (c["status"], c["reason"]) for c in json.loads(done.stdout)["claims"]}
@@ -240,3 +241,4 @@ def test_stand_in_file_names_folder_globs_and_member_chains_read_as_such(
     assert status[2] == ("stale", "no file matches *_ext.py")  # a pattern, with no match
     assert status[3] == ("ok", "")  # a folder's name matches the glob
     assert 4 not in status or status[4] == ("ok", "")  # members of any such class
+    assert 5 not in status or status[5] == ("ok", "")  # X stands for a version's number
