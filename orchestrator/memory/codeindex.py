@@ -309,7 +309,8 @@ _RX = Patterns(
     dart_function=(
         r"^\s*(?:(?:static|external|abstract)\s+)*"
         r"(?!(?:return|await|else|throw|yield|new|case|final|var|const)\b)[\w<>?,\[\]]+\s+"
-        r"(?:get\s+|set\s+)?([a-zA-Z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*\)\s*(?:async\*?\s*)?(?:\{|=>)"
+        r"(?:get\s+|set\s+)?([a-zA-Z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*\)\s*"
+        r"(?:async\*?\s*)?(?:\{|=>)"
     ),
     swift_types=(
         r"^\s*(?:(?:public|private|internal|fileprivate|open|final|indirect)\s+)*"

@@ -451,12 +451,13 @@ class Verifier:
             read: list[ClaimFailure] = []
             in_files = [c for c in claims if _note(_relative(c.path))]
         else:
+            products = kinds.product_claims(body)
             code = (
-                self._dropped_dependencies(body, claims, commit)
+                self._dropped_dependencies(body, products, claims, commit)
                 + self._dropped_ci_commands(body, commit)
                 + self._dropped_subcommands(body, commit)
                 + self._dropped_gradle_tasks(claims, commit)
-                + self._dropped_prose_names(body, commit)
+                + self._dropped_prose_names(products, commit)
                 + self._dropped_extensions(body, commit)
                 + self._dropped_constants(body, commit)
             )
@@ -535,14 +536,15 @@ class Verifier:
                 out.append(ClaimFailure(claim, reason))
         return out
 
-    def _dropped_prose_names(self, body: str, commit: str) -> list[ClaimFailure]:
+    def _dropped_prose_names(self, products: list[Claim], commit: str) -> list[ClaimFailure]:
         """`the LineStripsVisualizer draws them`: a name of several capitalised parts the
-        prose gives outside code spans (`kinds.product_claims`), that a code file changed
-        since `commit` defined then and no file defines now. A name the code never
-        defined (a product's, a library's) is no claim: only definitions are compared."""
+        prose gives outside code spans (`products`, from `kinds.product_claims`), that a
+        code file changed since `commit` defined then and no file defines now. A name the
+        code never defined (a product's, a library's) is no claim: only definitions are
+        compared."""
         out = []
         changed: list[str] | None = None
-        for claim in kinds.product_claims(body):
+        for claim in products:
             name = claim.text
             if not (name.isidentifier() and sum(c.isupper() for c in name) >= 2):
                 continue
@@ -691,14 +693,14 @@ class Verifier:
         return [p for p in paths if is_code(p) and (not tests or _TEST_PATH.search(p))]
 
     def _dropped_dependencies(
-        self, body: str, claims: list[Claim], commit: str
+        self, body: str, products: list[Claim], claims: list[Claim], commit: str
     ) -> list[ClaimFailure]:
-        """A product the prose names, or a dependency `claims` give a version (`eslint -
-        v9`, a `value` claim of `kinds.text_claims`), that a manifest declared at `commit`
-        and none declares now."""
+        """A product the prose names (`products`), a package name in a code span of
+        `body`, or a dependency `claims` give a version (`eslint - v9`, a `value` claim of
+        `kinds.text_claims`), that a manifest declared at `commit` and none declares now."""
         out = []
         now = self.project().dependency_names
-        for claim in kinds.product_claims(body):
+        for claim in products:
             key = claim.symbol or ""
             if any(key in name for name in now):
                 continue
@@ -724,9 +726,9 @@ class Verifier:
         project's own packages or a declared dependency at `commit`, and is neither now
         (the workspace package deleted, the dependency dropped)."""
         out = []
+        now = self.project()
         for span in kinds.package_spans(body):
             name = span.lower()
-            now = self.project()
             if name in now.package_names or now.declared(name)[1]:
                 continue
             then = self._project_at(commit)

@@ -4,21 +4,14 @@ kept when one still does (the probe itself needs fetched mirrors and is not run 
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from evals.realmem.removed import names
+from evals.realmem.trees import git
 
 
 def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
+    return git(root, *args).decode().strip()
 
 
 def test_names_defined_then_and_nowhere_now_are_removed(tmp_path: Path) -> None:

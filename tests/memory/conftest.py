@@ -77,6 +77,26 @@ def commit(root: Path, message: str = "change") -> str:
     return git(root, "rev-parse", "HEAD")
 
 
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """Each path of `files` (folders made as needed) written with its text."""
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
+def recorded_ok(layout: Layout) -> dict[str, str]:
+    """A memory's record of a verification that found it ok at the current commit."""
+    head = git(layout.root, "rev-parse", "HEAD")
+    return {"commit": head, "at": "2026-10-01T10:00:00Z", "result": "ok"}
+
+
+def committed(layout: Layout, files: dict[str, str], message: str) -> dict[str, str]:
+    """`files` written and committed; a record of a verification ok at that commit."""
+    write_files(layout.root, files)
+    commit(layout.root, message)
+    return recorded_ok(layout)
+
+
 @pytest.fixture
 def layout(git_repo: Path) -> Layout:
     """An initialised repository with a small Python and JavaScript code base, committed."""

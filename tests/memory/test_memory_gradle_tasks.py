@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import commit, file_statuses, git, verify_all
+from conftest import commit, file_statuses, git, recorded_ok, verify_all, write_files
 
 from orchestrator.memory.kinds import text_claims
 from orchestrator.memory.tasksources import gradle_build
@@ -62,14 +62,8 @@ FILES = {
 }
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-
-
 def test_tasks_come_from_registrations_standard_names_and_known_plugins(tmp_path: Path) -> None:
-    _write(tmp_path, FILES)
+    write_files(tmp_path, FILES)
     build = gradle_build(sorted(FILES), lambda p: (tmp_path / p).read_text())
     assert build is not None
     assert build.registered == {
@@ -97,13 +91,9 @@ def test_gradle_runs_name_their_tasks_not_option_values() -> None:
 def test_a_task_of_a_plugin_the_build_dropped_since_the_record_is_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
-    _write(layout.root, FILES)
+    write_files(layout.root, FILES)
     commit_all(layout.root, "gradle build")
-    verified = {
-        "commit": git(layout.root, "rev-parse", "HEAD"),
-        "at": "2026-10-01T10:00:00Z",
-        "result": "ok",
-    }
+    verified = recorded_ok(layout)
     facts = {
         "abi": "After an API change run `./gradlew apiDump`.",
         "abi-module": "One module: `./gradlew :core:jvmApiDump`.",
@@ -142,7 +132,7 @@ def test_an_instruction_file_naming_a_dropped_plugin_task_is_stale_only_after(
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "plain"
-    _write(root, {**FILES, "AGENTS.md": "# Build\n\n- API dumps: `./gradlew apiDump`\n"})
+    write_files(root, {**FILES, "AGENTS.md": "# Build\n\n- API dumps: `./gradlew apiDump`\n"})
     git(root, "init", "-q")
     git(root, "config", "user.email", "t@example.com")
     git(root, "config", "user.name", "t")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import commit, file_statuses, git, verify_all
+from conftest import commit, file_statuses, git, recorded_ok, verify_all, write_files
 
 from orchestrator.memory import kinds
 from orchestrator.memory.verify import states_change
@@ -18,14 +18,6 @@ from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
 
 GEMFILE = 'source "https://rubygems.org"\n\ngem "rails"\ngem "good_job"\ngem "pg"\n'
-
-
-def _recorded(layout: Layout) -> dict[str, str]:
-    return {
-        "commit": git(layout.root, "rev-parse", "HEAD"),
-        "at": "2026-10-01T10:00:00Z",
-        "result": "ok",
-    }
 
 
 def _planted(
@@ -36,11 +28,9 @@ def _planted(
     memories: dict[str, str],
 ) -> dict[str, str]:
     """The files committed, then each memory written as verified ok at that commit."""
-    for path, text in files.items():
-        (layout.root / path).parent.mkdir(parents=True, exist_ok=True)
-        (layout.root / path).write_text(text)
+    write_files(layout.root, files)
     commit_all(layout.root, "before")
-    verified = _recorded(layout)
+    verified = recorded_ok(layout)
     for name, fact in memories.items():
         put(name, fact, verified=verified)
     return verified
@@ -186,7 +176,7 @@ def test_a_tracked_folder_that_became_ignored_is_gone_or_moved(
     (layout.root / "js" / "index.d.ts").write_text("export function run(): void;\n")
     (layout.root / "site").mkdir()
     commit_all(layout.root, "the wrapper in js/")
-    verified = _recorded(layout)
+    verified = recorded_ok(layout)
     put("wrapper", "The npm wrapper lives in `js/`.", verified=verified)
     put("types", "Types are kept by hand in `js/index.d.ts`.", verified=verified)
     put("output", "The docs build into `site/html/`.", verified=verified)
@@ -326,7 +316,7 @@ def test_a_cited_line_the_shrunk_file_still_holds_higher_up_is_not_stale(
     body = "RETRY_LIMIT = 5\nBACKOFF_SECONDS = 2\n"
     (layout.root / "limits.py").write_text(header + body)
     commit_all(layout.root, "limits")
-    verified = _recorded(layout)
+    verified = recorded_ok(layout)
     for name, line in (("retry", 21), ("backoff", 22)):
         put(
             name,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from conftest import verify_all
+from conftest import recorded_ok, verify_all
 
 from orchestrator.cli import cli
 from orchestrator.config import MemoryConfig
@@ -226,8 +226,7 @@ def test_fix_refuses_bad_input_in_one_line(layout: Layout) -> None:
 def test_a_claim_that_never_held_at_the_recorded_commit_is_not_newly_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
-    written_at = git(layout.root, "rev-parse", "HEAD")
-    verified = {"commit": written_at, "at": "2026-10-01T10:00:00Z", "result": "ok"}
+    verified = recorded_ok(layout)
     cites = (Citation("pyproject.toml"),)
     put("never", "Call `never_defined()` first.", verified=verified, citations=cites)
     put("held", "Config is read by `parse_config()`.", verified=verified)
@@ -254,8 +253,7 @@ def test_a_claim_that_never_held_on_an_unchanged_tree_is_answered_by_the_same_ve
 ) -> None:
     """The code has not changed since the recorded commit: the current tree answers for
     it, and closing the verifier (the audit does) ends without closing itself again."""
-    written_at = git(layout.root, "rev-parse", "HEAD")
-    verified = {"commit": written_at, "at": "2026-10-01T10:00:00Z", "result": "ok"}
+    verified = recorded_ok(layout)
     put("never", "Call `never_defined()` first.", verified=verified)
 
     never = verify_all(layout)["never"]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import commit, git, verify_all
+from conftest import commit, committed, git, verify_all, write_files
 
 from orchestrator.memory.lint import lint
 from orchestrator.memory.verify import commented_out
@@ -31,26 +31,14 @@ METER = (
 )
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-
-
-def _recorded(layout: Layout) -> dict[str, str]:
-    head = git(layout.root, "rev-parse", "HEAD")
-    return {"commit": head, "at": "2026-10-01T10:00:00Z", "result": "ok"}
-
-
 def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
-    _write(
-        layout.root,
+    verified = committed(
+        layout,
         {"internal/sqltest/pgx.go": PGX, "tools/gen/main.go": GEN, "docs/dev.md": "PG_HOST\n"},
+        "tests and a tool read PG_HOST",
     )
-    commit(layout.root, "tests and a tool read PG_HOST")
-    verified = _recorded(layout)
     put("tests", "`PG_HOST=127.0.0.1`", subject="Test settings", verified=verified)
     put("tool", "`PG_HOST=127.0.0.1`", subject="Generating the catalog", verified=verified)
     put("later", "`PG_HOST=127.0.0.1`", subject="Test settings")
@@ -75,9 +63,7 @@ def test_a_variable_no_test_reads_any_more_is_stale_for_a_fact_about_tests(
 def test_an_instance_member_its_class_no_longer_defines_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
-    _write(layout.root, {"app/models/account.rb": ACCOUNT})
-    commit(layout.root, "accounts")
-    verified = _recorded(layout)
+    verified = committed(layout, {"app/models/account.rb": ACCOUNT}, "accounts")
     put(
         "series",
         "Models answer for themselves: `account.series` gives balances.",
@@ -85,7 +71,7 @@ def test_an_instance_member_its_class_no_longer_defines_is_stale(
     )
     put("name", "`account.name` is shown in the header.", verified=verified)
     put("other", "`record.series` is never called.", verified=verified)
-    _write(
+    write_files(
         layout.root,
         {
             "app/models/account.rb": ACCOUNT.replace("def series(period)", "def balances(period)"),
@@ -107,9 +93,7 @@ def test_a_line_commented_out_switches_the_mechanism_off(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
     path = "app/controllers/concerns/auto_refresh.rb"
-    _write(layout.root, {path: AUTO_REFRESH})
-    commit(layout.root, "auto refresh")
-    verified = _recorded(layout)
+    verified = committed(layout, {path: AUTO_REFRESH}, "auto refresh")
     put(
         "cited",
         "The ledger refreshes daily.",
@@ -127,7 +111,7 @@ def test_a_line_commented_out_switches_the_mechanism_off(
     switched = AUTO_REFRESH.replace("  included do", "  # included do").replace(
         "    before_action", "  #   before_action"
     )
-    _write(layout.root, {path: switched.replace("  end\n\n", "  # end\n\n", 1)})
+    write_files(layout.root, {path: switched.replace("  end\n\n", "  # end\n\n", 1)})
     commit(layout.root, "no auto refresh for now")
 
     results = verify_all(layout)
@@ -144,9 +128,7 @@ def test_a_commented_out_line_about_something_else_of_the_cited_file_leaves_the_
     layout: Layout, put: Callable[..., Any]
 ) -> None:
     path = "core/meter.go"
-    _write(layout.root, {path: METER})
-    commit(layout.root, "meter")
-    verified = _recorded(layout)
+    verified = committed(layout, {path: METER}, "meter")
     put(
         "named",
         "Wrap errors not worth retrying in `retry.Permanent(err)`.",
@@ -154,7 +136,7 @@ def test_a_commented_out_line_about_something_else_of_the_cited_file_leaves_the_
         verified=verified,
     )
     put("bare", "Readings are retried.", citations=(Citation(path, 7),), verified=verified)
-    _write(
+    write_files(
         layout.root,
         {
             path: METER.replace(
@@ -184,9 +166,9 @@ def test_commented_out_asks_for_a_line_about_the_thing_gone_from_the_live_code()
 
 
 def test_the_file_lint_reads_a_heading_about_tests_for_a_variable(git_repo: Path) -> None:
-    _write(git_repo, {"internal/sqltest/pgx.go": PGX, "tools/gen/main.go": GEN})
+    write_files(git_repo, {"internal/sqltest/pgx.go": PGX, "tools/gen/main.go": GEN})
     text = "# Dev\n\n## Variables for tests\n\n```bash\nPG_HOST=127.0.0.1\n```\n"
-    _write(git_repo, {"AGENTS.md": text})
+    write_files(git_repo, {"AGENTS.md": text})
     commit(git_repo, "agents file")
     git(git_repo, "rm", "-q", "internal/sqltest/pgx.go")
     commit(git_repo, "no test reads it")
@@ -199,14 +181,14 @@ def test_a_dependency_given_a_version_and_dropped_since_the_record_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
     package = {"devDependencies": {"eslint": "^9.30.0", "tailwindcss": "^3.4.17"}}
-    _write(layout.root, {"package.json": json.dumps(package)})
-    commit(layout.root, "eslint and tailwind")
-    verified = _recorded(layout)
+    verified = committed(layout, {"package.json": json.dumps(package)}, "eslint and tailwind")
     put("eslint", "- eslint (ESLINT) - v9", verified=verified)
     put("tailwind", "- tailwindcss (TAILWINDCSS) - v3", verified=verified)
     put("never", "- prettier (PRETTIER) - v3", verified=verified)
     put("unrecorded", "- eslint (ESLINT) - v9")
-    _write(layout.root, {"package.json": json.dumps({"devDependencies": {"tailwindcss": "^3.4"}})})
+    write_files(
+        layout.root, {"package.json": json.dumps({"devDependencies": {"tailwindcss": "^3.4"}})}
+    )
     commit(layout.root, "lint with another tool")
 
     results = verify_all(layout)
@@ -227,9 +209,11 @@ def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
     sdk = {"sdk": {"version": "11.0.100-rc.2.26112.104", "rollForward": "major"}}
-    _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.4.1\n"})
-    commit(layout.root, "a release candidate SDK")
-    verified = _recorded(layout)
+    verified = committed(
+        layout,
+        {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.4.1\n"},
+        "a release candidate SDK",
+    )
     put("sdk", "`global.json` pins the SDK (11.0.100-rc.2.26112.104).", verified=verified)
     put(
         "cited",
@@ -240,13 +224,15 @@ def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
     put("history", "`CHANGELOG.md` lists 2.4.1.", verified=verified)
     put("unrecorded", "`global.json` pins the SDK (11.0.100-rc.2.26112.104).")
     sdk["sdk"]["rollForward"] = "latestFeature"
-    _write(layout.root, {"global.json": json.dumps(sdk)})
+    write_files(layout.root, {"global.json": json.dumps(sdk)})
     commit(layout.root, "roll forward to the latest feature band")
     # the file changed (`changed`), the pin did not
     assert [v.name for v in verify_all(layout).values() if v.result == "stale"] == []
 
     sdk["sdk"]["version"] = "11.0.201"
-    _write(layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.5.0\n## 2.4.1\n"})
+    write_files(
+        layout.root, {"global.json": json.dumps(sdk), "CHANGELOG.md": "## 2.5.0\n## 2.4.1\n"}
+    )
     commit(layout.root, "the released SDK")
     results = verify_all(layout)
     # CHANGELOG.md still has its version; the unrecorded memory has nothing to judge against
@@ -261,8 +247,8 @@ def test_a_function_the_code_no_longer_defines_is_stale_though_a_test_still_call
 ) -> None:
     """In Python an undefined name fails on its own; in other languages a call counts as
     naming code, so the definition the code had at the recorded commit decides."""
-    _write(
-        layout.root,
+    verified = committed(
+        layout,
         {
             "src/extra.ts": (
                 "export function loadRules(path: string) {\n  return path;\n}\n\n"
@@ -276,16 +262,15 @@ def test_a_function_the_code_no_longer_defines_is_stale_though_a_test_still_call
                 'loadRules(String(readFileSync("x")));\nnew RuleSet();\n'
             ),
         },
+        "rules",
     )
-    commit(layout.root, "rules")
-    verified = _recorded(layout)
     put("gone", "`loadRules()` reads the rules file.", verified=verified)
     put("class", "Rules live in `RuleSet`.", verified=verified)
     put("moved", "`renderRules()` prints them.", verified=verified)
     put("library", "`readFileSync()` reads the payload.", verified=verified)
     put("patterns", "`CheckJob` runs the checks.", verified=verified)
     git(layout.root, "rm", "-q", "src/extra.ts", "src/moving.ts")
-    _write(
+    write_files(
         layout.root,
         {
             "src/render.ts": "export function renderRules(r: string[]) {\n  return [...r];\n}\n",
@@ -309,20 +294,19 @@ def test_a_function_the_code_no_longer_defines_is_stale_though_a_test_still_call
 def test_a_name_in_prose_the_code_defined_then_and_defines_nowhere_now_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
-    _write(
-        layout.root,
+    verified = committed(
+        layout,
         {
             "src/legend.ts": "export class ChartLegendRenderer {\n  draw(): void {}\n}\n",
             "src/axis.ts": "export class AxisTickPainter {\n  paint(): void {}\n}\n",
         },
+        "legend and axis",
     )
-    commit(layout.root, "legend and axis")
-    verified = _recorded(layout)
     put("legend", "The ChartLegendRenderer draws the legend.", verified=verified)
     put("axis", "Ticks are drawn by the AxisTickPainter.", verified=verified)
     put("product", "Releases go out through GitHub Actions.", verified=verified)
     put("denied", "The ChartLegendRenderer is no longer used.", verified=verified)
-    _write(
+    write_files(
         layout.root,
         {"src/legend.ts": "// was ChartLegendRenderer\nexport class LegendPainter {}\n"},
     )
@@ -343,14 +327,16 @@ def test_a_kind_of_file_named_by_its_extension_with_none_left_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
     schema = "table Point { x: float; }\n"
-    _write(layout.root, {"schema/point.fbs": schema, "schema/line.fbs": schema, "a.md": "A\n"})
-    commit(layout.root, "flatbuffers schemas")
-    verified = _recorded(layout)
+    verified = committed(
+        layout,
+        {"schema/point.fbs": schema, "schema/line.fbs": schema, "a.md": "A\n"},
+        "flatbuffers schemas",
+    )
     put("schemas", "Types are declared in `.fbs` files under `schema/`.", verified=verified)
     put("docs", "Notes are plain .md files.", verified=verified)
     put("local", "Secrets stay in .env files nobody commits.", verified=verified)
     git(layout.root, "rm", "-q", "schema/point.fbs", "schema/line.fbs")
-    _write(layout.root, {"schema/types.proto": 'syntax = "proto3";\n'})
+    write_files(layout.root, {"schema/types.proto": 'syntax = "proto3";\n'})
     commit(layout.root, "protobuf instead")
 
     results = verify_all(layout)
@@ -366,12 +352,14 @@ def test_a_name_in_capitals_no_code_names_any_more_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
     script = "export SDK_ROOT=/opt/sdk\nexport SDK_MULTILEVEL_LOOKUP=0\n"
-    _write(layout.root, {"activate.sh": script, "docs/setup.md": "Set SDK_MULTILEVEL_LOOKUP.\n"})
-    commit(layout.root, "activate script")
-    verified = _recorded(layout)
+    verified = committed(
+        layout,
+        {"activate.sh": script, "docs/setup.md": "Set SDK_MULTILEVEL_LOOKUP.\n"},
+        "activate script",
+    )
     put("sets", "The script sets `SDK_ROOT` and `SDK_MULTILEVEL_LOOKUP`.", verified=verified)
     put("secret", "CI reads `RELEASE_SIGNING_KEY` from its settings.", verified=verified)
-    _write(layout.root, {"activate.sh": "export SDK_ROOT=/opt/sdk\n"})
+    write_files(layout.root, {"activate.sh": "export SDK_ROOT=/opt/sdk\n"})
     commit(layout.root, "no multilevel lookup")
 
     results = verify_all(layout)
@@ -387,12 +375,12 @@ def test_a_lower_camel_name_the_code_had_and_has_no_more_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
     code = "package cfg\n\nfunc (c *Cmd) configureBroker() error {\n\treturn nil\n}\n"
-    _write(layout.root, {"cmd/setup.go": code})
-    commit(layout.root, "setup")
-    verified = _recorded(layout)
+    verified = committed(layout, {"cmd/setup.go": code}, "setup")
     put("broker", "`configureBroker` asks for the broker's address.", verified=verified)
     put("style", "Name functions in `camelCase`.", verified=verified)
-    _write(layout.root, {"cmd/setup.go": "package cfg\n\nfunc setup() error {\n\treturn nil\n}\n"})
+    write_files(
+        layout.root, {"cmd/setup.go": "package cfg\n\nfunc setup() error {\n\treturn nil\n}\n"}
+    )
     commit(layout.root, "no broker set-up")
 
     results = verify_all(layout)
