@@ -1,8 +1,10 @@
 """Run orch on the trees: what it says of each claim, at the newer and the older commit.
 
-For each repository and each of its two commits: a tree (see `trees`), `orch init`, every
-claim written twice as a memory (with the citations promotion would write, and without
-any), one commit, then `orch memory verify --json`. When this orch has `orch memory
+For each repository and each of its two commits, the older first: a tree (see `trees`),
+`orch init`, every claim written twice as a memory (with the citations promotion would
+write, and without any), one commit, then `orch memory verify --json`. At the older
+commit the memories have no `verified` record (just written); at the newer, each has the
+record `orch memory verify --record` would have written at the older (its result there). When this orch has `orch memory
 verify --file`, each instruction file as it was at the older commit is also linted in
 the tree (written at its own path) with `--file PATH --json`, and each claim gets the
 status of the finding on its line.
@@ -191,7 +193,8 @@ def run_repo(
     written_at = commit_date(mirror, repo.old)
     predictions: list[Prediction] = []
     placeholders = 0
-    for at, commit in ((At.NEW, repo.new), (At.OLD, repo.old)):
+    records: dict[str, tuple[str, str]] = {}
+    for at, commit in ((At.OLD, repo.old), (At.NEW, repo.new)):
         progress(f"{repo.name} at the {at.value}er commit {commit[:12]}")
         with tempfile.TemporaryDirectory(prefix="realmem-") as tmp:
             tree = materialise(mirror, commit, Path(tmp) / repo.slug)
@@ -199,12 +202,31 @@ def run_repo(
             done = orch.run(tree.root, "init")
             if done.returncode != 0:
                 raise OrchError(f"orch init in {repo.name}: {done.stderr.strip()[-200:]}")
-            write_memories(tree, texts, verified_commit=repo.old, at=written_at)
+            write_memories(tree, texts, at=written_at, records=records)
             commit_all(tree, "realmem: the claims as orch memories")
-            predictions += verify_memories(orch, tree, texts, at)
+            found = verify_memories(orch, tree, texts, at)
+            if at is At.OLD:
+                records = recorded(found, texts, repo.old)
+            predictions += found
             if file_mode:
                 predictions += lint_files(orch, tree, repo, texts, mirror, at)
     return RepoRun(repo, tuple(predictions), placeholders)
+
+
+def recorded(found: list[Prediction], texts: list[Text], commit: str) -> dict[str, tuple[str, str]]:
+    """The record `orch memory verify --record` writes at `commit` into each memory it
+    verified there, by memory name: (commit, its result), `changed` recorded as ok (as
+    `record.record` does); nothing for a memory orch said nothing of."""
+    said = {(p.claim, p.mode): p.status for p in found}
+    out = {}
+    for text in texts:
+        for mode in (Mode.CITED, Mode.BARE):
+            status = said.get((text.claim.id, mode), Status.ABSENT)
+            if status is Status.ABSENT:
+                continue
+            result = status.value if status in (Status.STALE, Status.MOVED) else "ok"
+            out[memory_name(text.claim, mode is Mode.CITED)] = (commit, result)
+    return out
 
 
 __all__ = [

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -127,8 +127,12 @@ def _q(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def memory_file(text: Text, *, with_citations: bool, verified_commit: str, at: str) -> str:
-    """A memory file in the shape orch writes (docs/storage.md), one claim per file."""
+def memory_file(
+    text: Text, *, with_citations: bool, at: str, verified: tuple[str, str] | None = None
+) -> str:
+    """A memory file in the shape orch writes (docs/storage.md), one claim per file;
+    `verified` is the record `orch memory verify --record` would have written, (commit,
+    result), or None for a memory never verified."""
     claim = text.claim
     lines = [
         "---",
@@ -150,10 +154,11 @@ def memory_file(text: Text, *, with_citations: bool, verified_commit: str, at: s
         "status: active",
         f"created: {_q(at)}",
         f"updated: {_q(at)}",
-        "verified:",
-        f"  commit: {verified_commit}",
-        f"  at: {_q(at)}",
-        "  result: ok",
+    ]
+    if verified is not None:
+        commit, result = verified
+        lines += ["verified:", f"  commit: {commit}", f"  at: {_q(at)}", f"  result: {result}"]
+    lines += [
         "---",
         memory_body(text),
         "",
@@ -161,17 +166,23 @@ def memory_file(text: Text, *, with_citations: bool, verified_commit: str, at: s
     return "\n".join(lines)
 
 
-def write_memories(tree: Tree, texts: Iterable[Text], *, verified_commit: str, at: str) -> int:
-    """Each claim twice: with its citations (`c-<id>`) and without any (`n-<id>`)."""
+def write_memories(
+    tree: Tree,
+    texts: Iterable[Text],
+    *,
+    at: str,
+    records: Mapping[str, tuple[str, str]] | None = None,
+) -> int:
+    """Each claim twice: with its citations (`c-<id>`) and without any (`n-<id>`), each
+    with its record from `records` (by memory name; none when absent)."""
     folder = tree.root / "memories" / "repo"
     folder.mkdir(parents=True, exist_ok=True)
     count = 0
     for text in texts:
         for with_citations in (True, False):
             name = memory_name(text.claim, with_citations)
-            body = memory_file(
-                text, with_citations=with_citations, verified_commit=verified_commit, at=at
-            )
+            verified = (records or {}).get(name)
+            body = memory_file(text, with_citations=with_citations, at=at, verified=verified)
             (folder / f"{name}.md").write_text(body, encoding="utf-8")
             count += 1
     return count

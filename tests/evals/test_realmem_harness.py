@@ -39,6 +39,8 @@ AGENTS_OLD = """# Widget
 ```bash
 make lint   # the linter
 ```
+
+- Settings are read by `src/settings.py`.
 """
 MAKEFILE_OLD = "test:\n\tpytest\n\nlint:\n\truff check .\n"
 MAKEFILE_NEW = "test:\n\tpytest\n"
@@ -96,6 +98,7 @@ def _labels(tmp_path: Path, old: str, new: str, split: str = "dev") -> Path:
         "L7 | path | moved | the parser moved to src/core | src/parser.py:1#load_config"
         " | moved=src/core/parser.py\n"
         "L10 | make-target | stale | the lint target is gone | Makefile:4#lint\n"
+        "L13 | path | stale | there never was such a file | Makefile | old=false\n"
     )
     return labels
 
@@ -249,7 +252,7 @@ def test_one_run_through_the_real_orch(
     report = json.loads(capsys.readouterr().out)
     assert [r["placeholders"] for r in report["repositories"]] == [1]
     claims = report["claims"]
-    assert len(claims) == 4
+    assert len(claims) == 5
     statuses = {s.value for s in Status}
     for claim in claims:
         for at in ("new", "old"):
@@ -268,7 +271,13 @@ def test_one_run_through_the_real_orch(
     again = score(list(dataset.claims), predictions).to_dict()
     assert report["splits"]["dev"] == again
     stale = again["new"]["without citations"]["stale"]
-    assert stale["tp"] + stale["fn"] == 2  # the two stale claims; the moved one is apart
+    assert stale["tp"] + stale["fn"] == 3  # the three stale claims; the moved one is apart
+    # a file that never existed: stale at its own commit, where the memory had no record
+    # yet, and so recorded stale, and stale again at the newer commit (not `unconfirmed`)
+    (never,) = (c for c in claims if c["id"].endswith("-l13"))
+    for mode in ("with citations", "without citations"):
+        assert never["old"][mode]["status"] == "stale"
+        assert never["new"][mode]["status"] == "stale"
 
 
 def test_held_out_claims_are_listed_only_with_details(
@@ -285,7 +294,7 @@ def test_held_out_claims_are_listed_only_with_details(
     assert report["claims"] == []  # the figures, not what the held-out split got wrong
     assert main([*args, "--details"]) == 0
     detailed = json.loads(capsys.readouterr().out)
-    assert [c["split"] for c in detailed["claims"]] == ["held-out"] * 4
+    assert [c["split"] for c in detailed["claims"]] == ["held-out"] * 5
     # the same figures either way, and they are the listed claims scored
     assert report["splits"] == detailed["splits"]
     predictions = [
