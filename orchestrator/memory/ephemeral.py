@@ -15,14 +15,17 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
   "`X` collapsed into `y()`", "... — now collected into ..."), or "Previously"/"Originally".
   A past participle used as a description ("Built with Vite", "Configured via env vars")
   and a present passive ("Files are moved to `archive/`") are not accounts.
-- `progress_status`: done, complete, check marks, "All 57 checks pass", "Status: ...",
+- `progress_status`: done, complete, check marks (at the head or the end of the fact),
+  a bold label's percentage ("**Backend**: 100% - ..."), "feature-complete", "is ready
+  for use", "All 57 checks pass", "Status: ...",
   "40% complete", what is built so far and what not yet ("not yet implemented", "in place,
   but ...", "(UI only)", "a placeholder"), the stage a project is in ("in the early
   prototype phase"); not inside a condition ("close a ticket once all its subtasks are
   complete": a rule's trigger).
 - `todo_next`: unchecked boxes and crosses (❌ not done; not "❌ Don't ..."), to-dos, next
   steps, "Need for ...", "Decision needed", "to be determined", "to be documented",
-  "deferred", "(planned)", options still to consider ("consider adding ...").
+  "deferred", "(planned)", "needs to be defined", "could benefit from ...", options
+  still to consider ("consider adding ...").
 - `in_progress`: "currently working on / being considered", "Evaluating ...", sprint goals.
 - `session_summary`: what one session or run did or found ("Key achievement", "the most
   recent development", an "Example:" told in the past tense).
@@ -142,8 +145,18 @@ _LEAD = r"^\W{0,6}"  # bullets, bold markers, emoji before the first word
 _GERUND_LED = rf"^\W{{0,6}}{_GERUND}\s+(?!{_DESCRIBING})\S"
 _WEIGHING = r"^\W{0,4}(?:considering|evaluating|exploring|balancing|investigating)\b"
 
+# a label in bold before the fact proper ("**Search**: ...", "**Audio System**: ...")
+_BOLD_LABEL = r"\*\*[^*\n]{1,40}\*\*\s*:?\s*"
 _FACT_RULES: tuple[tuple[str, str], ...] = (
-    ("progress_status", r"^\W{0,4}(?:✅|✔|☑|\[x\])"),
+    (
+        "progress_status",
+        r"^\W{0,4}(?:✅|✔|☑|\[x\])"
+        # a check mark closing the line marks the item done, unless it marks an example
+        # as the right one ("`useX()` - good ✅")
+        r"|(?<!\bgood )(?<!\bcorrect )(?<!\bright )(?<!\bdo )(?:✅|✔️?|☑️?)\W{0,3}$"
+        # how far along a labelled part is ("**Backend API**: 100% - ...")
+        rf"|^\W{{0,4}}{_BOLD_LABEL}\d{{1,3}}\s*%",
+    ),
     # a cross marks an item not done, unless it marks a prohibition ("❌ Don't use ...")
     (
         "todo_next",
@@ -156,7 +169,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "change_account",
-        rf"{_LEAD}(?:\w+:\*{{0,2}}\s+)?{_CHANGED}\s+(?!{_DESCRIBING})(?=\S)"
+        rf"{_LEAD}(?:\w+:\*{{0,2}}\s+|{_BOLD_LABEL})?{_CHANGED}\s+(?!{_DESCRIBING})(?=\S)"
         rf"|{_LEAD}(?:previously|originally)\b"
         r"|^\W{0,4}(?:improvements|changes|fixes)\W{0,4}:"
         rf"|\b(?:previously|formerly)\s*[:,]"
@@ -167,7 +180,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "change_account",
         r"\b(?:collapsed|moved|migrated|renamed|converted|replaced|rewritten|slimmed|"
-        r"refreshed|updated|upgraded|bumped)\s+(?:into|from|to)\b",
+        r"refreshed|updated|upgraded|bumped|evolved|matured)\s+(?:into|from|to)\b",
     ),
     (
         "change_account",
@@ -183,7 +196,10 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
         r"|\bproduction-ready\b|\bin a stable state\b|\b(?:is|are) now (?:stable|working)\b"
         r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b"
-        r"|\b\d{1,3}\s*% (?:complete|completion|done)\b",
+        r"|\b\d{1,3}\s*% (?:complete|completion|done)\b"
+        r"|\bfeature[- ]complete\b|\b(?:is|are|now) fully (?:functional|operational)\b"
+        r"|\b(?:is|are) (?:now )?ready for (?:use|production|release|deployment)\b"
+        r"|\bimplemented and working\b",
     ),
     # partly built: what is there so far and what is not yet, and the stage the project is in
     (
@@ -203,7 +219,8 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|decision needed\b|"
         r"to be (?:determined|decided|done|documented|implemented|addressed|added|written|"
         r"defined|confirmed))"
-        r"|\bto be determined\b|\btbd\b|\bdeferred\b|\bstill pending\b"
+        r"|\bto be determined\b|\btbd\b|\bdeferred\b|\bstill pending\b|\bcould benefit from\b"
+        r"|\bneeds? to be (?:defined|decided|determined|documented|implemented|addressed)\b"
         r"|\bnext steps?\b",
     ),
     (

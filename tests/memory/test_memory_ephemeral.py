@@ -73,6 +73,13 @@ from orchestrator.store.memfile import Memory
         ("Memory use of the import worker", "Current Considerations", "in_progress"),
         ("Plain CSV files → a SQLite store", "Evolution of Project Decisions", "change_account"),
         ("Nightly builds signed with the release key", "Version History", "change_account"),
+        ("**Invoice Export**: CSV and OFX, one file per month ✅", "features", "progress_status"),
+        ("**Sync Engine**: 80% - conflicts still resolved by hand", "parts", "progress_status"),
+        ("**Ledger Import**: Rewrote the parser around streams", "evolution", "change_account"),
+        ("**Storage**: Evolved from flat files to SQLite", "architecture", "change_account"),
+        ("The importer is feature-complete and ready for use", "importer", "progress_status"),
+        ("Caching of the exchange rates could benefit from a shorter expiry", "", "todo_next"),
+        ("The retry policy for webhooks needs to be defined", "webhooks", "todo_next"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -111,6 +118,10 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Close a ticket once all of its subtasks are complete", "ticket rules"),
         ("When a format is not yet implemented, the export button is hidden", "exports"),
         ("The browser keeps its own history of visited pages", "Browser History"),
+        ("`formatAmount(x)` in a template - good ✅", "formatting"),
+        ("**Ledger**: 2 decimal places for every amount", "ledger"),
+        ("**Exports**: one file per month", "exports"),
+        ("A module may be shipped once it is ready for release", "releases"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
