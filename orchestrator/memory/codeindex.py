@@ -19,10 +19,12 @@ import ast
 import builtins
 import contextlib
 import hashlib
+import io
 import json
 import os
 import re
 import subprocess
+import tokenize
 import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,7 +37,7 @@ from orchestrator.memory.claims import Claim, RepoShape
 from orchestrator.store.cache import Cache
 from orchestrator.store.fs import confine
 
-FACTS_VERSION = 10  # of the cache tables below: a change of what is stored empties them
+FACTS_VERSION = 11  # of the cache tables below: a change of what is stored empties them
 FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
@@ -251,6 +253,23 @@ def file_facts(data: bytes, path: str) -> FileFacts:
             lines, frozenset(python_defs(tree)), words, flags, True, True, frozenset(exports), star
         )
     return FileFacts(lines, frozenset(), words, flags, False, True)
+
+
+def python_code_words(text: str) -> frozenset[str]:
+    """The words of a Python module outside its comments (its names, and the words of its
+    strings: keys, variables read by name, lazily exported names), as `grammars.parse`
+    gives them for other languages; read only when a check needs them, every word when
+    the text does not tokenize."""
+    words: set[str] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME:
+                words.add(token.string)
+            elif token.type != tokenize.COMMENT:
+                words.update(_WORDS.findall(token.string))
+    except (tokenize.TokenError, SyntaxError):
+        return frozenset(_WORDS.findall(text))
+    return frozenset(words)
 
 
 def pattern_defs(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str]]) -> frozenset[str]:

@@ -280,7 +280,11 @@ def parse(data: bytes, language: str) -> Parsed:
     import tree_sitter
 
     captured = tree_sitter.QueryCursor(query).captures(tree.root_node)
-    comments = sorted((n.start_byte, n.end_byte) for n in captured.get("c", []))
+    comments = sorted(
+        (n.start_byte, n.end_byte)
+        for n in captured.get("c", [])
+        if not data.startswith(b"//go:", n.start_byte)  # a directive the Go tools run
+    )
     strings = sorted((n.start_byte, n.end_byte) for n in captured.get("s", []))
     no_comments = _blank(data, comments)
     walker = _Walker(GRAMMARS[language], language)

@@ -54,6 +54,7 @@ from orchestrator.memory.codeindex import (
     index_word,
     index_words,
     is_code,
+    python_code_words,
     tree_at,
 )
 from orchestrator.memory.moves import (
@@ -71,7 +72,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 5
+RESULTS_VERSION = 6
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
 GROWING = frozenset({"flag", "function", "identifier", "class", "type", "env"})  # see `answer`
@@ -1236,14 +1237,24 @@ class Verifier:
                     return None  # a module name, or a class member (`_name` in a class)
                 if facts.grammar and all(p in facts.words for p in symbol.split(".")):
                     return None  # a call, a key, a variable read: named outside comments
+                if facts.python and self._python_names(path, symbol):
+                    return None  # a parameter, a variable read by name, a lazy export
                 continue
             if all(part in facts.words for part in symbol.split(".")):
                 return None
+            if _name_part(symbol) and any(_has_part(w, symbol) for w in facts.words):
+                return None  # `a11y_`, `_android`: the start or end of names the file has
             if not symbol.replace(".", "").isidentifier() and self._spelled(path, symbol):
                 return None  # `build-client`, `test:unit`, `requires-python`, `@scope/pkg`
         if symbol.startswith("-"):
             return f"flag {symbol} does not appear in {claim.path}"
         return f"{symbol} is not defined in {claim.path}"
+
+    def _python_names(self, path: str, symbol: str) -> bool:
+        """The Python file names every part of `symbol` outside its comments."""
+        text = self.project().text(path)
+        words = python_code_words(text) if text is not None else frozenset()
+        return all(p in words for p in symbol.split("."))
 
     def _spelled(self, path: str, symbol: str) -> bool:
         """The file spells `symbol` as a whole name (not inside a longer one)."""
@@ -1546,6 +1557,16 @@ def states_change(text: str) -> bool:
     ("v6→v7 compat") replaces no name."""
     prose = _VERSION_STEP.sub(" ", CODE_SPAN.sub(" ", text))
     return _STATES_CHANGE.search(prose) is not None
+
+
+def _name_part(symbol: str) -> bool:
+    """`a11y_`, `_android`: the start or the end of names (a prefix or a suffix), not one."""
+    core = symbol.strip("_")
+    return core != symbol and core.isidentifier() and not symbol.startswith("__")
+
+
+def _has_part(word: str, part: str) -> bool:
+    return word != part and (word.startswith(part) if part.endswith("_") else word.endswith(part))
 
 
 def _recorded_ok(memory: Memory) -> str | None:
