@@ -82,6 +82,9 @@ _PLACEHOLDER_WORDS = frozenset(
         "name",
         "placeholder",
         "xxx",
+        "specific",
+        "particular",
+        "certain",
     ]
 )
 _EXAMPLE_WORDS = frozenset(["foo", "bar", "baz", "qux", "quux", "my", "your"])  # any name
@@ -133,6 +136,8 @@ _PROSE_PATH = re.compile(
 _PROSE_CALL = re.compile(
     r"(?<![\w.`])([a-z_][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Za-z0-9]+\.[a-z_][A-Za-z0-9_]*)\(\)"
 )
+# the marks of bold around a word, not a glob's `**` (`src/**/*.ts`)
+_BOLD_MARK = re.compile(r"(?<![\w/*])\*\*(?=[\w./@])|(?<=[\w.)])\*\*(?![\w/*])")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
 FILE_EXTENSIONS = frozenset(
     [
@@ -323,6 +328,8 @@ def placeholder_name(name: str) -> bool:
         return True
     if sum(w in _EXAMPLE_LETTERS for w in words) >= 2:  # `test_with_x_y`
         return True
+    if words[0] == "test" and len(words) > 2:
+        words = words[1:]  # `TestSpecificFunction`: a test of any specific function
     return all(w in _GENERIC_WORDS for w in words) and any(w in _PLACEHOLDER_WORDS for w in words)
 
 
@@ -447,6 +454,8 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
     prose = CODE_SPAN.sub(" ", body) if "`" in body else body
     if "](" in prose or "mdc:" in prose or "://" in prose:
         prose = _LINK_TARGET.sub(" ", prose)
+    if "**" in prose:
+        prose = _BOLD_MARK.sub(" ", prose)  # `**docs/setup.md**`: the path, not `docs/setup`
     out: list[Claim] = []
     for word in _PROSE_PATH.findall(prose) if "/" in prose else ():
         word = word.rstrip(".,;:)")

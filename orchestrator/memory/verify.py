@@ -1257,12 +1257,15 @@ class Verifier:
         return all(p in words for p in symbol.split("."))
 
     def _spelled(self, path: str, symbol: str) -> bool:
-        """The file spells `symbol` as a whole name (not inside a longer one)."""
+        """The file spells `symbol` as a whole name (not inside a longer one): a colon may
+        end it (`build-client:`, a Make target), not go on with it (`test:unit`); a name
+        with a slash may end a longer path (`spf13/cobra` of `github.com/spf13/cobra`)."""
         text = self.project().text(path)
         if text is None:
             return False
         name = re.escape(symbol)
-        return re.search(rf"(?<![\w:@/.]){name}(?![\w:@/-]|\.\w)", text) is not None
+        before = r"(?<![\w:@.])" if "/" in symbol else r"(?<![\w:@/.])"
+        return re.search(rf"{before}{name}(?![\w@/-]|:\S|\.\w)", text) is not None
 
     # memories --------------------------------------------------------------------------
 
