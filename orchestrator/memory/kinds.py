@@ -138,9 +138,12 @@ _GRADLE_VALUED = (
 # A name with a capital inside the word ("GoodJob", "TiDB", "MySQL"), not part of a path,
 # a URL or a package name: how prose names a library or a product.
 _PRODUCT = re.compile(r"(?<![\w./@:-])([A-Za-z][a-z0-9]*(?:[A-Z][A-Za-z0-9]*)+)(?![\w/@-])")
-# A capitalised word after a lower-case word ("run the tests with Jest", "format with
-# Prettier"): how prose names a tool mid-sentence (a sentence's first word is any word).
-_TOOL = re.compile(r"(?<=[a-z,] )([A-Z][a-z]{2,})(?:\.js)?(?![\w/@-])")
+# A capitalised word after a lower-case word, a comma or a colon ("run the tests with
+# Jest", "Formatting: Prettier, ESLint"), or in bold ("**Tinypool**"): how prose names a
+# tool mid-sentence (a sentence's first word is any word).
+_TOOL = re.compile(
+    r"(?:(?<=[a-z,:] )|(?<=\*\*)|(?<=[a-z,:] \*\*))([A-Z][a-z]{2,}\d*)(?:\.js)?(?![\w/@-])"
+)
 # A hyphenated lower-case name ("the binary-compatibility-validator plugin"): a package's.
 _HYPHENATED = re.compile(r"(?<![\w./@:-])([a-z][a-z0-9]+(?:-[a-z0-9]{2,}){2,})(?![\w/@.-])")
 # A line that denies, forbids or replaces: the names it gives need not be dependencies.
@@ -154,6 +157,11 @@ _MEMBER_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*")
 # a capital X or N among lower-case letters, standing for a number or a word (`vX_*`)
 _STAND_IN_LETTER = re.compile(r"(?:^|[a-z0-9_.-])[XN](?:$|[a-z0-9_.*-])")
 _GEM = re.compile(r"^\s*gem\s+[\"']([\w.-]+)[\"']", re.M)
+# Python requirement files (`requirements-dev.txt`, `requirements/test.in`) and their
+# requirements, one a line; the hooks a pre-commit configuration runs (`- id: black`)
+_REQUIREMENTS_FILE = re.compile(r"(?:^|/)requirements(?:[\w.-]*|/[\w.-]+)\.(?:txt|in)$")
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][\w.-]*)", re.M)
+_HOOK_ID = re.compile(r"^\s*-?\s*id:\s*[\"']?([\w.-]+)", re.M)
 # Variables that tools, shells and CI define: the project need not name them.
 KNOWN_ENV = frozenset(
     [
@@ -433,8 +441,10 @@ class Project:
     def dependency_names(self) -> set[str]:
         """Every dependency a manifest declares, as `dependency_key`s: the names above, each
         part of a module path or a scoped package after its host (`pingcap`, `tidb`), the
-        gems of a Gemfile and the packages of composer.json (vendor and name)."""
-        names = set(self.dependencies)
+        gems of a Gemfile, the packages of composer.json (vendor and name), and the tools
+        of Python's development: requirement files, dependency groups (PEP 735, Poetry's)
+        and pre-commit hooks."""
+        names = set(self.dependencies) | self._python_tools
         for path in self.named("Gemfile"):
             names.update(_GEM.findall(self.text(path) or ""))
         for path in self.named("composer.json"):
@@ -448,6 +458,28 @@ class Project:
             out.update(dependency_key(part) for part in name.split("/") if "." not in part)
         out.discard("")
         return out
+
+    @cached_property
+    def _python_tools(self) -> set[str]:
+        """The names requirement files, dependency groups and pre-commit hooks give."""
+        names: set[str] = set()
+        for path in self.paths:
+            if path.endswith((".txt", ".in")) and _REQUIREMENTS_FILE.search(path):
+                names.update(_REQUIREMENT.findall(self.text(path) or ""))
+        for path in self.named(".pre-commit-config.yaml"):
+            names.update(_HOOK_ID.findall(self.text(path) or ""))
+        for path in self.named("pyproject.toml"):
+            data = self._toml(path)
+            groups = data.get("dependency-groups", {})
+            for reqs in groups.values() if isinstance(groups, dict) else ():
+                for req in reqs if isinstance(reqs, list) else ():
+                    names.update(_REQUIREMENT.findall(req) if isinstance(req, str) else ())
+            poetry = (data.get("tool", {}) or {}).get("poetry", {}) or {}
+            tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+            tables += [g.get("dependencies") for g in (poetry.get("group", {}) or {}).values()]
+            for table in tables:
+                names.update(table if isinstance(table, dict) else ())
+        return names
 
     @cached_property
     def package_names(self) -> set[str]:

@@ -126,6 +126,39 @@ def test_a_tool_named_mid_sentence_and_dropped_from_every_manifest_is_stale(
     assert results["denied"].result == "ok"  # a line that denies names no dependency
 
 
+def test_python_tools_a_requirement_file_or_a_hook_dropped_and_a_bold_tool_are_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    hooks = "repos:\n- repo: local\n  hooks:\n  - id: flake8\n  - id: isort\n"
+    package = {"name": "web", "devDependencies": {"tinypool": "^1.0.0", "prettier": "^3.0.0"}}
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "requirements/dev.txt": "black==24.1.0\npytest>=8\n",
+            ".pre-commit-config.yaml": hooks,
+            "package.json": json.dumps(package),
+        },
+        {
+            "python": "Style: Black formats, Flake8 lints, Isort sorts imports.",
+            "pool": "- **Tinypool** runs the test workers",
+            "format": "**Formatting**: Prettier, with the default options",
+        },
+    )
+    (layout.root / "requirements" / "dev.txt").write_text("pytest>=8\nruff\n")
+    (layout.root / ".pre-commit-config.yaml").write_text(hooks.replace("flake8", "ruff"))
+    package["devDependencies"] = {"prettier": "^3.1.0"}
+    (layout.root / "package.json").write_text(json.dumps(package))
+    commit_all(layout.root, "ruff for black and flake8; no worker pool")
+
+    results = verify_all(layout)
+    reasons = {f.reason.split(":")[0] for f in results["python"].failures}
+    assert reasons == {"Black", "Flake8"}  # isort is still a hook
+    assert results["pool"].result == "stale"
+    assert results["format"].result == "ok"  # still declared
+
+
 def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests_is_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
