@@ -194,6 +194,7 @@ class Verifier:
         self._ci_hits: dict[tuple[str, str | None], str | None] = {}
         self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
         self._notes_only: dict[str, bool] = {}  # commit -> only memory notes changed since
+        self._managers: dict[str | None, set[str]] = {}  # commit (None: now) -> lock files
         self._held: set[Claim] = set()  # index claims that held on part of the index
         self._by_kind = self._checks()
 
@@ -457,6 +458,7 @@ class Verifier:
                 self._dropped_dependencies(body, products, claims, commit)
                 + self._dropped_ci_commands(body, commit)
                 + self._dropped_subcommands(body, commit)
+                + self._switched_manager(body, commit)
                 + self._dropped_gradle_tasks(claims, commit)
                 + self._dropped_prose_names(products, commit)
                 + self._dropped_extensions(body, commit)
@@ -775,6 +777,35 @@ class Verifier:
                 reason = f"{ran} ran `{span}` at {commit[:10]}; no CI file has it now"
                 out.append(ClaimFailure(Claim("command", span, "body"), reason))
         return out
+
+    def _switched_manager(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`yarn run lint`: a command of a JavaScript package manager whose lock file the
+        project tracked at `commit` and tracks nowhere now, while another manager's lock
+        file is tracked: the project switched managers (the scripts may live on)."""
+        spans = [m.group(1) for m in CODE_SPAN.finditer(body)]
+        used = {m.group(1) for s in spans for m in _MANAGER_COMMAND.finditer(s)}
+        if not used:
+            return []
+        now, then = self._locks(None), self._locks(commit)
+        out = []
+        for manager in sorted(used):
+            others = sorted(now - {manager})
+            if manager in then and manager not in now and others:
+                lock = _LOCK_FILES[manager][0]
+                reason = (
+                    f"{manager}: {lock} was the lock file at {commit[:10]}; the project "
+                    f"now locks with {', '.join(others)}"
+                )
+                span = next(s for s in spans if re.search(rf"\b{manager}\b", s))
+                out.append(ClaimFailure(Claim("command", span.strip(), "body"), reason))
+        return out
+
+    def _locks(self, commit: str | None) -> set[str]:
+        """The package managers whose lock files the tree (or `commit`'s) tracks."""
+        if commit not in self._managers:
+            paths = self.state.blobs if commit is None else (self._tree(commit) or {})
+            self._managers[commit] = _lock_managers(paths)
+        return self._managers[commit]
 
     def _dropped_subcommands(self, body: str, commit: str) -> list[ClaimFailure]:
         """`python run.py pipeline ...`: the script (or a project module it imports) names
@@ -1560,6 +1591,23 @@ def states_change(text: str) -> bool:
     ("v6→v7 compat") replaces no name."""
     prose = _VERSION_STEP.sub(" ", CODE_SPAN.sub(" ", text))
     return _STATES_CHANGE.search(prose) is not None
+
+
+# JavaScript package managers and the lock files that say a project uses one
+_LOCK_FILES = {
+    "npm": ("package-lock.json", "npm-shrinkwrap.json"),
+    "yarn": ("yarn.lock",),
+    "pnpm": ("pnpm-lock.yaml",),
+    "bun": ("bun.lock", "bun.lockb"),
+}
+# a package manager run as a command: first in a span, or after `&&`, `;` or `|`
+_MANAGER_COMMAND = re.compile(r"(?:^|&&|;|\|)\s*(npm|yarn|pnpm|bun)(?=\s|$)")
+
+
+def _lock_managers(paths: Iterable[str]) -> set[str]:
+    """The package managers whose lock files are among `paths` (vendored folders aside)."""
+    names = {p.rsplit("/", 1)[-1] for p in paths if "node_modules/" not in p}
+    return {m for m, locks in _LOCK_FILES.items() if names.intersection(locks)}
 
 
 def _name_part(symbol: str) -> bool:

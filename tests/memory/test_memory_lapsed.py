@@ -159,6 +159,35 @@ def test_python_tools_a_requirement_file_or_a_hook_dropped_and_a_bold_tool_are_s
     assert results["format"].result == "ok"  # still declared
 
 
+def test_commands_of_a_package_manager_the_project_left_are_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    package = json.dumps({"name": "ext", "scripts": {"lint": "eslint .", "test": "vitest"}})
+    verified = _planted(
+        layout,
+        put,
+        commit_all,
+        {"ext/package.json": package, "ext/yarn.lock": "# yarn lockfile v1\n"},
+        {
+            "lint": "Lint the extension with `cd ext && yarn run lint`.",
+            "npx": "One-off tools run through `npx`, never installed.",
+        },
+    )
+    (layout.root / "ext" / "yarn.lock").unlink()
+    (layout.root / "ext" / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    commit_all(layout.root, "pnpm for the extension")
+    put("pnpm", "Lint the extension with `pnpm lint`.", verified=verified)
+
+    results = verify_all(layout)
+    assert results["lint"].result == "stale"
+    assert results["lint"].failures[0].reason == (
+        f"yarn: yarn.lock was the lock file at {verified['commit'][:10]}; "
+        "the project now locks with pnpm"
+    )
+    assert results["npx"].result == "ok"  # `npx` runs a tool, it names no manager
+    assert results["pnpm"].result == "ok"
+
+
 def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests_is_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
