@@ -85,7 +85,8 @@ _EMPHASIS = r"(?:\*\*|__|\*|_)?"
 _STATED = re.compile(
     rf"(?:\b|(?=\.NET\b))(Python|Go|Golang|Node(?:\.js|JS)?|pnpm|npm|yarn|Rust|Ruby|PHP|Java|Bun"
     rf"|Deno|\.NET|dotnet)"
-    rf"\s*(?:>=|≥|(?P<named>version){_EMPHASIS}\s*:?\s*{_EMPHASIS})?\s*{_VERSION}"
+    rf"{_EMPHASIS}\s*:?\s*(?:(?P<named>version){_EMPHASIS}\s*:?\s*{_EMPHASIS}\s*)?"
+    rf"(?:>=|≥|\^|~)?\s*{_VERSION}"
     rf"(?![\w%]|\.\d)(?P<pre>\s+(?:RC|preview|beta|alpha)\b)?",
     re.I,
 )
@@ -121,7 +122,7 @@ _LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
 _MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
 _ROUTE_WORDS = re.compile(r"\b(?:base\s+path|routes?|endpoints?|urls?)\b", re.I)
 _ALIAS_IMPORT = re.compile(r"\bfrom\s+[\"'](?:@|~)/([\w./-]+)[\"']")
-_MINIMUM = re.compile(r"\+|>=|≥|\.x\b")
+_MINIMUM = re.compile(r"\+|>=|≥|\.x\b|[\^~]\s*v?\d")
 _REQUIRES = re.compile(
     r"\b(?:requires?|required|minimum|at least|or (?:later|newer|higher|above)|"
     r"requires-python|go\.mod|engines|MSRV|toolchain|supports?)\b",

@@ -120,6 +120,23 @@ def test_stated_values_against_the_config(tmp_path: Path) -> None:
     assert verdicts("Production runs Python 3.12.", proj) == {}
 
 
+def test_a_minimum_after_a_bold_label_or_a_caret_is_the_configs_minimum(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": '[project]\nname = "x"\nrequires-python = ">=3.10"\n',
+        "package.json": json.dumps({"name": "x", "engines": {"node": ">=22.12.0"}}),
+    }
+    proj = project(tmp_path, files)
+    python = verdicts("**Python**: 3.9 minimum, 3.12 for development", proj)
+    assert python == {
+        "value:python": "states Python: 3.9; pyproject.toml requires-python now says >=3.10"
+    }
+    node = verdicts("**Node Version**: ^18.0.0 || >=20.0.0", proj)
+    assert list(node) == ["value:node"] and ">=22.12.0" in (node["value:node"] or "")
+    assert verdicts("**Python**: 3.10 minimum", proj) == {"value:python": None}
+    assert verdicts("**Node Version**: ^22.12.0", proj) == {"value:node": None}
+    assert verdicts("**Python**: 3.12 in production", proj) == {}  # no minimum stated
+
+
 def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> None:
     """A list of packages and versions ("symfony/console (SYMFONY) - v7"), a product of
     two words ("Tailwind CSS v3" is `tailwindcss`), a stated minimum ("4.1+"), a version
