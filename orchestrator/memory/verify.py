@@ -463,6 +463,7 @@ class Verifier:
                 + self._dropped_prose_names(products, commit)
                 + self._dropped_extensions(body, commit)
                 + self._dropped_constants(body, commit)
+                + self._dropped_namespaced(body, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -587,6 +588,31 @@ class Verifier:
                 reason = f"{span} was named in {then[0]} at {commit[:10]}; no code names it now"
                 out.append(ClaimFailure(Claim("env", span, "body", symbol=span), reason))
         return out
+
+    def _dropped_namespaced(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`Shop::Admin::BaseController`, `Shop::Roles.for`: a Ruby constant in a code span
+        whose file by the loaders' convention (`shop/admin/base_controller.rb`, under any
+        folder) `commit` tracked and nothing tracks now; a constant no file held by that
+        convention at `commit` is not judged (the convention may not be the project's)."""
+        out = []
+        for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
+            found = _RUBY_CONSTANT.fullmatch(span)
+            if found is None:
+                continue
+            path = "/".join(_snake(part) for part in found.group(1).split("::")) + ".rb"
+            if self._holds_path(path, None):
+                continue
+            then = self._holds_path(path, commit)
+            if then:
+                reason = f"{span}: {then} held it at {commit[:10]}; no {path} now"
+                out.append(ClaimFailure(Claim("class", span, "body", symbol=span), reason))
+        return out
+
+    def _holds_path(self, path: str, commit: str | None) -> str | None:
+        """A tracked file (now, or at `commit`) whose path is `path` or ends with it."""
+        tree = self.state.blobs if commit is None else (self._tree(commit) or {})
+        base = "/" + path
+        return next((p for p in tree if p == path or p.endswith(base)), None)
 
     def _naming(self, name: str, commit: str | None) -> list[str]:
         """The code files (prose aside) spelling `name` as a whole word, now or at `commit`."""
@@ -1608,6 +1634,16 @@ def _lock_managers(paths: Iterable[str]) -> set[str]:
     """The package managers whose lock files are among `paths` (vendored folders aside)."""
     names = {p.rsplit("/", 1)[-1] for p in paths if "node_modules/" not in p}
     return {m for m, locks in _LOCK_FILES.items() if names.intersection(locks)}
+
+
+# a Ruby constant of two names or more (`Shop::Admin::BaseController`), maybe with a
+# method after it (`Shop::Roles.for`, `Shop::Cart#total`)
+_RUBY_CONSTANT = re.compile(r"((?:[A-Z][A-Za-z0-9]*::)+[A-Z][A-Za-z0-9]*)(?:[.#][a-z_]\w*[?!]?)?")
+
+
+def _snake(name: str) -> str:
+    """`BaseController` -> `base_controller`, `APIKey` -> `api_key`, `V2` -> `v2`."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def _name_part(symbol: str) -> bool:

@@ -188,6 +188,44 @@ def test_commands_of_a_package_manager_the_project_left_are_stale(
     assert results["pnpm"].result == "ok"
 
 
+def test_a_ruby_constant_whose_conventional_file_is_gone_is_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    admin = "admin/app/controllers/shop/admin/base_controller.rb"
+    verified = _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            admin: "module Shop\n  module Admin\n    class BaseController; end\n  end\nend\n",
+            "core/lib/shop/roles.rb": "module Shop\n  module Roles\n    def self.for(u) = []\n  end\nend\n",
+            "core/lib/shop/api_key.rb": "module Shop\n  class APIKey; end\nend\n",
+        },
+        {
+            "admin": "Admin pages inherit `Shop::Admin::BaseController`.",
+            "roles": "Roles come from `Shop::Roles.for`.",
+            "key": "Keys are `Shop::APIKey` records.",
+            "variant": "A missing row raises `Error::NotFound`.",
+        },
+    )
+    git(layout.root, "rm", "-q", "-r", "admin")
+    (layout.root / "core" / "app" / "models").mkdir(parents=True)
+    git(layout.root, "mv", "core/lib/shop/api_key.rb", "core/app/models/shop_api_key.rb")
+    git(layout.root, "mv", "core/lib/shop/roles.rb", "core/app/models/roles.rb")
+    write_files(layout.root, {"engine/lib/shop/roles.rb": "module Shop; module Roles; end; end\n"})
+    commit_all(layout.root, "the admin engine removed; roles kept in an engine")
+
+    results = verify_all(layout)
+    assert results["admin"].result == "stale"
+    assert results["admin"].failures[0].reason == (
+        f"Shop::Admin::BaseController: {admin} held it at {verified['commit'][:10]}; "
+        "no shop/admin/base_controller.rb now"
+    )
+    assert results["roles"].result == "ok"  # engine/lib/shop/roles.rb holds it by the convention
+    assert results["key"].result == "stale"  # shop/api_key.rb is gone
+    assert results["variant"].result == "ok"  # no file held it by the convention: not judged
+
+
 def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests_is_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
