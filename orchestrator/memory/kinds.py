@@ -998,6 +998,18 @@ def _program_claims(program: str, args: list[str], where: str | None, text: str)
     return out + _tool_claims(program, args, where, text)
 
 
+def _go_packages(args: list[str], where: str | None, text: str) -> list[Claim]:
+    """The package folders a `go` command names (`./internal/http/`, `./cmd/...`; `./...`
+    is every package, no one folder), below the folder a `cd` entered."""
+    out = []
+    for arg in args:
+        folder = arg.removeprefix("./").removesuffix("...").rstrip("/")
+        if arg.startswith("./") and folder and _plain_folder(folder):
+            path = folder if where is None else f"{where}/{folder}"
+            out.append(Claim("directory", text, "body", path=path))
+    return out
+
+
 def _path_arg(arg: str) -> bool:
     """A command's argument naming a file of the repository (`src/__tests__/lru.test.ts`)."""
     if arg.startswith(("-", "/", "~", "$")) or any(c in arg for c in "=*<>{}:") or "/" not in arg:
@@ -1007,10 +1019,13 @@ def _path_arg(arg: str) -> bool:
 
 
 def _tool_claims(program: str, args: list[str], where: str | None, text: str) -> list[Claim]:
+    if program == "go" and args[:1] in (["build"], ["run"], ["vet"], ["install"], ["generate"]):
+        return _go_packages(args[1:], where, text)
     if program == "go" and args[:1] == ["test"]:
         _, values = _options(args[1:], ("-run", "-tags", "-timeout", "-count", "-p"))
         name = values.get("-run", "")
-        return (
+        packages = _go_packages(args[1:], where, text)
+        return packages + (
             [Claim("identifier", name, "body", symbol=name)]
             if re.fullmatch(r"Test\w+", name) and not placeholder_name(name)
             else []  # `-run TestFoo`: any test

@@ -137,6 +137,23 @@ def test_a_minimum_after_a_bold_label_or_a_caret_is_the_configs_minimum(tmp_path
     assert verdicts("**Python**: 3.12 in production", proj) == {}  # no minimum stated
 
 
+def test_the_package_folders_a_go_command_names(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {"go.mod": "module example.org/x\n", "internal/http/client.go": "package http\n"},
+    )
+    found = verdicts(
+        "`go test ./internal/http/` `go vet ./internal/ws/...` `go test ./...` "
+        "`cd internal && go build ./http`",
+        proj,
+    )
+    assert found == {
+        "directory:internal/http": None,
+        "directory:internal/ws": "no folder internal/ws in the repository",
+        "directory:internal": None,
+    }
+
+
 def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> None:
     """A list of packages and versions ("symfony/console (SYMFONY) - v7"), a product of
     two words ("Tailwind CSS v3" is `tailwindcss`), a stated minimum ("4.1+"), a version
