@@ -577,11 +577,13 @@ class Verifier:
 
     def _dropped_constants(self, body: str, commit: str) -> list[ClaimFailure]:
         """`DOTNET_ROLL_FORWARD`, `MAX_UPLOAD_MB`: a name in capitals and underscores in a
-        code span (a setting, a constant, a variable a script sets) that some code file
+        code span (a setting, a constant, a variable a script sets), or a Ruby method of
+        several words ending in `!` or `?` (`stub_authorization!`), that some code file
         named at `commit` and none names now (prose and the instruction files aside)."""
         out = []
         for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
-            if not _CONSTANT.fullmatch(span) or self._naming(span, None):
+            named = _CONSTANT.fullmatch(span) or _RUBY_METHOD.fullmatch(span)
+            if not named or self._naming(span, None):
                 continue
             then = self._naming(span, commit)
             if then:
@@ -1465,6 +1467,7 @@ _TS_SOURCES = (".ts", ".mts", ".cts", ".tsx")
 # a kind of file named by its extension: ".fbs files", "`.proto` file"
 _EXTENSION_FILES = re.compile(r"(?<![\w/*.-])`?\.([A-Za-z][A-Za-z0-9]{0,7})`?\s+files?\b")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # `DOTNET_ROLL_FORWARD`
+_RUBY_METHOD = re.compile(r"[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[!?]")  # `stub_authorization!`
 _CODE_NAME = re.compile(r"[A-Za-z_][\w.]*\w")  # `retry.Permanent`, `errors.Is`, `parse_config`
 _LINE_WORDS = 8  # a cited line this long or longer says something found elsewhere only by chance
 _INSTRUCTION_FILES = frozenset(

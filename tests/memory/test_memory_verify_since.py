@@ -371,6 +371,34 @@ def test_a_name_in_capitals_no_code_names_any_more_is_stale(
     assert results["secret"].result == "ok"  # no code named it then either
 
 
+def test_a_ruby_method_ending_in_a_bang_no_code_names_any_more_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    helper = "module AuthHelpers\n  def stub_sign_in!(user) = user\n  def admin_user?(u) = u\nend\n"
+    spec = "it 'lists' do\n  stub_sign_in!(admin)\nend\n"
+    verified = committed(
+        layout, {"spec/support/auth.rb": helper, "spec/list_spec.rb": spec}, "helpers"
+    )
+    put("bang", "Specs sign in with `stub_sign_in!`.", verified=verified)
+    put("predicate", "Check roles with `admin_user?`.", verified=verified)
+    put("library", "Records are saved with `save_all!`.", verified=verified)
+    write_files(
+        layout.root,
+        {"spec/support/auth.rb": "module AuthHelpers\n  def admin_user?(u) = u\nend\n"},
+    )
+    (layout.root / "spec" / "list_spec.rb").write_text("it 'lists' do\nend\n")
+    commit(layout.root, "sign-in helpers from the engine's gem")
+
+    results = verify_all(layout)
+    assert results["bang"].result == "stale"
+    assert results["bang"].failures[0].reason == (
+        f"stub_sign_in! was named in spec/list_spec.rb at {verified['commit'][:10]}; "
+        "no code names it now"
+    )
+    assert results["predicate"].result == "ok"  # still defined
+    assert results["library"].result == "ok"  # no code named it then either
+
+
 def test_a_lower_camel_name_the_code_had_and_has_no_more_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
