@@ -464,6 +464,7 @@ class Verifier:
                 + self._dropped_extensions(body, commit)
                 + self._dropped_constants(body, commit)
                 + self._dropped_namespaced(body, commit)
+                + self._recounted(body, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -615,6 +616,34 @@ class Verifier:
         tree = self.state.blobs if commit is None else (self._tree(commit) or {})
         base = "/" + path
         return next((p for p in tree if p == path or p.endswith(base)), None)
+
+    def _recounted(self, body: str, commit: str) -> list[ClaimFailure]:
+        """ "15+ packages in `packages/`": a count of the folders a folder holds that was
+        right at `commit` (at least so many, for "15+") and is wrong now."""
+        out = []
+        for found in _FOLDER_COUNT.finditer(body):
+            stated, plus, folder = int(found.group(1)), bool(found.group(2)), found.group(3)
+            folder = folder.strip("/")
+            then = self._subfolders(folder, commit)
+            now = self._subfolders(folder, None)
+            if then and _fits(then, stated, plus) and not _fits(now, stated, plus):
+                reason = f"{folder}/ holds {now} folders now ({then} at {commit[:10]})"
+                out.append(
+                    ClaimFailure(Claim("value", found.group(0), "body", path=folder), reason)
+                )
+        return out
+
+    def _subfolders(self, folder: str, commit: str | None) -> int:
+        """How many folders `folder` holds (by its tracked files), now or at `commit`."""
+        tree = self.state.blobs if commit is None else (self._tree(commit) or {})
+        prefix = folder + "/"
+        return len(
+            {
+                p[len(prefix) :].split("/", 1)[0]
+                for p in tree
+                if p.startswith(prefix) and p.count("/") > folder.count("/") + 1
+            }
+        )
 
     def _naming(self, name: str, commit: str | None) -> list[str]:
         """The code files (prose aside) spelling `name` as a whole word, now or at `commit`."""
@@ -1467,6 +1496,12 @@ _TS_SOURCES = (".ts", ".mts", ".cts", ".tsx")
 # a kind of file named by its extension: ".fbs files", "`.proto` file"
 _EXTENSION_FILES = re.compile(r"(?<![\w/*.-])`?\.([A-Za-z][A-Za-z0-9]{0,7})`?\s+files?\b")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # `DOTNET_ROLL_FORWARD`
+# "15+ packages in `packages/`", "the 12 crates under `crates/`": a count of a folder's folders
+_FOLDER_COUNT = re.compile(
+    r"\b(\d{1,3})(\+)?\s+(?:\w+\s+)?(?:packages|crates|modules|apps|services|plugins|"
+    r"libraries|workspaces|projects|extensions)\s+(?:\w+\s+){0,2}?(?:in|under|inside|within)\s+(?:the\s+)?"
+    r"`([\w.-]+(?:/[\w.-]+)*/?)`"
+)
 _RUBY_METHOD = re.compile(r"[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[!?]")  # `stub_authorization!`
 _CODE_NAME = re.compile(r"[A-Za-z_][\w.]*\w")  # `retry.Permanent`, `errors.Is`, `parse_config`
 _LINE_WORDS = 8  # a cited line this long or longer says something found elsewhere only by chance
@@ -1642,6 +1677,11 @@ def _lock_managers(paths: Iterable[str]) -> set[str]:
 # a Ruby constant of two names or more (`Shop::Admin::BaseController`), maybe with a
 # method after it (`Shop::Roles.for`, `Shop::Cart#total`)
 _RUBY_CONSTANT = re.compile(r"((?:[A-Z][A-Za-z0-9]*::)+[A-Z][A-Za-z0-9]*)(?:[.#][a-z_]\w*[?!]?)?")
+
+
+def _fits(count: int, stated: int, at_least: bool) -> bool:
+    """A count meets a stated one ("15+": at least 15; "15": exactly)."""
+    return count >= stated if at_least else count == stated
 
 
 def _snake(name: str) -> str:

@@ -399,6 +399,30 @@ def test_a_ruby_method_ending_in_a_bang_no_code_names_any_more_is_stale(
     assert results["library"].result == "ok"  # no code named it then either
 
 
+def test_a_count_of_a_folders_folders_that_was_right_and_is_not_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    packages = {f"packages/p{i}/package.json": "{}\n" for i in range(5)}
+    verified = committed(layout, {**packages, "crates/one/Cargo.toml": ""}, "packages")
+    put("plus", "There are 5+ packages in `packages/`.", verified=verified)
+    put("exact", "The 4 packages under `packages` build with tsc.", verified=verified)
+    put(
+        "crates",
+        "The 1 crate lives under `crates/` (2 crates in `crates/` soon).",
+        verified=verified,
+    )
+    git(layout.root, "rm", "-q", "-r", "packages/p4", "packages/p3")
+    commit(layout.root, "two packages inlined")
+
+    results = verify_all(layout)
+    assert results["plus"].result == "stale"
+    assert results["plus"].failures[0].reason == (
+        f"packages/ holds 3 folders now (5 at {verified['commit'][:10]})"
+    )
+    assert results["exact"].result == "ok"  # wrong then too: nothing to compare
+    assert results["crates"].result == "ok"  # a plan, wrong then and now alike
+
+
 def test_a_lower_camel_name_the_code_had_and_has_no_more_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
