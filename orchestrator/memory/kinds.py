@@ -139,11 +139,13 @@ _GRADLE_VALUED = (
 # A name with a capital inside the word ("GoodJob", "TiDB", "MySQL"), not part of a path,
 # a URL or a package name: how prose names a library or a product.
 _PRODUCT = re.compile(r"(?<![\w./@:-])([A-Za-z][a-z0-9]*(?:[A-Z][A-Za-z0-9]*)+)(?![\w/@-])")
-# A capitalised word after a lower-case word, a comma or a colon ("run the tests with
-# Jest", "Formatting: Prettier, ESLint"), or in bold ("**Tinypool**"): how prose names a
-# tool mid-sentence (a sentence's first word is any word).
+# A capitalised word after a lower-case word, a comma, a colon, `+`, `&` or `/` ("run the
+# tests with Jest", "Formatting: Prettier, ESLint", "Ruff + Flake8"), after a bold label
+# ("**Tooling:** Prettier") or in bold ("**Tinypool**"): how prose names a tool
+# mid-sentence (a sentence's first word is any word).
 _TOOL = re.compile(
-    r"(?:(?<=[a-z,:] )|(?<=\*\*)|(?<=[a-z,:] \*\*))([A-Z][a-z]{2,}\d*)(?:\.js)?(?![\w/@-])"
+    r"(?:(?<=[a-z,:+&/] )|(?<=\*\*)|(?<=[a-z,:] \*\*)|(?<=:\*\* ))([A-Z][a-z]{2,}\d*)(?:\.js)?"
+    r"(?![\w/@-])"
 )
 # A hyphenated lower-case name ("the binary-compatibility-validator plugin"): a package's.
 _HYPHENATED = re.compile(r"(?<![\w./@:-])([a-z][a-z0-9]+(?:-[a-z0-9]{2,}){2,})(?![\w/@.-])")

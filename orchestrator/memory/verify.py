@@ -768,7 +768,7 @@ class Verifier:
             if then is not None and key in then.dependency_names:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
-        out += self._dropped_packages(body, commit)
+        out += self._dropped_packages(body, commit) + self._dropped_programs(body, commit)
         for claim in [
             c for c in claims if c.kind == "value" and (c.symbol or "").startswith("dep:")
         ]:
@@ -779,6 +779,23 @@ class Verifier:
             if then is not None and then.declared(name)[1]:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
+        return out
+
+    def _dropped_programs(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`black src/`, `uv run flake8`, `npx prettier --check .`: a command whose program
+        a manifest declared as a dependency at `commit` and none declares now (the tool
+        left the project; the command's folders may all be there)."""
+        out = []
+        now = self.project().dependency_names
+        for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
+            program = _program(span)
+            key = kinds.dependency_key(program) if program else ""
+            if not key or any(key in name for name in now):
+                continue
+            then = self._project_at(commit)
+            if then is not None and key in then.dependency_names:
+                reason = f"{program}: a dependency at {commit[:10]}, no manifest declares it now"
+                out.append(ClaimFailure(Claim("command", span, "body", symbol=program), reason))
         return out
 
     def _dropped_packages(self, body: str, commit: str) -> list[ClaimFailure]:
@@ -1502,6 +1519,7 @@ _FOLDER_COUNT = re.compile(
     r"libraries|workspaces|projects|extensions)\s+(?:\w+\s+){0,2}?(?:in|under|inside|within)\s+(?:the\s+)?"
     r"`([\w.-]+(?:/[\w.-]+)*/?)`"
 )
+_ENV_WORD = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # `CI=1` before a command
 _RUBY_METHOD = re.compile(r"[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[!?]")  # `stub_authorization!`
 _CODE_NAME = re.compile(r"[A-Za-z_][\w.]*\w")  # `retry.Permanent`, `errors.Is`, `parse_config`
 _LINE_WORDS = 8  # a cited line this long or longer says something found elsewhere only by chance
@@ -1677,6 +1695,22 @@ def _lock_managers(paths: Iterable[str]) -> set[str]:
 # a Ruby constant of two names or more (`Shop::Admin::BaseController`), maybe with a
 # method after it (`Shop::Roles.for`, `Shop::Cart#total`)
 _RUBY_CONSTANT = re.compile(r"((?:[A-Z][A-Za-z0-9]*::)+[A-Z][A-Za-z0-9]*)(?:[.#][a-z_]\w*[?!]?)?")
+
+
+def _program(span: str) -> str | None:
+    """The program a command runs (`black` of `black src/`, `uv run flake8 .`, `npx
+    prettier`, `python -m mypy`), None for a span that is no command of two words."""
+    words = [w for w in span.split() if not _ENV_WORD.match(w)]
+    if len(words) < 2:
+        return None
+    if words[0] in ("uv", "poetry", "pipenv", "hatch", "pdm", "rye") and words[1] == "run":
+        words = words[2:]
+    elif words[0] in ("npx", "uvx", "pipx", "bunx", "pnpx"):
+        words = words[1:]
+    elif words[0] in ("python", "python3") and words[1] == "-m":
+        words = words[2:]
+    program = words[0] if words else ""
+    return program if re.fullmatch(r"[a-z][\w.-]*", program) else None
 
 
 def _fits(count: int, stated: int, at_least: bool) -> bool:

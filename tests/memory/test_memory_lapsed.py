@@ -142,6 +142,8 @@ def test_python_tools_a_requirement_file_or_a_hook_dropped_and_a_bold_tool_are_s
         },
         {
             "python": "Style: Black formats, Flake8 lints, Isort sorts imports.",
+            "linting": "**Linting:** Ruff + Flake8",
+            "command": "Format with `black src/ tests/`, test with `uv run pytest -q`.",
             "pool": "- **Tinypool** runs the test workers",
             "format": "**Formatting**: Prettier, with the default options",
         },
@@ -155,6 +157,8 @@ def test_python_tools_a_requirement_file_or_a_hook_dropped_and_a_bold_tool_are_s
     results = verify_all(layout)
     reasons = {f.reason.split(":")[0] for f in results["python"].failures}
     assert reasons == {"Black", "Flake8"}  # isort is still a hook
+    assert [f.reason.split(":")[0] for f in results["linting"].failures] == ["Flake8"]
+    assert [f.claim.text for f in results["command"].failures] == ["black src/ tests/"]
     assert results["pool"].result == "stale"
     assert results["format"].result == "ok"  # still declared
 
