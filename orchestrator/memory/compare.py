@@ -390,6 +390,21 @@ def opposed(ra: Reading, rb: Reading) -> bool:
     )
 
 
+# words of checking a thing (testing it, verifying it), as against making or using it
+_CHECK_WORDS = r"(?:test(?:s|ed|ing)?|verif(?:y|ies|ied|ying|ication)|validat\w*|qa)\b"
+_CHECKING = re.compile(rf"\b{_CHECK_WORDS}", re.I)
+_CHECKING_FIRST = re.compile(rf"^\W{{0,6}}(?:\[.\]\s*)?{_CHECK_WORDS}", re.I)
+
+
+def two_acts(a: Memory, b: Memory) -> bool:
+    """One fact opens on checking a thing and the other does not speak of checking at
+    all: "Test the storage layer" and "Set up the storage layer" are two items of work."""
+    return any(
+        _CHECKING_FIRST.match(x.fact) is not None and _CHECKING.search(y.fact) is None
+        for x, y in ((a, b), (b, a))
+    )
+
+
 def containment(a: frozenset[str], b: frozenset[str]) -> float:
     """How much of the smaller set the larger holds."""
     if not a or not b:

@@ -288,6 +288,8 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
     """Whether a pair `rare_pairs` scored high enough says one thing (see the module)."""
     if compare.linked(a, b) or compare.different_slots(a, b, nested=True):
         return False
+    if compare.two_acts(a, b):
+        return False  # making a thing and testing it
     ra, rb = readings.plain(a), readings.plain(b)
     if compare.bare_state(a, ra) or compare.bare_state(b, rb):
         return False  # a state of work naming nothing: its heading says what it is about

@@ -262,3 +262,25 @@ def test_a_bare_state_opens_on_the_state_and_names_nothing() -> None:
     assert bare("TBD")
     assert not bare("Simple stock alerts")
     assert not bare("To be determined: whether routing uses React Router or a custom state store")
+
+
+def test_making_a_thing_and_testing_it_are_two_items_of_work(layout: Layout, put: Put) -> None:
+    plant_filler(put)
+    put("keys-made", "Set up the webhook signing keys with rotation", subject="completed")
+    put("keys-tested", "Test the webhook signing keys with rotation", subject="next steps")
+    put("keys-checked", "[ ] Testing of the webhook signing keys with rotation", subject="todo")
+    dups = found(audit(layout))
+    assert frozenset({"keys-made", "keys-tested"}) not in dups
+    assert frozenset({"keys-made", "keys-checked"}) not in dups
+    assert frozenset({"keys-tested", "keys-checked"}) in dups  # one to-do in two lists
+    assert compare.two_acts(
+        memory_of("Test the MMKV storage"), memory_of("MMKV storage configured")
+    )
+    assert not compare.two_acts(
+        memory_of("Test the MMKV storage"),
+        memory_of("The MMKV storage passes its tests"),
+    )
+
+
+def memory_of(fact: str) -> Memory:
+    return Memory(name="m", description=fact, type="project", body=fact + "\n", subject="s")
