@@ -282,13 +282,18 @@ def _has_extension(name: str) -> bool:
     return name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS
 
 
+def stand_in_path(path: str) -> bool:
+    """`path/to/file.py`, `src/path/to/pkg`: any file's or folder's path, no claim."""
+    return _STAND_IN_PATH.search("/" + path.strip("/") + "/") is not None
+
+
 def looks_like_path(span: str, shape: RepoShape) -> bool:
     if " " in span or "://" in span or span.startswith(("-", "~", "$", "@")):
         return False
     parts = span.strip("/").split("/")
     if not all(_PATH_PART.match(p) for p in parts) or any(p in ("", "..") for p in parts):
         return False
-    if _STAND_IN_PATH.search("/" + span.strip("/") + "/"):
+    if stand_in_path(span):
         return False  # `path/to/file.py`: any file's path
     if span.startswith("/") and parts[0] not in shape.top_level:
         return False  # a route (`/api/v1/`) or a path of the machine (`/etc/hosts`)
@@ -462,7 +467,7 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
         parts = word.strip("/").split("/")
         if len(parts) < 2 or word.startswith("//") or not all(parts):
             continue
-        if _STAND_IN_PATH.search("/" + word.strip("/") + "/"):
+        if stand_in_path(word):
             continue
         # below a top-level entry: a folder written with its slash, or three parts deep
         # without it (`web/assets/img`); two bare parts are as often words ("public/exported")

@@ -57,7 +57,13 @@ from typing import Any
 from urllib.parse import unquote
 
 from orchestrator.memory import tasksources
-from orchestrator.memory.claims import CODE_SPAN, FILE_EXTENSIONS, Claim, placeholder_name
+from orchestrator.memory.claims import (
+    CODE_SPAN,
+    FILE_EXTENSIONS,
+    Claim,
+    placeholder_name,
+    stand_in_path,
+)
 from orchestrator.memory.codeindex import code_matches, git, inside
 
 KINDS = (
@@ -1006,7 +1012,7 @@ def _go_packages(args: list[str], where: str | None, text: str) -> list[Claim]:
     out = []
     for arg in args:
         folder = arg.removeprefix("./").removesuffix("...").rstrip("/")
-        if arg.startswith("./") and folder and _plain_folder(folder):
+        if arg.startswith("./") and folder and _plain_folder(folder) and not stand_in_path(folder):
             path = folder if where is None else f"{where}/{folder}"
             out.append(Claim("directory", text, "body", path=path))
     return out

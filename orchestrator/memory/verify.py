@@ -595,8 +595,10 @@ class Verifier:
     def _dropped_namespaced(self, body: str, commit: str) -> list[ClaimFailure]:
         """`Shop::Admin::BaseController`, `Shop::Roles.for`: a Ruby constant in a code span
         whose file by the loaders' convention (`shop/admin/base_controller.rb`, under any
-        folder) `commit` tracked and nothing tracks now; a constant no file held by that
-        convention at `commit` is not judged (the convention may not be the project's)."""
+        folder) `commit` tracked and nothing tracks now, unless git's rename detection
+        says where that file went (the class moved with it: `moved`, not stale); a
+        constant no file held by that convention at `commit` is not judged (the
+        convention may not be the project's)."""
         out = []
         for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
             found = _RUBY_CONSTANT.fullmatch(span)
@@ -606,7 +608,7 @@ class Verifier:
             if self._holds_path(path, None):
                 continue
             then = self._holds_path(path, commit)
-            if then:
+            if then and renamed(self.layout.root, then, self._exists)[0] is None:
                 reason = f"{span}: {then} held it at {commit[:10]}; no {path} now"
                 out.append(ClaimFailure(Claim("class", span, "body", symbol=span), reason))
         return out

@@ -144,14 +144,15 @@ def test_the_package_folders_a_go_command_names(tmp_path: Path) -> None:
     )
     found = verdicts(
         "`go test ./internal/http/` `go vet ./internal/ws/...` `go test ./...` "
-        "`cd internal && go build ./http`",
+        "`cd internal && go build ./http` `go test -run TestParse ./path/to/package`",
         proj,
     )
     assert found == {
         "directory:internal/http": None,
         "directory:internal/ws": "no folder internal/ws in the repository",
         "directory:internal": None,
-    }
+        "identifier:TestParse": None,  # judged by the code index, not here
+    }  # `./path/to/package` stands for any package
 
 
 def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> None:
