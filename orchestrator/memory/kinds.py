@@ -483,9 +483,9 @@ class Project:
             for reqs in groups.values() if isinstance(groups, dict) else ():
                 for req in reqs if isinstance(reqs, list) else ():
                     names.update(_REQUIREMENT.findall(req) if isinstance(req, str) else ())
-            poetry = (data.get("tool", {}) or {}).get("poetry", {}) or {}
+            poetry = _table(_table(data.get("tool")).get("poetry"))
             tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
-            tables += [g.get("dependencies") for g in (poetry.get("group", {}) or {}).values()]
+            tables += [_table(g).get("dependencies") for g in _table(poetry.get("group")).values()]
             for table in tables:
                 names.update(table if isinstance(table, dict) else ())
         return names
@@ -1004,6 +1004,11 @@ def _program_claims(program: str, args: list[str], where: str | None, text: str)
         program, args = args[0], args[1:]
     out = [Claim("path", a, "body", path=a.removeprefix("./")) for a in args if _path_arg(a)]
     return out + _tool_claims(program, args, where, text)
+
+
+def _table(value: object) -> dict[str, Any]:
+    """A TOML table, or an empty one where the file holds something else."""
+    return value if isinstance(value, dict) else {}
 
 
 def _go_packages(args: list[str], where: str | None, text: str) -> list[Claim]:

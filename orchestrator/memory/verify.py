@@ -620,7 +620,7 @@ class Verifier:
         return next((p for p in tree if p == path or p.endswith(base)), None)
 
     def _recounted(self, body: str, commit: str) -> list[ClaimFailure]:
-        """ "15+ packages in `packages/`": a count of the folders a folder holds that was
+        """A count of the folders a folder holds ("15+ packages in `packages/`") that was
         right at `commit` (at least so many, for "15+") and is wrong now."""
         out = []
         for found in _FOLDER_COUNT.finditer(body):
