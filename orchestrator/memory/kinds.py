@@ -126,6 +126,9 @@ _DEP_STATED = re.compile(
 )
 _LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
 _MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
+# a sentence about generated files: the patterns it gives are of outputs ("Generated files
+# (`*.g.dart`) are excluded from analysis")
+_GENERATED_FILES = re.compile(r"\bgenerated\s+(?:files?|code|sources?|outputs?|artifacts?)\b", re.I)
 _ROUTE_WORDS = re.compile(r"\b(?:base\s+path|routes?|endpoints?|urls?)\b", re.I)
 _ALIAS_IMPORT = re.compile(r"\bfrom\s+[\"'](?:@|~)/([\w./-]+)[\"']")
 _MINIMUM = re.compile(r"\+|>=|≥|\.x\b|[\^~]\s*v?\d")
@@ -789,10 +792,13 @@ def text_claims(text: str) -> list[Claim]:
             if hosts:
                 continue  # "test domains we own (`example.org`, `*.invalid`)"
         claims += _command_claims(span) + _span_claims(span, text)
+    if "enerated" in text and _GENERATED_FILES.search(text):
+        claims = [c for c in claims if c.kind != "pattern"]  # outputs need not be tracked
     # each pattern below runs only where a word every match of it holds is in the text
     # (lower-cased words hold no `i` or `s`: case-blind matching reads `ı` and `ſ` as those)
     low = text.lower()
-    if "`" in text and ("end" in low or "uff" in low or "named" in low):
+    generated = "enerated" in text and _GENERATED_FILES.search(text) is not None
+    if "`" in text and not generated and ("end" in low or "uff" in low or "named" in low):
         for suffix in _SUFFIX_WORDS.findall(text):
             pattern = suffix if "*" in suffix else "*" + suffix
             claims.append(Claim("pattern", pattern, "body", symbol=pattern))
@@ -1037,11 +1043,13 @@ def _tool_claims(program: str, args: list[str], where: str | None, text: str) ->
     if program == "go" and args[:1] == ["test"]:
         _, values = _options(args[1:], ("-run", "-tags", "-timeout", "-count", "-p"))
         name = values.get("-run", "")
+        if name and placeholder_name(name):
+            return []  # `go test -run TestFoo ./pkg/...`: a template, any test of any package
         packages = _go_packages(args[1:], where, text)
         return packages + (
             [Claim("identifier", name, "body", symbol=name)]
-            if re.fullmatch(r"Test\w+", name) and not placeholder_name(name)
-            else []  # `-run TestFoo`: any test
+            if re.fullmatch(r"Test\w+", name)
+            else []
         )
     if program in ("npm", "pnpm", "yarn", "bun"):
         return _script_claims(program, args, where, text)

@@ -296,6 +296,13 @@ _GRADLE_STANDARD_FAMILY = re.compile(
     r"|\w+(?:Test|Tests|Jar|Classes|MainClasses)"
 )
 
+
+def standard_gradle_task(name: str) -> bool:
+    """One of the tasks Gradle and its Java, Kotlin and Android plugins add to any build
+    (`check`, `assembleDebug`, `connectedAndroidTest`)."""
+    return name in GRADLE_STANDARD_TASKS or _GRADLE_STANDARD_FAMILY.fullmatch(name) is not None
+
+
 # Well-known plugins: a name, the words that name the plugin in a build file (its id, its
 # artifact), and the tasks it adds (a pattern of their names).
 GRADLE_PLUGINS: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -356,7 +363,7 @@ class GradleBuild:
         for plugin, _, tasks in GRADLE_PLUGINS:
             if plugin in self.plugins and re.fullmatch(tasks, name):
                 return f"a task of the {plugin} plugin"
-        if name in GRADLE_STANDARD_TASKS or _GRADLE_STANDARD_FAMILY.fullmatch(name):
+        if standard_gradle_task(name):
             return "a standard Gradle task"
         return None
 

@@ -1595,6 +1595,13 @@ _WARNS = re.compile(
     r"\b(?:never|not|no longer|don't|do not|must not|should not|avoid|instead of|rather than)\b",
     re.I,
 )
+# a span's clause going on to say the name is gone: "`X` no longer exists", "`X` is not exported"
+_GONE_AFTER = re.compile(
+    r"\W{0,3}\s*(?:(?:(?:is|are)\s+)?no longer (?:exists?|exported|available|defined|used)\b|"
+    r"(?:has|have) been removed\b|(?:is|are|was|were)\s+"
+    r"(?:removed|gone|deprecated|not (?:exported|available|defined|public))\b)",
+    re.I,
+)
 _CLAUSE_END = re.compile(r"[;.!?:](?:\s|$)|\n|\bbut\b|\binstead\b")
 # Where CI is configured: a command quoted from there is what CI runs.
 _CI = (
@@ -1649,14 +1656,16 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
     """Whether a claim of `text` names what a rule warns against: a code span with a
     negation earlier in its clause ("never name tests `TestBug4821`", "`isReady`, not
     `ready()`", "avoid `eval()`", "rather than `make all`", "no longer registered in
-    `app/kernel.py`") and that no other span names.
+    `app/kernel.py`"), or one its clause then says is gone ("`valueOrNull` no longer
+    exists", "`Foo` is not exported"), and that no other span names.
     Such a name is expected absent."""
     warned: list[str] = []
     stated: list[str] = []
     for match in CODE_SPAN.finditer(text):
         before = text[: match.start()]
         clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
-        (warned if _WARNS.search(clause) else stated).append(match.group(1))
+        gone = _GONE_AFTER.match(text, match.end()) is not None
+        (warned if gone or _WARNS.search(clause) else stated).append(match.group(1))
     return lambda claim: (
         any(claim.text in span for span in warned)
         and not any(claim.text in span for span in stated)

@@ -9,7 +9,15 @@ from collections.abc import Callable
 
 from conftest import commit, verify_all, write_files
 
-from orchestrator.memory.claims import RepoShape, body_claims, placeholder_name, prose_claims
+from orchestrator.memory.claims import (
+    Claim,
+    RepoShape,
+    body_claims,
+    placeholder_name,
+    prose_claims,
+)
+from orchestrator.memory.kinds import text_claims
+from orchestrator.memory.verify import counter_examples
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory
 
@@ -64,3 +72,44 @@ def test_a_make_target_and_a_module_path_are_found_as_written(
         "script-prefix": "stale",  # `build-client` only starts `build-client:watch`
         "module-part": "stale",  # not a whole part of the path
     }
+
+
+def test_a_name_its_clause_says_is_gone_is_expected_absent() -> None:
+    text = "Use `AsyncValue.value` (not `valueOrNull`). In 3.x `valueOrNull` no longer exists."
+    warned = counter_examples(text)
+    assert warned(Claim("identifier", "valueOrNull", "body"))
+    assert not warned(Claim("identifier", "AsyncValue", "body"))
+    assert counter_examples("`Listenable` is not exported.")(Claim("class", "Listenable", "body"))
+    # a property stated with a negation is no word of removal
+    assert not counter_examples("`Loader` is not thread-safe.")(Claim("class", "Loader", "body"))
+    assert not counter_examples("`make test` no longer runs lint.")(
+        Claim("task", "make test", "body")
+    )
+
+
+def test_products_naming_styles_and_build_tasks_are_no_claims_of_the_tree() -> None:
+    shape = RepoShape(frozenset(["assets", "components", "src"]), frozenset(), frozenset())
+    said = body_claims("- **assets/js/** holds the TypeScript/Vue.js application", shape)
+    assert [c.text for c in said] == ["assets/js/"]  # a folder in bold; two products
+    styles = (
+        "- Components: PascalCase (`DashboardMenu.tsx`); folders lowercase with dashes "
+        "(`components/auth-wizard/`); flags with auxiliary verbs (`isLoading`, `canSubmit`)"
+    )
+    assert body_claims(styles, shape) == ()
+    assert body_claims("No emulator here for the `connectedAndroidTest` task", shape) == ()
+    assert [c.text for c in body_claims("Orders go through `processOrder`", shape)] == [
+        "processOrder"
+    ]
+
+
+def test_a_go_test_template_and_the_patterns_of_generated_files_name_nothing() -> None:
+    assert text_claims("`go test -v -run TestFoo ./pkg/...`") == []
+    said = text_claims("`go test -run TestParse ./internal/cmd`")
+    assert [(c.kind, c.path or c.symbol) for c in said] == [
+        ("directory", "internal/cmd"),
+        ("identifier", "TestParse"),
+    ]
+    assert text_claims("Generated files (`*.g.dart`, `*.freezed.dart`) are not linted") == []
+    assert [c.symbol for c in text_claims("Tests live in files ending in `_test.go`")] == [
+        "*_test.go"
+    ]
