@@ -151,7 +151,7 @@ _PRODUCT_JS = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
 # (`DashboardMenu.tsx`)", "lowercase with dashes (`components/auth-wizard/`)"
 _STYLE_EXAMPLES = re.compile(
     r"\b(?:PascalCase|camelCase|snake_case|kebab-case|SCREAMING_SNAKE_CASE|lower ?case|"
-    r"upper ?case|with (?:dashes|hyphens|underscores)|auxiliary verbs|naming)\b[^()\n]{0,40}\(([^()\n]*)\)",
+    r"upper ?case|with (?:dashes|hyphens|underscores)|auxiliary verbs|naming|file ?names?)\b[^()\n]{0,40}\(([^()\n]*)\)",
     re.I,
 )
 # the marks of bold around a word, not a glob's `**` (`src/**/*.ts`)

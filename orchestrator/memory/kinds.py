@@ -535,11 +535,11 @@ class Project:
                 continue
             for section in parser.sections():
                 if section.startswith("testenv:"):
-                    out.update(section[8:].split(","))
+                    out.update(tox_names(section[8:]))
             envlist = parser.get("tox", "envlist", fallback="") or parser.get(
                 "tox:tox", "envlist", fallback=""
             )
-            out.update(e.strip() for e in re.split(r"[,\s]+", envlist) if e.strip())
+            out.update(tox_names(envlist))
         for path in self.named("pyproject.toml", "tox.toml"):
             data = self._toml(path)
             tox = data.get("tool", {}).get("tox", data)
@@ -1010,6 +1010,26 @@ def _program_claims(program: str, args: list[str], where: str | None, text: str)
         program, args = args[0], args[1:]
     out = [Claim("path", a, "body", path=a.removeprefix("./")) for a in args if _path_arg(a)]
     return out + _tool_claims(program, args, where, text)
+
+
+def tox_names(listed: str) -> set[str]:
+    """The environments a tox list names, its factor groups expanded as tox does:
+    `{py3.12,py3.13}-common, lint` is `py3.12-common`, `py3.13-common` and `lint`."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(listed + ","):
+        depth += ch == "{"
+        depth -= ch == "}"
+        if depth == 0 and (ch in ",\n" or ch.isspace()):
+            items.append(listed[start:i].strip())
+            start = i + 1
+    out: set[str] = set()
+    for item in filter(None, items):
+        names = [""]
+        for literal, group in re.findall(r"([^{}]*)(?:\{([^{}]*)\})?", item):
+            choices = [c.strip() for c in group.split(",")] if group else [""]
+            names = [n + literal + c for n in names for c in choices]
+        out.update(n for n in names if n)
+    return out
 
 
 def _table(value: object) -> dict[str, Any]:

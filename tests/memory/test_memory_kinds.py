@@ -337,3 +337,15 @@ def test_members_of_a_namespace_and_placeholder_tests_are_no_claims() -> None:
     assert ("pattern", "_test.go") in claims and ("pattern", "Containerfile*") in claims
     assert ("identifier", "TestParser") in claims
     assert not any(s in ("v.iso.*", ".4.*", "TestFoo") for _, s in claims)
+
+
+def test_tox_factor_groups_name_every_environment_they_make(tmp_path: Path) -> None:
+    tox = "[tox]\nenvlist =\n    {py3.9,py3.14}-common\n    lint\n\n[testenv:{docs,site}-build]\n"
+    proj = project(tmp_path, {"tox.ini": tox})
+    found = verdicts(
+        "`tox -e py3.14-common`; `tox -e site-build,lint`; `tox -e py3.10-common`", proj
+    )
+    assert found["task:tox:py3.14-common"] is None
+    assert found["task:tox:site-build"] is None
+    assert found["task:tox:lint"] is None
+    assert found["task:tox:py3.10-common"] is not None  # no factor makes it

@@ -93,7 +93,8 @@ def test_products_naming_styles_and_build_tasks_are_no_claims_of_the_tree() -> N
     assert [c.text for c in said] == ["assets/js/"]  # a folder in bold; two products
     styles = (
         "- Components: PascalCase (`DashboardMenu.tsx`); folders lowercase with dashes "
-        "(`components/auth-wizard/`); flags with auxiliary verbs (`isLoading`, `canSubmit`)"
+        "(`components/auth-wizard/`); flags with auxiliary verbs (`isLoading`, `canSubmit`); "
+        "descriptive filenames (`billing.spec.ts`)"
     )
     assert body_claims(styles, shape) == ()
     assert body_claims("No emulator here for the `connectedAndroidTest` task", shape) == ()
