@@ -596,7 +596,7 @@ class Verifier:
         """`Shop::Admin::BaseController`, `Shop::Roles.for`: a Ruby constant in a code span
         whose file by the loaders' convention (`shop/admin/base_controller.rb`, under any
         folder) `commit` tracked and nothing tracks now, unless git's rename detection
-        says where that file went (the class moved with it: `moved`, not stale); a
+        says where that file went (the class went with it: not stale); a
         constant no file held by that convention at `commit` is not judged (the
         convention may not be the project's)."""
         out = []
