@@ -195,6 +195,7 @@ class Verifier:
         self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
         self._notes_only: dict[str, bool] = {}  # commit -> only memory notes changed since
         self._managers: dict[str | None, set[str]] = {}  # commit (None: now) -> lock files
+        self._python_words: dict[str, frozenset[str]] = {}  # path -> words outside comments
         self._held: set[Claim] = set()  # index claims that held on part of the index
         self._by_kind = self._checks()
 
@@ -1359,9 +1360,10 @@ class Verifier:
 
     def _python_names(self, path: str, symbol: str) -> bool:
         """The Python file names every part of `symbol` outside its comments."""
-        text = self.project().text(path)
-        words = python_code_words(text) if text is not None else frozenset()
-        return all(p in words for p in symbol.split("."))
+        if path not in self._python_words:
+            text = self.project().text(path)
+            self._python_words[path] = python_code_words(text) if text is not None else frozenset()
+        return all(p in self._python_words[path] for p in symbol.split("."))
 
     def _spelled(self, path: str, symbol: str) -> bool:
         """The file spells `symbol` as a whole name (not inside a longer one): a colon may
