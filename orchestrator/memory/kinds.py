@@ -163,6 +163,8 @@ _DENIES = re.compile(
     r"\b(?:not|never|avoid|don't|instead|no longer|without|removed|replaced|deprecated)\b", re.I
 )
 _PACKAGE_NAME = re.compile(r"@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*|[a-z0-9][a-z0-9_.]*(?:-[a-z0-9_.]+)+")
+# a scoped npm package in prose, not an e-mail address or a path's part (`@acme/ui`)
+_SCOPED = re.compile(r"(?<![\w.@/-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?![\w/*@-])")
 # three names or more joined by dots, the last a capitalised one: a chain of members, not
 # a file's name (`Helpers.Instance.CreateServices`; `Specification.Tests` may be a folder's)
 _MEMBER_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*")
@@ -513,6 +515,12 @@ class Project:
         return tasksources.just_recipes(self.paths, self.text)
 
     @cached_property
+    def cargo_packages(self) -> set[str]:
+        """The package names the tree's Cargo.toml files declare, `-` and `_` as one."""
+        names = (_table(self._toml(p).get("package")).get("name") for p in self.named("Cargo.toml"))
+        return {_norm(n) for n in names if isinstance(n, str)}
+
+    @cached_property
     def zig_steps(self) -> dict[str, frozenset[str] | None]:
         return tasksources.zig_steps(self.paths, self.text)
 
@@ -840,7 +848,8 @@ def product_claims(text: str) -> list[Claim]:
 
 def package_spans(text: str) -> list[str]:
     """Package names as published (`@acme/ui`, or two hyphenated parts at least:
-    `react-dom-legacy`) in code spans, outside lines that deny or replace; judged by
+    `react-dom-legacy`) in code spans, and scoped ones in prose too (`import x from
+    "@acme/ui"`: no other word is written so), outside lines that deny or replace; judged by
     `verify` against the project's own packages and dependencies at the memory's recorded
     commit, so a span that was neither then is no claim."""
     out: dict[str, None] = {}
@@ -851,6 +860,8 @@ def package_spans(text: str) -> list[str]:
             span = match.group(1).strip()
             if _PACKAGE_NAME.fullmatch(span):
                 out[span] = None
+        for name in _SCOPED.findall(_LINK.sub(" ", CODE_SPAN.sub(" ", line))):
+            out[name.rstrip(".")] = None
     return list(out)
 
 
@@ -1079,6 +1090,8 @@ def _tool_claims(program: str, args: list[str], where: str | None, text: str) ->
         return _test_classes(program, args, text) + _gradle_task_claims(args, text)
     if program in ("make", "gmake", "just", "mise", "tox", "nox", "hatch"):
         return _task_claims(program, args, where, text)
+    if program == "cargo":
+        return _cargo_claims(args, text)
     if program == "zig" and args[:1] == ["build"]:
         ours = args[1 : args.index("--")] if "--" in args else args[1:]  # then the run's
         steps, _ = _options(ours, ("-p", "--prefix", "--build-file", "--cache-dir", "-j"))
@@ -1155,6 +1168,16 @@ def _task_claims(program: str, args: list[str], where: str | None, text: str) ->
             env = positional[1].split(":", 1)[0]
         return [Claim("task", text, "body", symbol=f"hatch:{env}")] if env else []
     return []
+
+
+def _cargo_claims(args: list[str], text: str) -> list[Claim]:
+    """The workspace packages a cargo run selects (`cargo test -p oxc_parser`,
+    `--package=app`); a `name@version` spec or a pattern is no one package's name."""
+    _, values = _options(args, ("-p", "--package"))
+    name = values.get("-p") or values.get("--package") or ""
+    if not re.fullmatch(r"[A-Za-z][\w-]*", name) or placeholder_name(name):
+        return []
+    return [Claim("task", text, "body", symbol=f"cargo:{name}")]
 
 
 def _just_claims(args: list[str], text: str) -> list[Claim]:
@@ -1462,6 +1485,12 @@ def _check_task(claim: Claim, project: Project) -> str | None:
         return None if name in project.just_recipes else f"no just recipe {name}"
     if tool == "zig":
         return _check_zig(name, claim.path or "", project)
+    if tool == "cargo":
+        if not project.named("Cargo.toml"):
+            gone = project.once_had("Cargo.toml")
+            return f"the Cargo.toml was removed (package {name})" if gone else None
+        found = _norm(name) in project.cargo_packages
+        return None if found else f"no Cargo package {name} in the workspace"
     if tool == "mise":
         if not project.mise_tasks:
             return None

@@ -72,7 +72,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 6
+RESULTS_VERSION = 7
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
 GROWING = frozenset({"flag", "function", "identifier", "class", "type", "env"})  # see `answer`
@@ -466,6 +466,7 @@ class Verifier:
                 + self._dropped_constants(body, commit)
                 + self._dropped_namespaced(body, commit)
                 + self._recounted(body, commit)
+                + self._dropped_listed_tasks(body, about, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -635,6 +636,27 @@ class Verifier:
                     ClaimFailure(Claim("value", found.group(0), "body", path=folder), reason)
                 )
         return out
+
+    def _dropped_listed_tasks(self, body: str, about: str, commit: str) -> list[ClaimFailure]:
+        """A list item headed by a bare bold or backticked name, under a heading (or in
+        words) that speaks of Make targets, just recipes or package scripts ("## Makefile
+        commands" then "- **lint**: run the linters"): the name, when some Makefile,
+        justfile or package.json of `commit` had it, must still be one now. A name that
+        was no such task then is no claim: the list may name what is not one."""
+        head = _LISTED_HEAD.match(body)
+        if head is None:
+            return []
+        name, context = head.group(1), f"{about}\n{body}"
+        sources = [label for label, words in _TASK_LISTS if words.search(context)]
+        then = self._project_at(commit) if sources else None
+        if then is None:
+            return []
+        now = self.project()
+        for label in sources:
+            if _task_listed(then, label, name) and not _task_listed(now, label, name):
+                reason = f"{name}: a {label} at {commit[:10]}, none is named so now"
+                return [ClaimFailure(Claim("task", head.group(0), "body", symbol=name), reason)]
+        return []
 
     def _subfolders(self, folder: str, commit: str | None) -> int:
         """How many folders `folder` holds (by its tracked files), now or at `commit`."""
@@ -1622,6 +1644,24 @@ _ENV_READ = (
     r"|process\.env|meta\.env|_ENV|_SERVER|env)[[:space:]]*[(.[]?[[:space:]]*[\"'`]?"
     r"%s([^A-Za-z0-9_]|$)"
 )
+# a list item headed by a bare name in bold or backticks: `- **lint**: ...`, `` `dev` - ``
+_LISTED_HEAD = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|`)([\w.:-]+)(?:\*\*|`)\s*(?::|-|–|—)")
+# the words that say what a list of names holds, by the kind of task it names
+_TASK_LISTS = (
+    (
+        "Make target",
+        re.compile(r"\bmakefiles?\b|\bmake (?:targets?|commands?|tasks?)\b|`make\b", re.I),
+    ),
+    ("just recipe", re.compile(r"\bjustfile\b|\bjust (?:recipes?|commands?)\b", re.I)),
+    (
+        "package script",
+        re.compile(
+            r"\b(?:npm|pnpm|yarn|bun|package\.json)\b.*\bscripts?\b|"
+            r"\bscripts?\b.*\b(?:npm|pnpm|yarn|bun|package\.json)\b|^(?:available )?scripts$",
+            re.I | re.M,
+        ),
+    ),
+)
 _TESTS = re.compile(r"\b(?:tests?|testing|specs?)\b", re.I)
 _TEST_PATH = re.compile(r"(?:^|/)[^/]*(?:test|spec)[^/]*/|(?:^|/|_|\.)(?:test|spec)s?[_.]", re.I)
 # A Python script run with a subcommand: `python run.py pipeline --month 5`.
@@ -1744,6 +1784,16 @@ def _name_part(symbol: str) -> bool:
 
 def _has_part(word: str, part: str) -> bool:
     return word != part and (word.startswith(part) if part.endswith("_") else word.endswith(part))
+
+
+def _task_listed(project: kinds.Project, label: str, name: str) -> bool:
+    """Whether the tree's Makefiles, justfile or package.json scripts (by `label`, as
+    `_TASK_LISTS` names them) have the task `name`."""
+    if label == "Make target":
+        return any(name in targets for targets in project.makefiles.values())
+    if label == "just recipe":
+        return name in project.just_recipes
+    return any(name in scripts for scripts in project.scripts.values())
 
 
 def _recorded_ok(memory: Memory) -> str | None:

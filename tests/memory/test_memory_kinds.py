@@ -260,6 +260,29 @@ def test_zig_build_steps_are_the_ones_build_zig_declares(tmp_path: Path) -> None
     assert verdicts("`zig build anything`", computed) == {"task:zig:anything": None}
 
 
+def test_a_cargo_package_is_one_some_cargo_toml_of_the_workspace_names(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n',
+            "crates/tide_parser/Cargo.toml": '[package]\nname = "tide_parser"\n',
+            "crates/tide-cli/Cargo.toml": '[package]\nname = "tide-cli"\nversion = "0.1.0"\n',
+        },
+    )
+    holds = (
+        "`cargo test -p tide_parser`, `cargo run --package=tide-cli -- --help`, "
+        "`cargo build -p tide_cli`, `cargo test --workspace`"  # `-` and `_` are one to cargo
+    )
+    assert {k: v for k, v in verdicts(holds, proj).items() if v is not None} == {}
+    assert verdicts("`cargo run -p tide_formatter_conformance`", proj) == {
+        "task:cargo:tide_formatter_conformance": "no Cargo package tide_formatter_conformance "
+        "in the workspace"
+    }
+    assert verdicts("`cargo test -p <crate>`, `cargo test -p your_crate`", proj) == {}
+    none = project(tmp_path / "n", {"pyproject.toml": "[project]\nname = 'x'\n"})
+    assert verdicts("`cargo test -p tide_parser`", none) == {"task:cargo:tide_parser": None}
+
+
 def test_a_minimum_is_the_root_configs_and_a_named_version_is_any_pin(tmp_path: Path) -> None:
     proj = project(
         tmp_path,

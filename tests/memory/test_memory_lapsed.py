@@ -235,7 +235,11 @@ def test_a_ruby_constant_whose_conventional_file_is_gone_is_stale(
 def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests_is_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
-    root = {"name": "shop", "workspaces": ["packages/*"], "dependencies": {"left-pad-lite": "1.0"}}
+    root = {
+        "name": "shop",
+        "workspaces": ["packages/*"],
+        "dependencies": {"left-pad-lite": "1.0", "@clicks/simulate": "2.0"},
+    }
     verified = _planted(
         layout,
         put,
@@ -251,6 +255,8 @@ def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests
             "pad": "Codes are padded with `left-pad-lite`.",
             "flag": "The `dark-mode-beta` flag hides the new theme.",
             "denied": "New screens never import `forms-legacy`.",
+            "prose": 'For clicks, import simulate from "@clicks/simulate" in each test.',
+            "mail": "Ask ops@shop.example/desk or @shop/ui-kit owners.",
         },
     )
     for path in ("packages/forms-legacy/package.json",):
@@ -272,6 +278,12 @@ def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests
     assert results["kit"].result == "ok"  # still a package of the workspace
     assert results["flag"].result == "ok"  # never a package: no claim on a package
     assert results["denied"].result == "ok"  # a line that denies names no package
+    # a scoped name needs no code span: no other word of prose is written so
+    assert results["prose"].result == "stale"
+    assert results["prose"].failures[0].reason == (
+        f"@clicks/simulate: a dependency at {short}, no manifest declares it now"
+    )
+    assert results["mail"].result == "ok"  # an address is no package; ui-kit is still one
 
 
 def test_a_tracked_folder_that_became_ignored_is_gone_or_moved(
@@ -447,3 +459,40 @@ def test_a_change_is_told_by_the_prose_not_by_an_arrow_in_code_or_between_versio
     assert not states_change("`forms-legacy`: re-exports `forms` (v6→v7 compat)")
     assert not states_change("Handlers return `fn handle() -> Result<()>`.")
     assert not states_change("Python 3.9 -> 3.12 is supported.")
+
+
+def test_a_task_a_list_names_under_a_heading_of_make_targets_or_scripts_must_still_be_one(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    makefile = "lint:\n\tgolint ./...\n\nvendorize:\n\tgo mod vendor\n"
+    package = {"scripts": {"dev": "vite", "storybook": "storybook dev"}}
+    write_files(layout.root, {"Makefile": makefile, "web/package.json": json.dumps(package)})
+    commit_all(layout.root, "the targets and scripts")
+    verified = recorded_ok(layout)
+    listed = {
+        "vendor": ("Makefile commands", "**vendorize**: copy the modules into vendor/"),
+        "lint": ("Makefile commands", "**lint**: run the linters"),
+        "book": ("Available scripts", "`storybook` - the component gallery"),
+        "plain": ("Workflow", "**vendorize**: copy the modules into vendor/"),
+        "named": ("Tooling", "**fmt**: format the code with the Makefile's settings"),
+    }
+    for name, (subject, fact) in listed.items():
+        put(name, fact, subject=subject, verified=verified)
+    write_files(layout.root, {"Makefile": "lint:\n\tgolint ./...\n"})
+    package["scripts"] = {"dev": "vite"}
+    write_files(layout.root, {"web/package.json": json.dumps(package)})
+    commit_all(layout.root, "vendoring and the gallery went")
+
+    results = verify_all(layout)
+    short = verified["commit"][:10]
+    assert results["vendor"].result == "stale"
+    assert results["vendor"].failures[0].reason == (
+        f"vendorize: a Make target at {short}, none is named so now"
+    )
+    assert results["book"].result == "stale"
+    assert results["book"].failures[0].reason == (
+        f"storybook: a package script at {short}, none is named so now"
+    )
+    assert results["lint"].result == "ok"  # still a target
+    assert results["plain"].result == "ok"  # nothing says the list holds Make targets
+    assert results["named"].result == "ok"  # never a target: the list may name anything
