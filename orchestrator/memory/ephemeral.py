@@ -155,7 +155,10 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         # as the right one ("`useX()` - good ✅")
         r"|(?<!\bgood )(?<!\bcorrect )(?<!\bright )(?<!\bdo )(?:✅|✔️?|☑️?)\W{0,3}$"
         # how far along a labelled part is ("**Backend API**: 100% - ...")
-        rf"|^\W{{0,4}}{_BOLD_LABEL}\d{{1,3}}\s*%",
+        rf"|^\W{{0,4}}{_BOLD_LABEL}[~≈]?\d{{1,3}}\s*%"
+        # a labelled part said to be done ("**App Router Integration**: Complete")
+        rf"|^\W{{0,4}}{_BOLD_LABEL}(?:[-–—]\s*)?(?:complete|completed|done|finished)\W{{0,3}}$"
+        r"|\b(?:configured|set up|up) and running\b",
     ),
     # a cross marks an item not done, unless it marks a prohibition ("❌ Don't use ...")
     (
@@ -175,7 +178,10 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         rf"|\b(?:previously|formerly)\s*[:,]"
         r"|\s[—–-]+\s*(?:now|fixed|restored|rewritten|removed|resolved|wired)\b"
         r"|\b(?:fixed|updated|added|removed|changed|deleted|applied)\s*:"
-        r"|\band (?:fixed|resolved|removed|restored)(?=\s*\()",
+        r"|\band (?:fixed|resolved|removed|restored)(?=\s*\()"
+        # the team's own account ("We've successfully implemented ...")
+        rf"|\b(?:successfully|we'?ve|we have)\s+(?:now\s+|successfully\s+)?{_CHANGED}\b"
+        r"|\bpivot(?:ed|ing)? (?:away )?from\b",
     ),
     (
         "change_account",
@@ -223,6 +229,14 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\bneeds? to be (?:defined|decided|determined|documented|implemented|addressed)\b"
         r"|\bnext steps?\b",
     ),
+    # work someone expects, hedged or planned ("May need more validation", "**Error
+    # Recovery** - Needs more tests", "**UI**: Will update the components")
+    (
+        "todo_next",
+        rf"^\W{{0,4}}(?:{_BOLD_LABEL}(?:[-–—]\s*)?)?(?:(?:may|might|could) (?:need|require)\b"
+        r"|needs? more\b|will (?:continue|update|add|implement|create|build|refactor|migrate|"
+        r"move|switch|replace|explore|investigate|look into|revisit|rework|extend|expand)\b)",
+    ),
     (
         "todo_next",
         r"(?:\(planned\)|\(pending\)|\(not started\))"
@@ -234,7 +248,8 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         "in_progress",
         r"\bcurrently (?:being|working on|focused|focusing|under (?:development|review)|"
         r"in (?:a |the )?(?:stable|early|beta|alpha|development|progress|testing))\b"
-        r"|\bthis sprint\b|\bsprint \d+\b|\bnow working on\b|\bin progress\b",
+        r"|\bthis sprint\b|\bsprint \d+\b|\bnow working on\b|\bin progress\b"
+        r"|^\W{0,4}currently [a-z]+ing\b",
     ),
     (
         "session_summary",

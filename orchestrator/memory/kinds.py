@@ -156,6 +156,9 @@ _TOOL = re.compile(
     r"(?:(?<=[a-z,:+&/] )|(?<=\*\*)|(?<=[a-z,:] \*\*)|(?<=:\*\* ))([A-Z][a-z]{2,}\d*)(?:\.js)?"
     r"(?![\w/@-])"
 )
+# Two capitalised words ("Strong Migrations", "Factory Bot"): a package whose name joins
+# them, where a manifest declared one so named; any other pair of words is no claim.
+_TWO_WORDS = re.compile(r"(?<![\w./@:-])([A-Z][a-z]{2,} [A-Z][a-z]{2,})(?![\w/@-])")
 # A hyphenated lower-case name ("the binary-compatibility-validator plugin"): a package's.
 _HYPHENATED = re.compile(r"(?<![\w./@:-])([a-z][a-z0-9]+(?:-[a-z0-9]{2,}){2,})(?![\w/@.-])")
 # A line that denies, forbids or replaces: the names it gives need not be dependencies.
@@ -841,7 +844,8 @@ def product_claims(text: str) -> list[Claim]:
             for w in _PRODUCT.findall(line)
             if any(c.islower() for c in w) and sum(c.isupper() for c in w) >= 2
         ]
-        for word in [*words, *_TOOL.findall(line), *_HYPHENATED.findall(line)]:
+        joined = _TWO_WORDS.findall(line)  # "Strong Migrations": the gem strong_migrations
+        for word in [*words, *_TOOL.findall(line), *_HYPHENATED.findall(line), *joined]:
             out.setdefault(word, Claim("dependency", word, "body", symbol=dependency_key(word)))
     return list(out.values())
 

@@ -878,9 +878,10 @@ class Verifier:
         return out
 
     def _switched_manager(self, body: str, commit: str) -> list[ClaimFailure]:
-        """`yarn run lint`: a command of a JavaScript package manager whose lock file the
-        project tracked at `commit` and tracks nowhere now, while another manager's lock
-        file is tracked: the project switched managers (the scripts may live on)."""
+        """`yarn run lint`, `poetry install --with dev`: a command of a package manager
+        whose lock file the project tracked at `commit` and tracks nowhere now, while
+        another manager of the same language locks it: the project switched managers (the
+        scripts and targets may live on)."""
         spans = [m.group(1) for m in CODE_SPAN.finditer(body)]
         used = {m.group(1) for s in spans for m in _MANAGER_COMMAND.finditer(s)}
         if not used:
@@ -888,7 +889,8 @@ class Verifier:
         now, then = self._locks(None), self._locks(commit)
         out = []
         for manager in sorted(used):
-            others = sorted(now - {manager})
+            kin = next(e for e in _ECOSYSTEMS if manager in e)
+            others = sorted((now & kin) - {manager})
             if manager in then and manager not in now and others:
                 lock = _LOCK_FILES[manager][0]
                 reason = (
@@ -1728,15 +1730,21 @@ def states_change(text: str) -> bool:
     return _STATES_CHANGE.search(prose) is not None
 
 
-# JavaScript package managers and the lock files that say a project uses one
+# JavaScript and Python package managers and the lock files that say a project uses one
 _LOCK_FILES = {
     "npm": ("package-lock.json", "npm-shrinkwrap.json"),
     "yarn": ("yarn.lock",),
     "pnpm": ("pnpm-lock.yaml",),
     "bun": ("bun.lock", "bun.lockb"),
+    "poetry": ("poetry.lock",),
+    "pipenv": ("Pipfile.lock",),
+    "pdm": ("pdm.lock",),
+    "uv": ("uv.lock",),
 }
+# the managers one project picks one of (a JavaScript one and a Python one live together)
+_ECOSYSTEMS = ({"npm", "yarn", "pnpm", "bun"}, {"poetry", "pipenv", "pdm", "uv"})
 # a package manager run as a command: first in a span, or after `&&`, `;` or `|`
-_MANAGER_COMMAND = re.compile(r"(?:^|&&|;|\|)\s*(npm|yarn|pnpm|bun)(?=\s|$)")
+_MANAGER_COMMAND = re.compile(r"(?:^|&&|;|\|)\s*(npm|yarn|pnpm|bun|poetry|pipenv|pdm|uv)(?=\s|$)")
 
 
 def _lock_managers(paths: Iterable[str]) -> set[str]:

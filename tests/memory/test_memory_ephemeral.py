@@ -80,6 +80,16 @@ from orchestrator.store.memfile import Memory
         ("The importer is feature-complete and ready for use", "importer", "progress_status"),
         ("Caching of the exchange rates could benefit from a shorter expiry", "", "todo_next"),
         ("The retry policy for webhooks needs to be defined", "webhooks", "todo_next"),
+        ("Currently wiring the ledger import to the new parser", "ledger", "in_progress"),
+        ("May need stricter checks on uploaded statements", "uploads", "todo_next"),
+        ("**Sync Engine** - Needs more tests around conflicts", "sync", "todo_next"),
+        ("**Reports**: Will move the monthly report to the worker", "reports", "todo_next"),
+        ("**Test Coverage**: ~60%", "quality", "progress_status"),
+        ("**Bank Feeds**: Complete", "bank feeds", "progress_status"),
+        ("**API Server**: Configured and running on port 8080", "server", "progress_status"),
+        ("Successfully migrated the ledger to SQLite", "storage", "change_account"),
+        ("We've implemented the CSV import and its checks", "imports", "change_account"),
+        ("**Storage**: Decided to pivot from flat files to SQLite", "storage", "change_account"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -122,6 +132,9 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("**Ledger**: 2 decimal places for every amount", "ledger"),
         ("**Exports**: one file per month", "exports"),
         ("A module may be shipped once it is ready for release", "releases"),
+        ("Currently supports CSV and OFX statements", "imports"),
+        ("**Retries**: Will retry a failed webhook three times", "webhooks"),
+        ("A webhook may need a signing secret", "webhooks"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:

@@ -17,7 +17,10 @@ from orchestrator.memory.verify import states_change
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
 
-GEMFILE = 'source "https://rubygems.org"\n\ngem "rails"\ngem "good_job"\ngem "pg"\n'
+GEMFILE = (
+    'source "https://rubygems.org"\n\ngem "rails"\ngem "good_job"\ngem "pg"\n'
+    'gem "safe_columns"\n'
+)
 
 
 def _planted(
@@ -70,11 +73,14 @@ def test_a_dependency_named_in_prose_and_dropped_since_the_record_is_stale(
             "jobs": "Jobs: GoodJob runs the background work.",
             "parser": "MySQL queries are parsed with TiDB.",
             "engine": "SQLite is an engine here.",
+            "schema": "Schema changes are checked by Safe Columns before they run.",
+            "words": "Schema changes are checked by Review Board before they run.",
         },
     )
     put("unrecorded", "Jobs: GoodJob runs the background work.")
     put("never", "Queues: SolidQueue runs the background work.", verified=verified)
-    (layout.root / "Gemfile").write_text(GEMFILE.replace('gem "good_job"\n', 'gem "sidekiq"\n'))
+    gems = GEMFILE.replace('gem "good_job"\n', 'gem "sidekiq"\n')
+    (layout.root / "Gemfile").write_text(gems.replace('gem "safe_columns"\n', ""))
     (layout.root / "go.mod").write_text(
         "module example.com/x\n\ngo 1.22\n\nrequire github.com/ncruces/go-sqlite3 v0.3.0\n"
     )
@@ -88,6 +94,9 @@ def test_a_dependency_named_in_prose_and_dropped_since_the_record_is_stale(
     assert results["parser"].result == "stale"
     assert [f.claim.text for f in results["parser"].failures] == ["TiDB"]
     assert results["engine"].result == "ok"  # go-sqlite3 still names it
+    # two capitalised words are the gem their words joined name
+    assert [f.claim.text for f in results["schema"].failures] == ["Safe Columns"]
+    assert results["words"].result == "ok"  # no manifest ever declared such a name
     assert results["unrecorded"].result == "ok"  # no record: nothing to judge against
     assert results["never"].result == "ok"  # never a dependency
 
@@ -171,14 +180,25 @@ def test_commands_of_a_package_manager_the_project_left_are_stale(
         layout,
         put,
         commit_all,
-        {"ext/package.json": package, "ext/yarn.lock": "# yarn lockfile v1\n"},
+        {
+            "ext/package.json": package,
+            "ext/yarn.lock": "# yarn lockfile v1\n",
+            "pyproject.toml": "[project]\nname = 'tool'\n",
+            "poetry.lock": "# poetry lock\n",
+            "docs/Pipfile.lock": "{}\n",
+        },
         {
             "lint": "Lint the extension with `cd ext && yarn run lint`.",
             "npx": "One-off tools run through `npx`, never installed.",
+            "poetry": "Set up with `poetry install --with dev`.",
+            "pipenv": "The docs build in `pipenv run mkdocs build`.",
         },
     )
     (layout.root / "ext" / "yarn.lock").unlink()
     (layout.root / "ext" / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    (layout.root / "poetry.lock").unlink()
+    (layout.root / "uv.lock").write_text("version = 1\n")
+    (layout.root / "docs" / "Pipfile.lock").unlink()
     commit_all(layout.root, "pnpm for the extension")
     put("pnpm", "Lint the extension with `pnpm lint`.", verified=verified)
 
@@ -189,6 +209,16 @@ def test_commands_of_a_package_manager_the_project_left_are_stale(
         "the project now locks with pnpm"
     )
     assert results["npx"].result == "ok"  # `npx` runs a tool, it names no manager
+    assert results["poetry"].failures[0].reason == (
+        f"poetry: poetry.lock was the lock file at {verified['commit'][:10]}; "
+        "the project now locks with uv"
+    )
+    assert results["pipenv"].result == "stale"  # the docs' lock went too; uv locks now
+    (layout.root / "uv.lock").unlink()
+    commit_all(layout.root, "no lock file for the Python side")
+    # no Python manager locks the project now: a lock file gone tells no switch (the
+    # pnpm lock left is another language's)
+    assert verify_all(layout)["poetry"].result == "ok"
     assert results["pnpm"].result == "ok"
 
 
