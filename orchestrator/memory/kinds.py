@@ -171,6 +171,9 @@ _SCOPED = re.compile(r"(?<![\w.@/-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?![\w/*@-])
 # three names or more joined by dots, the last a capitalised one: a chain of members, not
 # a file's name (`Helpers.Instance.CreateServices`; `Specification.Tests` may be a folder's)
 _MEMBER_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*")
+# a package-qualified name cut short by `*` (`service.MustRegister*`, `pkg.errors.New*`):
+# the package's names that start so, not files (no extension starts with a capital)
+_QUALIFIED_PREFIX = re.compile(r"[a-z_]\w*(?:\.[a-z_]\w*)*\.[A-Z]\w*\*")
 # a capital X or N among lower-case letters, standing for a number or a word (`vX_*`)
 _STAND_IN_LETTER = re.compile(r"(?:^|[a-z0-9_.-])[XN](?:$|[a-z0-9_.*-])")
 _GEM = re.compile(r"^\s*gem\s+[\"']([\w.-]+)[\"']", re.M)
@@ -516,6 +519,10 @@ class Project:
     @cached_property
     def just_recipes(self) -> set[str]:
         return tasksources.just_recipes(self.paths, self.text)
+
+    @cached_property
+    def taskfile_tasks(self) -> set[str] | None:
+        return tasksources.taskfile_tasks(self.paths, self.text)
 
     @cached_property
     def cargo_packages(self) -> set[str]:
@@ -884,6 +891,8 @@ def _span_claims(span: str, text: str) -> list[Claim]:
         name = span.lstrip("*/")
         if _MEMBER_CHAIN.fullmatch(name):
             return []  # `*Helpers.Instance.CreateServices`: members of any such class
+        if _QUALIFIED_PREFIX.fullmatch(name):
+            return []  # `service.MustRegister*`: a package's names that start so
         if _STAND_IN_LETTER.search(name) and not re.search(r"[A-Z]", re.sub("[XN]", "", name)):
             return []  # `vX_*`, `api_vN_*`: X and N stand for a number in a lower-case name
         if name and re.fullmatch(r"[\w.*-]+", name):
@@ -1023,7 +1032,9 @@ def _options(args: list[str], takes_value: Iterable[str]) -> tuple[list[str], di
 def _program_claims(program: str, args: list[str], where: str | None, text: str) -> list[Claim]:
     if program in ("uvx", "pipx", "npx", "bunx") and args:  # `uvx hatch run ...`
         program, args = args[0], args[1:]
-    out = [Claim("path", a, "body", path=a.removeprefix("./")) for a in args if _path_arg(a)]
+    # a script run by its path (`./scripts/check.sh <suite>`) is a file, as an argument is
+    ran = [program] if program.startswith("./") and _path_arg(program) else []
+    out = [Claim("path", a, "body", path=a.removeprefix("./")) for a in ran + args if _path_arg(a)]
     return out + _tool_claims(program, args, where, text)
 
 
@@ -1096,6 +1107,14 @@ def _tool_claims(program: str, args: list[str], where: str | None, text: str) ->
         return _task_claims(program, args, where, text)
     if program == "cargo":
         return _cargo_claims(args, text)
+    if program == "task":  # go-task: `task lint`, `task tools:vuln PKG=./x`
+        positional, _ = _options(args, ("-d", "--dir", "-t", "--taskfile", "-o", "--output"))
+        names = [a for a in positional if "=" not in a][:1]
+        return [
+            Claim("task", text, "body", symbol=f"task:{n}")
+            for n in names
+            if re.fullmatch(r"[\w.-]+(?::[\w.-]+)*", n) and not placeholder_name(n)
+        ]
     if program == "zig" and args[:1] == ["build"]:
         ours = args[1 : args.index("--")] if "--" in args else args[1:]  # then the run's
         steps, _ = _options(ours, ("-p", "--prefix", "--build-file", "--cache-dir", "-j"))
@@ -1489,6 +1508,14 @@ def _check_task(claim: Claim, project: Project) -> str | None:
         return None if name in project.just_recipes else f"no just recipe {name}"
     if tool == "zig":
         return _check_zig(name, claim.path or "", project)
+    if tool == "task":
+        if not project.named(*tasksources.TASKFILES):
+            gone = project.once_had(*tasksources.TASKFILES)
+            return f"the Taskfile was removed (task {name})" if gone else None
+        known = project.taskfile_tasks
+        if known is None or name in known or any(fnmatch.fnmatch(name, t) for t in known):
+            return None
+        return f"no task {name} in the Taskfiles"
     if tool == "cargo":
         if not project.named("Cargo.toml"):
             gone = project.once_had("Cargo.toml")

@@ -18,6 +18,12 @@ each source the tool reads is read here:
   and without its extension; `_default` names the folder), with the aliases its `#MISE
   alias=` (or `# mise alias=`) line gives; a `.toml` file in them, or included, is a task
   file whose top-level tables are tasks.
+- Task (go-task): every Taskfile (`Taskfile.yml`, `taskfile.yaml`, `Taskfile.dist.yml`...)
+  and its `tasks` with their `aliases`; each include (a path to a file or to a folder
+  holding a Taskfile, relative to the including file) adds its tasks under its namespace
+  and the namespace's aliases (`tools:vuln`), or bare when `flatten: true`; an include
+  that cannot be followed (a URL, a templated path, an untracked file) makes the names
+  unknowable (`taskfile_tasks` then says None).
 - zig: the `build.zig` of the folder zig runs in (the root, or the one a `cd DIR &&`
   enters) and the steps it declares (`b.step("name", ...)`), with the steps zig gives
   every build (`install`, `uninstall`); a step whose name is not written as a literal
@@ -43,6 +49,8 @@ import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import yaml
 
 Reader = Callable[[str], str | None]  # a tracked file's text (None: unreadable)
 
@@ -162,6 +170,75 @@ def _read_justfile(path: str, read: Reader, tracked: set[str], seen: set[str]) -
             inner = _read_justfile(_join(folder, place), read, tracked, seen)
             out |= {f"{module}::{r}" for r in inner} | inner
     return out
+
+
+# Task ----------------------------------------------------------------------------------
+
+TASKFILES = tuple(
+    f"{stem}{dist}.{ext}"
+    for stem in ("Taskfile", "taskfile")
+    for dist in ("", ".dist")
+    for ext in ("yml", "yaml")
+)
+
+
+class _Unknowable(Exception):
+    """An include a Taskfile names that cannot be read here."""
+
+
+def taskfile_tasks(paths: Sequence[str], read: Reader) -> set[str] | None:
+    """Every task a `task NAME` run could find in the tree's Taskfiles (see the module
+    docstring); None when some include cannot be followed."""
+    tracked = set(paths)
+    out: set[str] = set()
+    try:
+        for path in paths:
+            if path.rsplit("/", 1)[-1] in TASKFILES:
+                out |= _read_taskfile(path, read, tracked, ())
+    except _Unknowable:
+        return None
+    return out
+
+
+def _read_taskfile(path: str, read: Reader, tracked: set[str], within: tuple[str, ...]) -> set[str]:
+    if path not in tracked or path in within:
+        raise _Unknowable(path)
+    try:
+        data = yaml.safe_load(read(path) or "")
+    except yaml.YAMLError:
+        raise _Unknowable(path) from None
+    data = data if isinstance(data, dict) else {}
+    tasks = data.get("tasks")
+    out: set[str] = set()
+    for name, task in (tasks if isinstance(tasks, dict) else {}).items():
+        out.add(str(name))
+        aliases = task.get("aliases") if isinstance(task, dict) else None
+        out |= {str(a) for a in aliases} if isinstance(aliases, list) else set()
+    includes = data.get("includes")
+    for space, include in (includes if isinstance(includes, dict) else {}).items():
+        spec = include if isinstance(include, dict) else {"taskfile": include}
+        inner = _read_taskfile(
+            _included(path, spec.get("taskfile"), tracked), read, tracked, (*within, path)
+        )
+        if spec.get("flatten") is True:
+            out |= inner
+        aliases = spec.get("aliases")
+        for prefix in [str(space), *(map(str, aliases) if isinstance(aliases, list) else ())]:
+            out |= {f"{prefix}:{name}" for name in inner}
+    return out
+
+
+def _included(path: str, given: object, tracked: set[str]) -> str:
+    """The tracked Taskfile an include names: the file, or a Taskfile in the folder."""
+    if not isinstance(given, str) or "{{" in given or "://" in given:
+        raise _Unknowable(str(given))
+    target = posixpath.normpath(_join(_folder(path), given.removeprefix("./")))
+    if target in tracked:
+        return target
+    found = [_join(target, name) for name in TASKFILES if _join(target, name) in tracked]
+    if not found:
+        raise _Unknowable(target)
+    return found[0]
 
 
 # mise --------------------------------------------------------------------------------

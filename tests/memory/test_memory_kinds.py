@@ -260,6 +260,36 @@ def test_zig_build_steps_are_the_ones_build_zig_declares(tmp_path: Path) -> None
     assert verdicts("`zig build anything`", computed) == {"task:zig:anything": None}
 
 
+def test_a_go_task_is_one_a_taskfile_or_an_include_of_it_defines(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "Taskfile.yml": "version: '3'\nincludes:\n  tools: ./taskfiles/tools.yml\n"
+            "  docs:\n    taskfile: ./docs\n    aliases: [d]\n"
+            "  shared:\n    taskfile: ./taskfiles/shared.yml\n    flatten: true\n"
+            "tasks:\n  build:\n    aliases: [b]\n    cmds: [go build ./...]\n"
+            "  'test:*':\n    cmds: ['go test ./{{.MATCH}}']\n",
+            "taskfiles/tools.yml": "version: '3'\ntasks:\n  vuln:\n    cmds: [govulncheck]\n",
+            "taskfiles/shared.yml": "version: '3'\ntasks:\n  fmt:\n    cmds: [gofmt]\n",
+            "docs/Taskfile.yml": "version: '3'\ntasks:\n  serve:\n    cmds: [hugo serve]\n",
+        },
+    )
+    holds = (
+        "`task build`, `task b`, `task tools:vuln`, `task docs:serve`, `task d:serve`, "
+        "`task fmt`, `task shared:fmt`, `task test:unit`, `task build PKG=./cmd`, `task --list`"
+    )
+    assert {k: v for k, v in verdicts(holds, proj).items() if v is not None} == {}
+    assert verdicts("`task vuln`, `task tools:lint`", proj) == {
+        "task:task:vuln": "no task vuln in the Taskfiles",  # only under its namespace
+        "task:task:tools:lint": "no task tools:lint in the Taskfiles",
+    }
+    remote = project(
+        tmp_path / "r",
+        {"Taskfile.yml": "includes:\n  ci: https://example.com/Taskfile.yml\ntasks: {a: {}}\n"},
+    )
+    assert verdicts("`task anything`", remote) == {"task:task:anything": None}  # unknowable
+
+
 def test_a_cargo_package_is_one_some_cargo_toml_of_the_workspace_names(tmp_path: Path) -> None:
     proj = project(
         tmp_path,

@@ -18,8 +18,7 @@ from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation
 
 GEMFILE = (
-    'source "https://rubygems.org"\n\ngem "rails"\ngem "good_job"\ngem "pg"\n'
-    'gem "safe_columns"\n'
+    'source "https://rubygems.org"\n\ngem "rails"\ngem "good_job"\ngem "pg"\ngem "safe_columns"\n'
 )
 
 
@@ -473,6 +472,9 @@ def test_a_cited_line_the_shrunk_file_still_holds_higher_up_is_not_stale(
             verified=verified,
         )
     put("unrecorded", "Retries are capped.", citations=(Citation("limits.py", 21),))
+    # a symbol is what its citation points at; the line beside it is where it was
+    named = Citation("limits.py", 21, "RETRY_LIMIT")
+    put("named", "Retries are capped.", citations=(named,))
     (layout.root / "limits.py").write_text("# limits\nRETRY_LIMIT = 5\n")  # backoff dropped
     commit_all(layout.root, "fewer notes, no backoff")
 
@@ -481,6 +483,7 @@ def test_a_cited_line_the_shrunk_file_still_holds_higher_up_is_not_stale(
     assert results["backoff"].result == "stale"
     assert "past the end of limits.py" in results["backoff"].failures[0].reason
     assert results["unrecorded"].result == "stale"  # no record: nothing to compare with
+    assert results["named"].result == "ok"  # RETRY_LIMIT is still defined there
 
 
 def test_a_change_is_told_by_the_prose_not_by_an_arrow_in_code_or_between_versions() -> None:

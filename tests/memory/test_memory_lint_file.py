@@ -239,6 +239,7 @@ def test_stand_in_file_names_folder_globs_and_member_chains_read_as_such(
         "- The shared tests live in `Shop.*Specification.Tests`.\n"
         "- Services come from `*Helpers.Instance.CreateServices`.\n"
         "- Future flags (`vX_*`) turn on the next major's changes.\n"
+        "- Plugins register through `service.MustRegister*` at start.\n"
     )
     status = _findings(plain_repo)
     assert status[1] == ("ok", "")  # any file named so: `*_ext.rs`, and there is one
@@ -246,3 +247,14 @@ def test_stand_in_file_names_folder_globs_and_member_chains_read_as_such(
     assert status[3] == ("ok", "")  # a folder's name matches the glob
     assert 4 not in status  # members of any such class: no claim
     assert 5 not in status  # X stands for a version's number: no claim
+    assert 6 not in status  # a package's names that start so: no file pattern
+
+
+def test_a_script_a_command_runs_by_its_path_is_a_file(plain_repo: Path) -> None:
+    (plain_repo / "AGENTS.md").write_text(
+        "- Run one suite with `./scripts/suite.sh <name>`.\n"
+        "- Say hello with `./src/app/main.py world`.\n"
+    )
+    status = _findings(plain_repo)
+    assert status[1][0] == "stale" and "scripts/suite.sh" in status[1][1]
+    assert status[2] == ("ok", "")
