@@ -37,7 +37,7 @@ import os
 import re
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -392,11 +392,15 @@ def near_duplicate_groups(
     memories: list[Memory],
     readings: compare.Readings | None = None,
     passing: frozenset[str] = frozenset(),
+    stages: Mapping[str, str] | None = None,
 ) -> list[tuple[Memory, list[Memory]]]:
     """(keeper, decay candidates) for every near-duplicate group of active memories.
     Facts are compared by what they say: the subject is evidence, not a fence. Pairs come
     from the candidate joins here and from the words they share weighted by rarity
-    (`rarity.rare_duplicates`)."""
+    (`rarity.rare_duplicates`). `stages` gives the class of each memory of ephemeral task
+    state: an item still to do and one done or changed ("[ ] Refine the upload form"
+    against "[x] Upload form") are two stages of work, not one item told twice, unless
+    their words are the same (`compare.copy_key`)."""
     readings = readings or compare.Readings()
     active = [m for m in memories if m.active]
     by_name = {m.name: m for m in active}
@@ -414,6 +418,13 @@ def near_duplicate_groups(
         (a, b) for a, b in candidates if _duplicates(by_name[a], by_name[b], readings, passing)
     }
     accepted |= rarity.rare_duplicates(active, readings, passing)
+    if stages:
+        accepted = {
+            (a, b)
+            for a, b in accepted
+            if not _stages_apart(stages, a, b)
+            or readings.copy_key(by_name[a]) == readings.copy_key(by_name[b])
+        }
     for a, b in sorted(accepted):
         parent[find(a)] = find(b)
         members.update((a, b))
@@ -427,6 +438,16 @@ def near_duplicate_groups(
         keep = compare.keeper(group, readings=readings)
         out.append((keep, sorted((m for m in group if m is not keep), key=lambda m: m.name)))
     return sorted(out, key=lambda g: g[0].name)
+
+
+_AHEAD = frozenset({"todo_next"})
+_DONE = frozenset({"progress_status", "change_account"})
+
+
+def _stages_apart(stages: Mapping[str, str], a: str, b: str) -> bool:
+    """One memory is work still to do and the other work done (or a change made)."""
+    sa, sb = stages.get(a, ""), stages.get(b, "")
+    return (sa in _AHEAD and sb in _DONE) or (sb in _AHEAD and sa in _DONE)
 
 
 def contradictions(
@@ -837,7 +858,12 @@ def _compare_memories(memories: list[Memory], cache: Cache) -> AuditReport:
     readings, exclusions = _readings(active, cache)
     report = AuditReport(memories=len(memories))
     passing = frozenset(m.name for m in active if exclusions[(m.fact, m.subject or "")] is not None)
-    for keep, decay in near_duplicate_groups(memories, readings, passing):
+    stages = {
+        m.name: found.cls
+        for m in active
+        if (found := exclusions[(m.fact, m.subject or "")]) is not None and found.cls
+    }
+    for keep, decay in near_duplicate_groups(memories, readings, passing, stages):
         report.groups.append(Group(keep.name, tuple(m.name for m in decay)))
         kept = compare.specificity(keep, readings=readings)
         more_specific = any(kept > compare.specificity(m, readings=readings) for m in decay)

@@ -428,15 +428,14 @@ def _dotted(span: str, name: str, shape: RepoShape) -> list[Claim]:
 
 
 def citation_claims(memory: Memory) -> list[Claim]:
-    """A citation's file, and its symbol, else its line: a symbol is what the citation
-    points at, and the line beside it only where it was (a file that shrank above it
-    moves it up, which is no claim failing)."""
+    """A citation's file, line and symbol (a line claim knows the symbol cited beside
+    it: a file that shrank may have moved both up)."""
     out: list[Claim] = []
     for c in memory.citations:
         where = c.path + (f":{c.line}" if c.line else "") + (f"#{c.symbol}" if c.symbol else "")
         out.append(Claim("path", where, "citation", path=c.path))
-        if c.line is not None and not c.symbol:
-            out.append(Claim("line", where, "citation", path=c.path, line=c.line))
+        if c.line is not None:
+            out.append(Claim("line", where, "citation", path=c.path, line=c.line, symbol=c.symbol))
         if c.symbol:
             out.append(Claim("symbol", where, "citation", path=c.path, symbol=c.symbol))
     return out

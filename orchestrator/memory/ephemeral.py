@@ -257,7 +257,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\bfirst (?:real )?run\b|\bthis (?:session|run)\b"
         r"|^\W{0,4}example:\s.*\b(?:was|were|didn't|wasn't|weren't|did not|had|used)\b",
     ),
-    ("change_account", _GERUND_LED),
+    ("in_progress", _GERUND_LED),
 )
 # The rules a gerund at the head of a fact satisfies: under a heading that lists problems
 # ("Design Challenges", "Risks") a gerund names a problem ("Balancing speed vs. accuracy",

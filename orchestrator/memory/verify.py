@@ -1203,9 +1203,9 @@ class Verifier:
 
     def _line_shifted(self, claim: Claim, commit: str) -> bool:
         """A cited line past the end of a file that shrank, whose words at `commit` (where
-        the memory was verified) are still a line of the file: the code moved up and the
-        citation still finds it (as `_cited_code_changed` reads a cited line), nothing
-        went stale."""
+        the memory was verified) are still a line of the file, or that named the cited
+        symbol, which the file still names: the code moved up and the citation still finds
+        it (as `_cited_code_changed` reads a cited line), nothing went stale."""
         if claim.kind != "line" or claim.path is None or claim.line is None:
             return False
         facts = self.facts.of(claim.path)
@@ -1213,9 +1213,11 @@ class Verifier:
             return False
         then = git(self.layout.root, "show", f"{commit}:{claim.path}").decode("utf-8", "replace")
         cited = symbols.line_text(then, claim.line)
+        now = self.project().text(claim.path) or ""
+        if cited is not None and claim.symbol and _names(cited, claim.symbol):
+            return _names(now, claim.symbol)  # the cited symbol's line, the symbol still there
         if cited is None or len(cited) < _LINE_WORDS or not any(c.isalnum() for c in cited):
             return False  # a brace or a short line is anywhere
-        now = self.project().text(claim.path) or ""
         return cited in {line.strip() for line in now.splitlines()}
 
     def _index(self, claim: Claim | None = None) -> CodeIndex:
@@ -1792,6 +1794,11 @@ def _name_part(symbol: str) -> bool:
 
 def _has_part(word: str, part: str) -> bool:
     return word != part and (word.startswith(part) if part.endswith("_") else word.endswith(part))
+
+
+def _names(text: str, name: str) -> bool:
+    """`text` spells `name` as a whole word."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
 
 
 def _task_listed(project: kinds.Project, label: str, name: str) -> bool:

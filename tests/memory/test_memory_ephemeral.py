@@ -29,7 +29,7 @@ from orchestrator.store.memfile import Memory
         ("Previously: sessions were kept in Redis", "sessions", "change_account"),
         ("`Loader` and `Reader` collapsed into `load()`", "loading", "change_account"),
         ("Upload errors were swallowed — now collected into `warnings`", "", "change_account"),
-        ("**Adding retries** to the HTTP client:", "recent work", "change_account"),
+        ("**Adding retries** to the HTTP client:", "recent work", "in_progress"),
         ("✅ Phase 2 - exporter written", "", "progress_status"),
         ("All 84 tests pass.", "state", "progress_status"),
         ("**Status**: COMPLETE", "", "progress_status"),

@@ -472,9 +472,10 @@ def test_a_cited_line_the_shrunk_file_still_holds_higher_up_is_not_stale(
             verified=verified,
         )
     put("unrecorded", "Retries are capped.", citations=(Citation("limits.py", 21),))
-    # a symbol is what its citation points at; the line beside it is where it was
+    # a cited line that held the cited symbol moved up with it
     named = Citation("limits.py", 21, "RETRY_LIMIT")
-    put("named", "Retries are capped.", citations=(named,))
+    put("named", "Retries are capped.", citations=(named,), verified=verified)
+    put("named-unrecorded", "Retries are capped.", citations=(named,))
     (layout.root / "limits.py").write_text("# limits\nRETRY_LIMIT = 5\n")  # backoff dropped
     commit_all(layout.root, "fewer notes, no backoff")
 
@@ -483,7 +484,8 @@ def test_a_cited_line_the_shrunk_file_still_holds_higher_up_is_not_stale(
     assert results["backoff"].result == "stale"
     assert "past the end of limits.py" in results["backoff"].failures[0].reason
     assert results["unrecorded"].result == "stale"  # no record: nothing to compare with
-    assert results["named"].result == "ok"  # RETRY_LIMIT is still defined there
+    assert results["named"].result == "ok"  # RETRY_LIMIT is still there, higher up
+    assert results["named-unrecorded"].result == "stale"  # no record: nothing to compare with
 
 
 def test_a_change_is_told_by_the_prose_not_by_an_arrow_in_code_or_between_versions() -> None:
