@@ -49,7 +49,7 @@ import json
 import re
 import shlex
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -1501,43 +1501,72 @@ def _check_task(claim: Claim, project: Project) -> str | None:
     tool, _, name = (claim.symbol or "").partition(":")
     if tool == "make":
         return _check_make(name, claim.path, project)
-    if tool == "just":
-        if not project.named("justfile", "Justfile", ".justfile"):
-            gone = project.once_had("justfile", "Justfile", ".justfile")
-            return f"the justfile was removed (recipe {name})" if gone else None
-        return None if name in project.just_recipes else f"no just recipe {name}"
     if tool == "zig":
         return _check_zig(name, claim.path or "", project)
-    if tool == "task":
-        if not project.named(*tasksources.TASKFILES):
-            gone = project.once_had(*tasksources.TASKFILES)
-            return f"the Taskfile was removed (task {name})" if gone else None
-        known = project.taskfile_tasks
-        if known is None or name in known or any(fnmatch.fnmatch(name, t) for t in known):
-            return None
-        return f"no task {name} in the Taskfiles"
-    if tool == "cargo":
-        if not project.named("Cargo.toml"):
-            gone = project.once_had("Cargo.toml")
-            return f"the Cargo.toml was removed (package {name})" if gone else None
-        found = _norm(name) in project.cargo_packages
-        return None if found else f"no Cargo package {name} in the workspace"
-    if tool == "mise":
-        if not project.mise_tasks:
-            return None
-        return None if name in project.mise_tasks or "*" in name else f"no mise task {name}"
-    if tool == "tox":
-        if not project.named("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml"):
-            return None
-        base = re.sub(r"^py\d+$", "", name)
-        return None if not base or name in project.tox_envs else f"no tox environment {name}"
-    if tool == "nox":
-        if not project.named("noxfile.py"):
-            return None
-        return None if name in project.nox_sessions else f"no nox session {name}"
-    if tool == "hatch":
-        return None if name in project.hatch_envs else f"no hatch environment {name}"
-    return None
+    check = _TASK_CHECKS.get(tool)
+    return check(name, project) if check else None
+
+
+def _check_just(name: str, project: Project) -> str | None:
+    if not project.named("justfile", "Justfile", ".justfile"):
+        gone = project.once_had("justfile", "Justfile", ".justfile")
+        return f"the justfile was removed (recipe {name})" if gone else None
+    return None if name in project.just_recipes else f"no just recipe {name}"
+
+
+def _check_go_task(name: str, project: Project) -> str | None:
+    """`task X`: a task some Taskfile defines (or a wildcard task matches); a Taskfile
+    whose includes cannot all be read judges nothing."""
+    if not project.named(*tasksources.TASKFILES):
+        gone = project.once_had(*tasksources.TASKFILES)
+        return f"the Taskfile was removed (task {name})" if gone else None
+    known = project.taskfile_tasks
+    if known is None or name in known or any(fnmatch.fnmatch(name, t) for t in known):
+        return None
+    return f"no task {name} in the Taskfiles"
+
+
+def _check_cargo(name: str, project: Project) -> str | None:
+    if not project.named("Cargo.toml"):
+        gone = project.once_had("Cargo.toml")
+        return f"the Cargo.toml was removed (package {name})" if gone else None
+    found = _norm(name) in project.cargo_packages
+    return None if found else f"no Cargo package {name} in the workspace"
+
+
+def _check_mise(name: str, project: Project) -> str | None:
+    if not project.mise_tasks:
+        return None
+    return None if name in project.mise_tasks or "*" in name else f"no mise task {name}"
+
+
+def _check_tox(name: str, project: Project) -> str | None:
+    if not project.named("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml"):
+        return None
+    base = re.sub(r"^py\d+$", "", name)
+    return None if not base or name in project.tox_envs else f"no tox environment {name}"
+
+
+def _check_nox(name: str, project: Project) -> str | None:
+    if not project.named("noxfile.py"):
+        return None
+    return None if name in project.nox_sessions else f"no nox session {name}"
+
+
+def _check_hatch(name: str, project: Project) -> str | None:
+    return None if name in project.hatch_envs else f"no hatch environment {name}"
+
+
+# the check of a task named by its runner (`tool:name`), Make's and zig's aside
+_TASK_CHECKS: dict[str, Callable[[str, Project], str | None]] = {
+    "just": _check_just,
+    "task": _check_go_task,
+    "cargo": _check_cargo,
+    "mise": _check_mise,
+    "tox": _check_tox,
+    "nox": _check_nox,
+    "hatch": _check_hatch,
+}
 
 
 def _check_directory(folder: str, project: Project) -> str | None:
