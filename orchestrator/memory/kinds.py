@@ -96,6 +96,8 @@ _STATED = re.compile(
     rf"(?![\w%]|\.\d)(?P<pre>\s+(?:RC|preview|beta|alpha)\b)?",
     re.I,
 )
+# Rust's minimum supported version, named so ("MSRV: 1.87.0", "(MSRV 1.80)"): `rust-version`
+_MSRV = re.compile(r"\bMSRV\b\)?\s*(?:is\s+|of\s+|[:=]\s*)?v?(\d+\.\d+(?:\.\d+)?)(?!\w|\.\d)")
 # a declared version that is a pre-release (`12.0.100-rc.2.31207.4`, `19.0.0-beta.2`)
 _PRERELEASE = re.compile(r"\d-(?:rc|preview|beta|alpha)\b", re.I)
 # "Go version: 1.31.2" names one version: CI's setup, a tool pin, or the config's own
@@ -1250,6 +1252,10 @@ def _value_claims(prose: str) -> list[Claim]:
                 value=stated,
             )
         )
+    stated_rust = {c.value for c in out if c.symbol == "rust"}
+    for found in _MSRV.finditer(prose) if "MSRV" in prose else ():
+        if found.group(1) not in stated_rust:  # "Rust 1.80 (MSRV)" is read above
+            out.append(Claim("value", found.group(0), "body", symbol="rust", value=found.group(1)))
     if re.search(r"\bpytest\b", prose, re.I):
         timeout = _TIMEOUT.search(prose)
         if timeout:

@@ -402,3 +402,16 @@ def test_tox_factor_groups_name_every_environment_they_make(tmp_path: Path) -> N
     assert found["task:tox:site-build"] is None
     assert found["task:tox:lint"] is None
     assert found["task:tox:py3.10-common"] is not None  # no factor makes it
+
+
+def test_a_stated_msrv_is_the_workspace_rust_version(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {"Cargo.toml": '[workspace]\nmembers = []\n\n[workspace.package]\nrust-version = "1.89"\n'},
+    )
+    assert verdicts("Prerequisites: Rust (MSRV: 1.89), just, pnpm", proj) == {"value:rust": None}
+    found = verdicts("The MSRV is 1.87.", proj)
+    assert list(found) == ["value:rust"]
+    assert found["value:rust"] is not None and "1.87" in found["value:rust"]
+    assert "1.89" in found["value:rust"]
+    assert verdicts("MSRV bumps need a minor release.", proj) == {}
