@@ -158,7 +158,13 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         rf"|^\W{{0,4}}{_BOLD_LABEL}[~≈]?\d{{1,3}}\s*%"
         # a labelled part said to be done ("**App Router Integration**: Complete")
         rf"|^\W{{0,4}}{_BOLD_LABEL}(?:[-–—]\s*)?(?:complete|completed|done|finished)\W{{0,3}}$"
-        r"|\b(?:configured|set up|up) and running\b",
+        r"|\b(?:configured|set up|up) and running\b"
+        # a short item closing on the participle of its work ("Memory bank initialized")
+        # (not a passive or a condition: "The cache is never updated", "... once completed")
+        r"|^(?!.*\b(?:is|are|was|were|be|been|being|never|not|once|when|until|if|after|before)\b)"
+        r"\W{0,4}(?:[\w./-]+\s){0,5}[\w./-]+\s(?:completed|initialized|documented|updated|"
+        r"created|implemented|added|configured|fixed|deployed|finished|established|integrated|"
+        r"refactored)\W{0,3}$",
     ),
     # a cross marks an item not done, unless it marks a prohibition ("❌ Don't use ...")
     (

@@ -90,6 +90,7 @@ from orchestrator.store.memfile import Memory
         ("Successfully migrated the ledger to SQLite", "storage", "change_account"),
         ("We've implemented the CSV import and its checks", "imports", "change_account"),
         ("**Storage**: Decided to pivot from flat files to SQLite", "storage", "change_account"),
+        ("Ledger import fully documented", "Active Focus", "progress_status"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -135,6 +136,8 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Currently supports CSV and OFX statements", "imports"),
         ("**Retries**: Will retry a failed webhook three times", "webhooks"),
         ("A webhook may need a signing secret", "webhooks"),
+        ("The exchange rates are never updated", "rates"),
+        ("Invoices are archived once completed", "invoices"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
