@@ -467,6 +467,7 @@ class Verifier:
                 + self._dropped_namespaced(body, commit)
                 + self._recounted(body, commit)
                 + self._dropped_listed_tasks(body, about, commit)
+                + self._dropped_ports(body, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -657,6 +658,24 @@ class Verifier:
                 reason = f"{name}: a {label} at {commit[:10]}, none is named so now"
                 return [ClaimFailure(Claim("task", head.group(0), "body", symbol=name), reason)]
         return []
+
+    def _dropped_ports(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`http://localhost:3001`: a local port some file of the project (prose and lock
+        files aside) named at `commit` and none names now: whatever served there (a dev
+        script's `-p 3001`, a compose file) serves elsewhere. A port no file named then is
+        no claim (a framework's default needs no setting)."""
+        ports = (
+            dict.fromkeys(_LOCAL_PORT.findall(body)) if "local" in body or "127." in body else {}
+        )
+        if not ports or self._same_files(commit):
+            return []
+        out = []
+        for port in ports:
+            then = [p for p in self._naming(port, commit) if not _LOCK_NAME.search(p)]
+            if then and not [p for p in self._naming(port, None) if not _LOCK_NAME.search(p)]:
+                reason = f"port {port}: {then[0]} named it at {commit[:10]}; no file names it now"
+                out.append(ClaimFailure(Claim("value", port, "body", value=port), reason))
+        return out
 
     def _subfolders(self, folder: str, commit: str | None) -> int:
         """How many folders `folder` holds (by its tracked files), now or at `commit`."""
@@ -1363,7 +1382,8 @@ class Verifier:
             if facts is None:
                 continue
             if symbol.startswith("-"):
-                if symbol in facts.flags:
+                # `--only=`: the flag as an option parser declares one that takes a value
+                if symbol.rstrip("=") in facts.flags:
                     return None
                 continue
             if facts.syntax and symbol.replace(".", "").isidentifier():
@@ -1666,6 +1686,9 @@ _TASK_LISTS = (
         ),
     ),
 )
+# a local address's port (`http://localhost:3001`, `127.0.0.1:8080`)
+_LOCAL_PORT = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b")
+_LOCK_NAME = re.compile(r"(?:^|/)[^/]*lock[^/]*$", re.I)  # `pnpm-lock.yaml`, `Cargo.lock`
 _TESTS = re.compile(r"\b(?:tests?|testing|specs?)\b", re.I)
 _TEST_PATH = re.compile(r"(?:^|/)[^/]*(?:test|spec)[^/]*/|(?:^|/|_|\.)(?:test|spec)s?[_.]", re.I)
 # A Python script run with a subcommand: `python run.py pipeline --month 5`.

@@ -531,3 +531,48 @@ def test_a_task_a_list_names_under_a_heading_of_make_targets_or_scripts_must_sti
     assert results["lint"].result == "ok"  # still a target
     assert results["plain"].result == "ok"  # nothing says the list holds Make targets
     assert results["named"].result == "ok"  # never a target: the list may name anything
+
+
+def test_a_local_port_no_file_names_any_more_is_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    package = {"scripts": {"dev": "next dev -p 3001", "start": "next start"}}
+    compose = "services:\n  db:\n    ports:\n      - '5433:5432'\n"
+    verified = _planted(
+        layout,
+        put,
+        commit_all,
+        {"package.json": json.dumps(package), "compose.yaml": compose},
+        {
+            "dev": "The app runs at **http://localhost:3001** in development.",
+            "db": "Postgres listens on `localhost:5433`.",
+            "default": "Docs preview at http://localhost:4000.",
+        },
+    )
+    package["scripts"]["dev"] = "next dev"
+    (layout.root / "package.json").write_text(json.dumps(package))
+    commit_all(layout.root, "the dev server on its default port")
+
+    results = verify_all(layout)
+    assert results["dev"].result == "stale"
+    assert results["dev"].failures[0].reason == (
+        f"port 3001: package.json named it at {verified['commit'][:10]}; no file names it now"
+    )
+    assert results["db"].result == "ok"  # the compose file still maps it
+    assert results["default"].result == "ok"  # no file named it then: no claim
+
+
+def test_a_cited_flag_is_found_as_its_option_parser_declares_it(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    write_files(
+        layout.root,
+        {"cmd/tests.rb": 'flag "--only=", description: "Run only this test file"\n'},
+    )
+    commit_all(layout.root, "the tests command")
+    put("only", "Run one file's tests.", citations=(Citation("cmd/tests.rb", None, "--only="),))
+    put("gone", "Skip slow tests.", citations=(Citation("cmd/tests.rb", None, "--skip-slow"),))
+    results = verify_all(layout)
+    assert results["only"].result == "ok"  # the `=` says it takes a value
+    assert results["gone"].result == "stale"
+    assert "flag --skip-slow does not appear in cmd/tests.rb" in results["gone"].failures[0].reason
