@@ -161,8 +161,9 @@ _TOOL = re.compile(
 # Two capitalised words ("Strong Migrations", "Factory Bot"): a package whose name joins
 # them, where a manifest declared one so named; any other pair of words is no claim.
 _TWO_WORDS = re.compile(r"(?<![\w./@:-])([A-Z][a-z]{2,} [A-Z][a-z]{2,})(?![\w/@-])")
-# A hyphenated lower-case name ("the binary-compatibility-validator plugin"): a package's.
-_HYPHENATED = re.compile(r"(?<![\w./@:-])([a-z][a-z0-9]+(?:-[a-z0-9]{2,}){2,})(?![\w/@.-])")
+# A hyphenated lower-case name ("the binary-compatibility-validator plugin", "Jest with
+# ts-jest"): a package's, where a manifest declared one so named.
+_HYPHENATED = re.compile(r"(?<![\w./@:-])([a-z][a-z0-9]+(?:-[a-z0-9]{2,})+)(?![\w/@.-])")
 # A line that denies, forbids or replaces: the names it gives need not be dependencies.
 _DENIES = re.compile(
     r"\b(?:not|never|avoid|don't|instead|no longer|without|removed|replaced|deprecated)\b", re.I

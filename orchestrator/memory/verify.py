@@ -806,10 +806,10 @@ class Verifier:
         now = self.project().dependency_names
         for claim in products:
             key = claim.symbol or ""
-            if any(key in name for name in now):
-                continue
             then = self._project_at(commit)
-            if then is not None and key in then.dependency_names:
+            if then is None or key not in then.dependency_names:
+                continue  # no dependency then: no claim
+            if not any(key in name for name in now):
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
         out += self._dropped_packages(body, commit) + self._dropped_programs(body, commit)

@@ -103,7 +103,10 @@ def test_a_dependency_named_in_prose_and_dropped_since_the_record_is_stale(
 def test_a_tool_named_mid_sentence_and_dropped_from_every_manifest_is_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
-    package = {"name": "web", "devDependencies": {"karma": "^6.4.0", "stylelint": "^16.0.0"}}
+    package = {
+        "name": "web",
+        "devDependencies": {"karma": "^6.4.0", "stylelint": "^16.0.0", "ts-karma": "^1.0.0"},
+    }
     catalog = (
         '[versions]\nsizer = "1.2"\n\n[plugins]\n'
         'size-budget = { id = "org.example.code-size-budget", version.ref = "sizer" }\n'
@@ -118,6 +121,8 @@ def test_a_tool_named_mid_sentence_and_dropped_from_every_manifest_is_stale(
             "styles": "Style sheets are checked by Stylelint before a commit.",
             "budget": "Release builds apply the code-size-budget plugin.",
             "denied": "Never go back to Karma for the browser tests.",
+            "bridge": "Specs are compiled by ts-karma before they run.",
+            "words": "Specs run in a real-time browser.",
         },
     )
     package["devDependencies"] = {"stylelint": "^16.2.0", "vitest": "^3.0.0"}
@@ -130,6 +135,8 @@ def test_a_tool_named_mid_sentence_and_dropped_from_every_manifest_is_stale(
     assert "Karma: a dependency at" in results["tests"].failures[0].reason
     assert verified["commit"][:10] in results["tests"].failures[0].reason
     assert results["budget"].result == "stale"  # the catalog's plugin, by its id's last part
+    assert [f.claim.text for f in results["bridge"].failures] == ["ts-karma"]
+    assert results["words"].result == "ok"  # a hyphenated word no manifest ever declared
     assert results["styles"].result == "ok"  # still declared
     assert results["denied"].result == "ok"  # a line that denies names no dependency
 
