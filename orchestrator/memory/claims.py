@@ -424,7 +424,11 @@ def _dotted(span: str, name: str, shape: RepoShape) -> list[Claim]:
         # `account.series`: a member of the class the variable is named after (`Account`)
         owner = "".join(w.capitalize() for w in first.split("_"))
         return [Claim("instance", span, "body", symbol=f"{owner}.{instance.group(2)}")]
-    return []  # `os.path.join`, `self.store.add()`: nothing this repository could confirm
+    own = name.split(".")[1] if first in ("self", "this") else ""
+    if _SNAKE.match(own) or _LOWER_CAMEL.match(own):
+        # `self.sys_addons`, `this.userStore.load()`: a member some class of ours has
+        return [Claim("identifier", span, "body", symbol=own)]
+    return []  # `os.path.join`, `self.store`: nothing this repository could confirm
 
 
 def citation_claims(memory: Memory) -> list[Claim]:
