@@ -237,6 +237,14 @@ FILE_EXTENSIONS = frozenset(
         "nim",
         "sqlite",
         "db",
+        # .NET's projects and solutions (`App.csproj`, `Shop.sln`), not `Class.member`s
+        "csproj",
+        "fsproj",
+        "vbproj",
+        "sln",
+        "slnx",
+        "slnf",
+        "razor",
     ]
 )
 BARE_FILES = frozenset(

@@ -35,6 +35,7 @@ from orchestrator.errors import PathEscape
 from orchestrator.memory import kinds, past, symbols
 from orchestrator.memory.claims import (
     CODE_SPAN,
+    FILE_EXTENSIONS,
     Claim,
     body_claims,
     citation_claims,
@@ -60,6 +61,7 @@ from orchestrator.memory.codeindex import (
 from orchestrator.memory.moves import (
     Move,
     line_again,
+    removed_in,
     renamed,
     text_before_removal,
     unqualified,
@@ -241,8 +243,8 @@ class Verifier:
 
     def moved_to(self, path: str) -> str | None:
         """Where a gone path lives now: git's rename detection on the commit that removed
-        it, else the one tracked file of the same name; None when it is not gone or
-        nowhere."""
+        it, else the one tracked file of the same name, else the one beside it with its
+        stem in another format; None when it is not gone or nowhere."""
         path = _relative(path)
         if path in self._moves:
             return self._moves[path]
@@ -254,8 +256,27 @@ class Verifier:
                 same = [p for p in self.state.blobs if p.rsplit("/", 1)[-1] == name]
                 if len(same) == 1 and "." in name:
                     found = same[0]
+            if found is None and "." in path.rsplit("/", 1)[-1]:
+                found = self._sibling_format(path)
         self._moves[path] = found
         return found
+
+    def _sibling_format(self, path: str) -> str | None:
+        """The one tracked file beside a gone one with its stem and another extension
+        (`App.sln` -> `App.slnx`, `setup.js` -> `setup.ts`), added by the commit that
+        removed it: the file rewritten in a new format, which git's rename detection cannot
+        follow when most lines changed."""
+        stem = path.rsplit(".", 1)[0]
+        found = [p for p in self.state.blobs if p.rsplit(".", 1)[0] == stem and p != path]
+        if len(found) != 1:
+            return None
+        # the commit that removed the file added the other: a rewrite, not a file that
+        # was there all along
+        sha = removed_in(self.layout.root, path)
+        if sha is None:
+            return None
+        added = git(self.layout.root, "diff", "--name-only", "--diff-filter=A", f"{sha}^", sha)
+        return found[0] if found[0] in added.decode("utf-8", "replace").splitlines() else None
 
     def _cited_move(self, citation: Citation) -> Move | None:
         """Where a cited path that is gone went, when its symbol is defined there: git's
@@ -1180,12 +1201,26 @@ class Verifier:
         ):
             return None  # `/src/`, `/internal/config/`: written from the repository's root
         if claim.origin == "body" and (
-            self._ignored(claim.path) or _TEMPLATE.search(claim.path) or self._nested(claim.path)
+            self._ignored(claim.path)
+            or _TEMPLATE.search(claim.path)
+            or self._nested(claim.path)
+            or self._alternatives(claim.path)
         ):
             # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
-            # written from a sub-project's folder (`src/App.tsx` of `frontend/`)
+            # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
+            # name's endings given several ways (`core-java-8/11/17`)
             return None
         return f"{claim.path} does not exist"
+
+    def _alternatives(self, path: str) -> bool:
+        """`core-java-8/11/17`, `core-groovy/kotlin`: a hyphenated name whose last part the
+        other parts replace, every name so made an entry of the tree."""
+        parts = path.strip("/").split("/")
+        if len(parts) < 2 or "-" not in parts[0]:
+            return False
+        stem = parts[0].rsplit("-", 1)[0]
+        names = [parts[0], *(f"{stem}-{part}" for part in parts[1:])]
+        return all(self._exists(name) or self._nested(name) for name in names)
 
     def _planned(self, name: str) -> bool:
         """A file no commit ever had that another of the project's documents names too
@@ -1414,12 +1449,16 @@ class Verifier:
     def _spelled(self, path: str, symbol: str) -> bool:
         """The file spells `symbol` as a whole name (not inside a longer one): a colon may
         end it (`build-client:`, a Make target), not go on with it (`test:unit`); a name
-        with a slash may end a longer path (`spf13/cobra` of `github.com/spf13/cobra`)."""
+        with a slash, or a file's name, may end a longer path (`spf13/cobra` of
+        `github.com/spf13/cobra`)."""
         text = self.project().text(path)
         if text is None:
             return False
         name = re.escape(symbol)
-        before = r"(?<![\w:@.])" if "/" in symbol else r"(?<![\w:@/.])"
+        # a name with a slash may end a longer path, and so may a file's name
+        # (`"$dir/sdk-env.sh"`, the script a shell function writes)
+        in_path = "/" in symbol or symbol.rsplit(".", 1)[-1].lower() in FILE_EXTENSIONS
+        before = r"(?<![\w:@.])" if in_path else r"(?<![\w:@/.])"
         return re.search(rf"{before}{name}(?![\w@/-]|:\S|\.\w)", text) is not None
 
     # memories --------------------------------------------------------------------------

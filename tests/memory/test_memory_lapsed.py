@@ -583,3 +583,34 @@ def test_a_cited_flag_is_found_as_its_option_parser_declares_it(
     assert results["only"].result == "ok"  # the `=` says it takes a value
     assert results["gone"].result == "stale"
     assert "flag --skip-slow does not appear in cmd/tests.rb" in results["gone"].failures[0].reason
+
+
+def test_a_cited_file_name_a_script_writes_at_the_end_of_a_path_is_named_there(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    write_files(layout.root, {"eng/env.sh": 'script="$out_dir/dev-env.sh"\necho "$script"\n'})
+    commit_all(layout.root, "the env script")
+    put(
+        "env", "Restore writes an env script.", citations=(Citation("eng/env.sh", 1, "dev-env.sh"),)
+    )
+    put(
+        "word", "Restore writes the out dir.", citations=(Citation("eng/env.sh", 1, "dir/dev-env"),)
+    )
+    results = verify_all(layout)
+    assert results["env"].result == "ok"  # a file's name may end the path it is written in
+    assert results["word"].result == "stale"  # no name of its own: inside a longer one
+
+
+def test_one_names_endings_given_several_ways_are_each_an_entry(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    write_files(
+        layout.root,
+        {f"core-java-{v}/build.gradle": "// module\n" for v in ("8", "11", "17")},
+    )
+    commit_all(layout.root, "three java modules")
+    put("all", "Language levels live in `core-java-8/11/17`.")
+    put("one-gone", "Language levels live in `core-java-8/11/21`.")
+    results = verify_all(layout)
+    assert results["all"].result == "ok"
+    assert results["one-gone"].result == "stale"  # core-java-21 is no module

@@ -394,3 +394,23 @@ def test_a_path_already_gone_when_the_file_was_written_did_not_move_since(
         "stale",
         "app/legacy/sync_jobs.py does not exist",
     )
+
+
+def test_a_file_rewritten_in_another_format_beside_it_is_moved(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    (layout.root / "Shop.sln").write_text("Microsoft Visual Studio Solution File\nProject(App)\n")
+    (layout.root / "old.cfg").write_text("[tool]\nmode = fast\n")
+    (layout.root / "old.toml").write_text("[tool]\nmode = 'fast'\n")
+    commit_all(layout.root, "solution and settings")
+    put("sln", "Open `Shop.sln` to build everything.", citations=(Citation("Shop.sln"),))
+    put("cfg", "Settings are in `old.cfg`.")
+    commit_all(layout.root, "memories")
+    (layout.root / "Shop.sln").unlink()
+    (layout.root / "Shop.slnx").write_text('<Solution>\n  <Project Path="app" />\n</Solution>\n')
+    (layout.root / "old.cfg").unlink()  # old.toml was there all along: no rewrite of it
+    commit_all(layout.root, "the solution in the XML format; one settings file")
+    results = verify_all(layout)
+    assert results["sln"].result == "moved"
+    assert {(m.path, m.to) for m in results["sln"].moved} == {("Shop.sln", "Shop.slnx")}
+    assert results["cfg"].result == "stale"
