@@ -465,13 +465,27 @@ def bare_state(memory: Memory, reading: Reading) -> bool:
 _CODE_ASIDE = re.compile(r"\s*\((?:\s*`[^`\n]+`\s*[,;]?)+\)\W*$")
 
 
+# An item's mark of work before its words, and a verb of work opening them: "[x] Pagination
+# for search results", "Add pagination for search results" and "❌ Pagination for search
+# results" are one item; so is "Version tracking for laws - Complete".
+_WORK_MARK = re.compile(
+    r"^(?:\W*\[[ xX]\])?\W*(?:(?:implement|develop|create|add|build|set up|complete|finish)"
+    r"(?:ed|d|s|ing)?\s+(?!(?:with|on|in|using|for|via|by|to|from|as|and)\b))?",
+    re.I,
+)
+_DONE_TAIL = re.compile(r"\s+[-–—:]\s*(?:completed?|done|finished|implemented)\W*$", re.I)
+
+
 def copy_key(memory: Memory) -> str:
-    """The fact's words, lower case, without punctuation, markup or a closing aside of code
-    spans (`_CODE_ASIDE`): equal for copies."""
+    """The fact's words, lower case, without punctuation, markup, a closing aside of code
+    spans (`_CODE_ASIDE`), a mark of work before them or a verb of work opening them and a
+    closing "- done" (`_WORK_MARK`, `_DONE_TAIL`; where two words at least are left): equal
+    for copies."""
     fact = memory.fact
     if fact.endswith((")", ").")) and "`" in fact:
         fact = _CODE_ASIDE.sub("", fact)
-    return " ".join(_WORDS.findall(fact.lower()))
+    words = _WORDS.findall(_DONE_TAIL.sub("", _WORK_MARK.sub("", fact, count=1)).lower())
+    return " ".join(words if len(words) >= 2 else _WORDS.findall(fact.lower()))
 
 
 def duplicate_across(

@@ -477,13 +477,17 @@ def test_an_item_to_do_and_one_done_are_two_stages_of_work_unless_copies(
     layout: Layout, put: Put
 ) -> None:
     put("todo", "[ ] Offline export of the monthly ledger to CSV files", subject="to do")
-    put("done", "[x] Offline export of the monthly ledger to CSV files", subject="done")
+    put("done", "[x] Offline export of the monthly ledger as CSV files", subject="done")
     put("doing", "❌ Offline export of the monthly ledger into CSV files", subject="backlog")
     put("copy-a", "✅ Nightly backup of the ledger to object storage", subject="milestones")
     put("copy-b", "[ ] Nightly backup of the ledger to object storage", subject="next steps")
+    put("verb", "Add paging to the invoice search results", subject="next steps")
+    put("cross", "❌ Paging to the invoice search results", subject="features")
     report = audit(layout)
     groups = {tuple(sorted((g.keeper, *g.decay))) for g in report.groups}
     # the two to-dos say one item; the done one is another stage of it
     assert ("doing", "todo") in groups
     assert not any("done" in g for g in groups)
     assert ("copy-a", "copy-b") in groups  # the same words: one item told twice
+    # the same words after a mark or a verb of work: one item in two lists
+    assert ("cross", "verb") in groups
