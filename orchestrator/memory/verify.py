@@ -40,6 +40,7 @@ from orchestrator.memory.claims import (
     body_claims,
     citation_claims,
     claim_paths,
+    looks_like_path,
     stand_in_rest,
 )
 from orchestrator.memory.codeindex import (
@@ -489,6 +490,7 @@ class Verifier:
                 + self._recounted(body, commit)
                 + self._dropped_listed_tasks(body, about, commit)
                 + self._dropped_ports(body, commit)
+                + self._dropped_tops(body, claims, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -679,6 +681,30 @@ class Verifier:
                 reason = f"{name}: a {label} at {commit[:10]}, none is named so now"
                 return [ClaimFailure(Claim("task", head.group(0), "body", symbol=name), reason)]
         return []
+
+    def _dropped_tops(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
+        """`tools/parser-builder`: a path in a code span whose first part was an entry of
+        the root at `commit` and is none now (the whole folder went), which the tree alone
+        reads as no path at all; the path was in `commit`'s tree. A move is found as for
+        any path the words give."""
+        if "/" not in body or "`" not in body:
+            return []
+        read = {c.text for c in claims}
+        then: set[str] | None = None
+        out = []
+        for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
+            top = span.strip("/").split("/", 1)[0]
+            if span in read or "/" not in span.strip("/") or top in self.shape.top_level:
+                continue
+            if then is None:
+                tree = self._tree(commit) or {}
+                then = {p.split("/", 1)[0] for p in tree}
+            path = span.strip("/")
+            shape = replace(self.shape, top_level=frozenset(then))
+            if top in then and looks_like_path(span, shape) and self._had(path, commit):
+                reason = f"{path} was in the tree at {commit[:10]}; no {top}/ now"
+                out.append(ClaimFailure(Claim("path", span, "body", path=path), reason))
+        return out
 
     def _dropped_ports(self, body: str, commit: str) -> list[ClaimFailure]:
         """`http://localhost:3001`: a local port some file of the project (prose and lock
