@@ -89,7 +89,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"enhancements|additions|extensions|changes)|stretch goals|icebox|parking lot|"
         r"someday|areas for improvement|improvement (?:ideas|opportunities)|"
         r"(?:enhancement|new|product) ideas|what'?s left|what is left|left to (?:build|do)|"
-        r"remaining (?:work|tasks|items|steps))\b"
+        r"remaining (?:work|tasks|items|steps)|upcoming (?:work|tasks|items|milestones?))\b"
         r"|^(?:ideas|later|maybe)\b|\(next \d",
     ),
     (
@@ -105,13 +105,14 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         "in_progress",
         r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
         r"working on|current sprint|current challenges|current considerations|"
-        r"(?:primary )?focus areas)\b",
+        r"(?:primary )?focus areas|(?:active|team|main|primary|immediate) (?:\w+ )?focus)\b",
     ),
     (
         "change_account",
         r"\b(?:project evolution|evolution of|(?:version|change|decision|release|revision) "
         r"history|recent changes|earlier changes|change ?log(?!\s+\w)|"
-        r"corrections applied|what changed|recent updates|changes made|fixes applied)\b",
+        r"corrections applied|what changed|recent updates|changes made|fixes applied|"
+        r"(?:major|latest) (?:updates|changes|milestones?)|recent (?:achievements|milestones?))\b",
     ),
     (
         "session_summary",

@@ -90,7 +90,10 @@ from orchestrator.store.memfile import Memory
         ("Successfully migrated the ledger to SQLite", "storage", "change_account"),
         ("We've implemented the CSV import and its checks", "imports", "change_account"),
         ("**Storage**: Decided to pivot from flat files to SQLite", "storage", "change_account"),
-        ("Ledger import fully documented", "Active Focus", "progress_status"),
+        ("Ledger import fully documented", "ledger", "progress_status"),
+        ("Ledger import from bank feeds", "Current Team Focus", "in_progress"),
+        ("Bank feed parser", "Major Updates", "change_account"),
+        ("Monthly statements by e-mail", "Upcoming Work", "todo_next"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
