@@ -501,17 +501,21 @@ class Verifier:
             + self._dropped_members(claims, commit)
             + self._dropped_definitions(claims, commit)
             + self._switched_off(body, in_files, commit)
-            + (self._unpinned(body, in_files, commit) if in_files else [])
+            + self._unpinned(body, in_files, commit)
         )
 
     def _unpinned(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """A full version the words give (three parts, a pre-release too: `1.26.4`,
-        `10.0.100-rc.1`) that a file they name or cite had at `commit` and has no more:
-        the pin moved on."""
-        versions = set(_FULL_VERSION.findall(body))
+        `10.0.100-rc.1`) that a file they name or cite, or a file that pins a tool's
+        version (`global.json`, `.nvmrc`, `rust-toolchain.toml`, `.tool-versions`...), had
+        at `commit` and has no more: the pin moved on."""
+        versions = set(_FULL_VERSION.findall(body)) if any(c.isdigit() for c in body) else set()
+        if not versions:
+            return []
         out: list[ClaimFailure] = []
         seen: set[str] = set()
-        for claim in claims if versions else []:
+        pinned = [Claim("path", p, "body", path=p) for p in sorted(_PIN_FILES) if self._is_file(p)]
+        for claim in [*claims, *pinned]:
             path = _relative(claim.path)
             if not path or path in seen or not self._is_file(path):
                 continue
@@ -1762,6 +1766,21 @@ _SUBCOMMAND = re.compile(
     r"(?P<script>[\w./-]+\.py)\s+(?P<sub>[a-z][\w-]*)(?=\s|$)"
 )
 # a full version: three parts, perhaps a pre-release (`12.0.100-rc.2.31207.4`)
+# files that pin a tool's version (read at the root only)
+_PIN_FILES = frozenset(
+    {
+        "global.json",
+        ".nvmrc",
+        ".node-version",
+        ".python-version",
+        ".ruby-version",
+        ".java-version",
+        ".sdkmanrc",
+        "rust-toolchain",
+        "rust-toolchain.toml",
+        ".tool-versions",
+    }
+)
 _FULL_VERSION = re.compile(
     r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?![\w.-]*\w)"
 )

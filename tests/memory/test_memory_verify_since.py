@@ -222,6 +222,7 @@ def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
         citations=(Citation("global.json"),),
     )
     put("history", "`CHANGELOG.md` lists 2.4.1.", verified=verified)
+    put("unnamed", "Builds need the SDK 11.0.100-rc.2.26112.104 installed.", verified=verified)
     put("unrecorded", "`global.json` pins the SDK (11.0.100-rc.2.26112.104).")
     sdk["sdk"]["rollForward"] = "latestFeature"
     write_files(layout.root, {"global.json": json.dumps(sdk)})
@@ -236,7 +237,8 @@ def test_a_full_version_a_named_file_pinned_and_pins_no_more_is_stale(
     commit(layout.root, "the released SDK")
     results = verify_all(layout)
     # CHANGELOG.md still has its version; the unrecorded memory has nothing to judge against
-    assert [v.name for v in results.values() if v.result == "stale"] == ["cited", "sdk"]
+    # a version no file of the words holds is judged against the files that pin versions
+    assert [v.name for v in results.values() if v.result == "stale"] == ["cited", "sdk", "unnamed"]
     assert [f.reason for f in results["sdk"].failures] == [
         f"global.json had 11.0.100-rc.2.26112.104 at {verified['commit'][:10]}; it no longer does"
     ]
