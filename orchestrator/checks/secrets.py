@@ -86,7 +86,8 @@ _RX = Patterns(
     bare_password=(
         r"\b(?:password|passphrase|passwd)[ \t]+(?!(?:is|was|are|for|of|and|or|to|from|in|on|at|"
         r"with|that|the|a|an|policy|policies|manager|hash|hashes|hashing|reset|field|prompt|"
-        r"rotation|protected|length|rules?)\b)[`'\"]?([^\s`'\",;]{6,})",
+        r"rotation|protected|protection|strength|complexity|requirements?|recovery|changes?|"
+        r"expiry|expiration|length|rules?)\b)[`'\"]?([^\s`'\",;]{6,})",
         re.I,
     ),
     google=r"\bAIza[0-9A-Za-z_-]{35}",

@@ -256,6 +256,8 @@ NOT_SECRETS = [
     "Localstack accepts AWS's example key AKIAIOSFODNN7EXAMPLE.",
     "Live keys look like sk_live_XXXXXXXXXXXXXXXXXXXXXXXX and are never committed.",
     "Connection URLs look like postgres://USER:PASSWORD@HOST/app.",
+    "**Optional password protection**: not mandatory for shared links.",
+    "Password strength is checked before an account is saved.",
 ]
 
 
