@@ -157,6 +157,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|(?<!\bgood )(?<!\bcorrect )(?<!\bright )(?<!\bdo )(?:✅|✔️?|☑️?)\W{0,3}$"
         # how far along a labelled part is ("**Backend API**: 100% - ...")
         rf"|^\W{{0,4}}{_BOLD_LABEL}[~≈]?\d{{1,3}}\s*%"
+        rf"|^\W{{0,4}}{_BOLD_LABEL}(?:✅|✔|☑)"  # "**Local**: ✅ Fully functional"
         # a labelled part said to be done ("**App Router Integration**: Complete")
         rf"|^\W{{0,4}}{_BOLD_LABEL}(?:[-–—]\s*)?(?:complete|completed|done|finished)\W{{0,3}}$"
         r"|\b(?:configured|set up|up) and running\b"
@@ -170,7 +171,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     # a cross marks an item not done, unless it marks a prohibition ("❌ Don't use ...")
     (
         "todo_next",
-        r"^\W{0,4}(?:\[ \]|⏭|☐|(?:❌|✗|✘)(?!\W*(?:don'?t|do not|never|no|not|bad|wrong|"
+        r"^\W{0,4}(?:\[ \]|⏭|☐|⬜|(?:❌|✗|✘)(?!\W*(?:don'?t|do not|never|no|not|bad|wrong|"
         r"avoid|incorrect)\b))",
     ),
     (
@@ -236,6 +237,11 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\bneeds? to be (?:defined|decided|determined|documented|implemented|addressed)\b"
         r"|\bnext steps?\b",
     ),
+    # a plan labelled as one ("Future enhancement: ...", "**Future solution**: ...")
+    (
+        "todo_next",
+        r"^\W{0,4}future (?:\w+ )?(?:solutions?|enhancements?|work|improvements?|plans?)\b",
+    ),
     # work someone expects, hedged or planned ("May need more validation", "**Error
     # Recovery** - Needs more tests", "**UI**: Will update the components")
     (
@@ -256,7 +262,8 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"\bcurrently (?:being|working on|focused|focusing|under (?:development|review)|"
         r"in (?:a |the )?(?:stable|early|beta|alpha|development|progress|testing))\b"
         r"|\bthis sprint\b|\bsprint \d+\b|\bnow working on\b|\bin progress\b"
-        r"|^\W{0,4}currently [a-z]+ing\b",
+        rf"|^\W{{0,4}}currently (?:{_GERUND}|initializing|testing|debugging|documenting|"
+        r"reviewing|updating|writing|investigating)\b",
     ),
     (
         "session_summary",
@@ -282,7 +289,10 @@ _RX = Patterns(
     ),
     problems=(r"\b(?:challenges|risks|trade-?offs|pitfalls|problems)\b", re.I),
     # a condition open up to the end of the text read: no clause has ended since
-    condition=(r"\b(?:if|whether|when|whenever|until|once|unless)\b[^.;:!?→]*$", re.I),
+    condition=(
+        r"\b(?:if|whether|when|whenever|until|once|unless|ensure|make sure)\b[^.;:!?→]*$",
+        re.I,
+    ),
 )
 
 # Characters that match ASCII letters under re.I though they are not ASCII themselves.

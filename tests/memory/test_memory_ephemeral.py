@@ -80,7 +80,7 @@ from orchestrator.store.memfile import Memory
         ("The importer is feature-complete and ready for use", "importer", "progress_status"),
         ("Caching of the exchange rates could benefit from a shorter expiry", "", "todo_next"),
         ("The retry policy for webhooks needs to be defined", "webhooks", "todo_next"),
-        ("Currently wiring the ledger import to the new parser", "ledger", "in_progress"),
+        ("Currently migrating the ledger import to the new parser", "ledger", "in_progress"),
         ("May need stricter checks on uploaded statements", "uploads", "todo_next"),
         ("**Sync Engine** - Needs more tests around conflicts", "sync", "todo_next"),
         ("**Reports**: Will move the monthly report to the worker", "reports", "todo_next"),
@@ -94,6 +94,9 @@ from orchestrator.store.memfile import Memory
         ("Ledger import from bank feeds", "Current Team Focus", "in_progress"),
         ("Bank feed parser", "Major Updates", "change_account"),
         ("Monthly statements by e-mail", "Upcoming Work", "todo_next"),
+        ("⬜ Statements in OFX", "ledger", "todo_next"),
+        ("**Sandbox**: ✅ Fully functional", "environments", "progress_status"),
+        ("Future enhancement: cache the exchange rates", "rates", "todo_next"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -141,6 +144,8 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("A webhook may need a signing secret", "webhooks"),
         ("The exchange rates are never updated", "rates"),
         ("Invoices are archived once completed", "invoices"),
+        ("Currently using the central bank's feed for rates", "rates"),
+        ("Ensure every statement you import is complete", "imports"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
