@@ -355,7 +355,16 @@ class Project:
         Makefile now may never have had one: `make X` then says nothing checkable)."""
         if names not in self._removed:
             specs = [f":(glob)**/{n}" for n in names]
-            found = git(self.root, "log", "-1", "--format=%H", "--diff-filter=D", "--", *specs)
+            found = git(
+                self.root,
+                "log",
+                "-1",
+                "--format=%H",
+                "--full-history",
+                "--diff-filter=D",
+                "--",
+                *specs,
+            )
             self._removed[names] = bool(found.strip())
         return self._removed[names]
 

@@ -62,7 +62,10 @@ class Move:
 
 def removed_in(root: Path, path: str) -> str | None:
     """The last commit that removed `path` (a file, or every file of a folder)."""
-    sha = git(root, "log", "-1", "--format=%H", "--diff-filter=D", "--", path).decode().strip()
+    # every branch: a file whose whole life was on a merged branch is pruned from the
+    # simplified history the default walk gives
+    found = git(root, "log", "-1", "--format=%H", "--full-history", "--diff-filter=D", "--", path)
+    sha = found.decode().strip()
     return sha or None
 
 

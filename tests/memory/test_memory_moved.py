@@ -414,3 +414,27 @@ def test_a_file_rewritten_in_another_format_beside_it_is_moved(
     assert results["sln"].result == "moved"
     assert {(m.path, m.to) for m in results["sln"].moved} == {("Shop.sln", "Shop.slnx")}
     assert results["cfg"].result == "stale"
+
+
+def test_a_file_whose_whole_life_was_on_a_merged_branch_is_followed(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """git's default history walk prunes a merged branch on which a path was added and
+    moved: the move is looked for in every branch's history."""
+    main = git(layout.root, "rev-parse", "--abbrev-ref", "HEAD")
+    git(layout.root, "checkout", "-q", "-b", "side")
+    (layout.root / "rates").mkdir()
+    (layout.root / "rates" / "tariffs.csv").write_text("zone,rate\nA,1.20\nB,2.40\nC,3.10\n")
+    commit_all(layout.root, "tariffs on the side branch")
+    verified = recorded_ok(layout)
+    (layout.root / "lib").mkdir()
+    git(layout.root, "mv", "rates/tariffs.csv", "lib/zone-rates.csv")
+    commit_all(layout.root, "tariffs are zone rates")
+    git(layout.root, "checkout", "-q", main)
+    (layout.root / "NEWS").write_text("unrelated\n")
+    commit_all(layout.root, "news on the main line")
+    git(layout.root, "merge", "-q", "--no-ff", "side", "-m", "merge the side branch")
+    put("tariffs", "Shipping reads `rates/tariffs.csv`.", verified=verified)
+    result = verify_all(layout)["tariffs"]
+    assert result.result == "moved"
+    assert [(m.path, m.to) for m in result.moved] == [("rates/tariffs.csv", "lib/zone-rates.csv")]
