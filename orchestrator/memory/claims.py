@@ -130,7 +130,7 @@ _STAND_IN_FILE = re.compile(
     r"(?:file_?name|your_?file|my_?file|some_?file)((?:[_-][\w.-]*)?\.\w+)", re.I
 )
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
-_STAND_IN_PATH = re.compile(r"/path/to/", re.I)
+_STAND_IN_PATH = re.compile(r"/path/to/|/path/$", re.I)  # `path/to/x`, `./pkg/path`
 _PROSE_PATH = re.compile(
     r"(?<![\w@:/.~$<{}>-])((?:\.?/)?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)+/?)(?![\w<{*\[$/-])"
 )
@@ -354,6 +354,8 @@ def placeholder_name(name: str) -> bool:
     if "fully qualified" in " ".join(words):
         return True
     if name[:1].isupper() and words[-1] == "name" and words[-2] in _GENERIC_WORDS:
+        return True
+    if words == ["test", "name"]:  # `go test -run TestName`: any test's name
         return True
     if any(w in _EXAMPLE_WORDS for w in words):  # `test_my_mutation`, `FooService`
         return True

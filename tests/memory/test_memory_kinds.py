@@ -384,12 +384,13 @@ def test_members_of_a_namespace_and_placeholder_tests_are_no_claims() -> None:
         for c in text_claims(
             "Validators (`v.iso.*`, `v.email()`) are narrow; releases are `*.4.*`; tests live "
             "in `*_test.go`, images in `Containerfile*`; run `go test -run TestFoo ./...` "
-            "or `go test -run TestParser ./...`."
+            "or `go test -run TestParser ./...`; one test: `go test -run TestName ./pkg/path`."
         )
     }
     assert ("pattern", "_test.go") in claims and ("pattern", "Containerfile*") in claims
     assert ("identifier", "TestParser") in claims
-    assert not any(s in ("v.iso.*", ".4.*", "TestFoo") for _, s in claims)
+    assert not any(s in ("v.iso.*", ".4.*", "TestFoo", "TestName") for _, s in claims)
+    assert not any(kind == "directory" for kind, _ in claims)  # `./pkg/path`: any package
 
 
 def test_tox_factor_groups_name_every_environment_they_make(tmp_path: Path) -> None:
