@@ -94,13 +94,19 @@ def _matching(paths: Sequence[str], wanted: str) -> list[str]:
 
 # Make --------------------------------------------------------------------------------
 
+_VENDORED = re.compile(r"(?:^|/)(?:vendor|third_party|third-party|node_modules)/")
+
 
 def make_targets(paths: Sequence[str], read: Reader) -> dict[str, set[str]]:
-    """Folder ("" for the root) -> the targets its Makefiles define, includes followed."""
+    """Folder ("" for the root) -> the targets its Makefiles define, includes followed.
+    A vendored project's Makefiles (`vendor/`, `third_party/`, `node_modules/`) are not the
+    project's: `make build` is never theirs (an include may still read one)."""
     tracked = set(paths)
     out: dict[str, set[str]] = {}
     for path in paths:
         name = path.rsplit("/", 1)[-1]
+        if _VENDORED.search(path):
+            continue
         if name in MAKEFILES or name.endswith(".mk"):
             folder = _folder(path)
             found = out.setdefault(folder, set())

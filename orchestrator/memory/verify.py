@@ -687,16 +687,18 @@ class Verifier:
         return []
 
     def _dropped_tops(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
-        """`tools/parser-builder`: a path in a code span whose first part was an entry of
+        """`tools/parser-builder`: a path in a code span (or in bold: `**bin/cli**`) whose first part was an entry of
         the root at `commit` and is none now (the whole folder went), which the tree alone
         reads as no path at all; the path was in `commit`'s tree. A move is found as for
         any path the words give."""
-        if "/" not in body or "`" not in body:
+        if "/" not in body or ("`" not in body and "**" not in body):
             return []
         read = {c.text for c in claims}
         then: set[str] | None = None
         out = []
-        for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
+        spans = [m.group(1).strip() for m in CODE_SPAN.finditer(body)]
+        spans += _BOLD_PATH.findall(body) if "**" in body else []
+        for span in dict.fromkeys(spans):
             top = span.strip("/").split("/", 1)[0]
             if span in read or "/" not in span.strip("/") or top in self.shape.top_level:
                 continue
@@ -1755,6 +1757,8 @@ _TASK_LISTS = (
         ),
     ),
 )
+# a path in bold (`**bin/cli**: the command line`)
+_BOLD_PATH = re.compile(r"\*\*([\w.@+-]+(?:/[\w.@+-]+)+/?)\*\*")
 # a local address's port (`http://localhost:3001`, `127.0.0.1:8080`)
 _LOCAL_PORT = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b")
 _LOCK_NAME = re.compile(r"(?:^|/)[^/]*lock[^/]*$", re.I)  # `pnpm-lock.yaml`, `Cargo.lock`

@@ -237,6 +237,20 @@ def test_tasks_are_read_wherever_the_tools_define_them(tmp_path: Path) -> None:
     }
 
 
+def test_a_vendored_projects_makefile_defines_no_target_of_ours(tmp_path: Path) -> None:
+    proj = project(
+        tmp_path,
+        {
+            "Makefile": "lint:\n\tgolangci-lint run\n",
+            "vendor/github.com/acme/ui/Makefile": "build:\n\tnpm run build\n",
+        },
+    )
+    assert verdicts("`make lint`, `make build`", proj) == {
+        "task:make:lint": None,
+        "task:make:build": "no Make target build",
+    }
+
+
 def test_zig_build_steps_are_the_ones_build_zig_declares(tmp_path: Path) -> None:
     proj = project(
         tmp_path,
