@@ -687,10 +687,10 @@ class Verifier:
         return []
 
     def _dropped_tops(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
-        """`tools/parser-builder`: a path in a code span (or in bold: `**bin/cli**`) whose first part was an entry of
-        the root at `commit` and is none now (the whole folder went), which the tree alone
-        reads as no path at all; the path was in `commit`'s tree. A move is found as for
-        any path the words give."""
+        """`tools/parser-builder`: a path in a code span (or in bold: `**bin/cli**`) whose
+        first part was an entry of the root at `commit` and is none now (the whole folder
+        went), which the tree alone reads as no path at all; the path was in `commit`'s
+        tree. A move is found as for any path the words give."""
         if "/" not in body or ("`" not in body and "**" not in body):
             return []
         read = {c.text for c in claims}
@@ -1769,7 +1769,6 @@ _SUBCOMMAND = re.compile(
     r"^(?:(?:python3?|uv run(?: python3?)?|poetry run python3?)\s+)?(?:\./)?"
     r"(?P<script>[\w./-]+\.py)\s+(?P<sub>[a-z][\w-]*)(?=\s|$)"
 )
-# a full version: three parts, perhaps a pre-release (`12.0.100-rc.2.31207.4`)
 # files that pin a tool's version (read at the root only)
 _PIN_FILES = frozenset(
     {
@@ -1785,6 +1784,7 @@ _PIN_FILES = frozenset(
         ".tool-versions",
     }
 )
+# a full version: three parts, perhaps a pre-release (`12.0.100-rc.2.31207.4`)
 _FULL_VERSION = re.compile(
     r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?![\w.-]*\w)"
 )
