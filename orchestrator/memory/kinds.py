@@ -170,7 +170,7 @@ _DENIES = re.compile(
 )
 _PACKAGE_NAME = re.compile(r"@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*|[a-z0-9][a-z0-9_.]*(?:-[a-z0-9_.]+)+")
 # a scoped npm package in prose, not an e-mail address or a path's part (`@acme/ui`)
-_SCOPED = re.compile(r"(?<![\w.@/-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?![\w/*@-])")
+_SCOPED = re.compile(r"(?<![\w.@/-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?![\w/@-]|\*(?!\*))")
 # three names or more joined by dots, the last a capitalised one: a chain of members, not
 # a file's name (`Helpers.Instance.CreateServices`; `Specification.Tests` may be a folder's)
 _MEMBER_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*")

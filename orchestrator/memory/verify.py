@@ -690,17 +690,24 @@ class Verifier:
         """`tools/parser-builder`: a path in a code span (or in bold: `**bin/cli**`) whose
         first part was an entry of the root at `commit` and is none now (the whole folder
         went), which the tree alone reads as no path at all; the path was in `commit`'s
-        tree. A move is found as for any path the words give."""
-        if "/" not in body or ("`" not in body and "**" not in body):
+        tree. So is a root folder written bare with its slash in prose (`proto/`) that no
+        folder of the tree is named now. A move is found as for any path the words give."""
+        if "/" not in body:
             return []
         read = {c.text for c in claims}
         then: set[str] | None = None
         out = []
         spans = [m.group(1).strip() for m in CODE_SPAN.finditer(body)]
         spans += _BOLD_PATH.findall(body) if "**" in body else []
+        # a root folder written bare in prose or a drawn tree ("after modifying proto/",
+        # "├── proto/"): the recorded root had it, and no folder of that name is left
+        spans += [f for f in _ROOT_FOLDER.findall(CODE_SPAN.sub(" ", body)) if not self._nested(f)]
         for span in dict.fromkeys(spans):
             top = span.strip("/").split("/", 1)[0]
-            if span in read or "/" not in span.strip("/") or top in self.shape.top_level:
+            bare = span.endswith("/") and "/" not in span.strip("/")
+            if span in read or top in self.shape.top_level:
+                continue
+            if "/" not in span.strip("/") and not bare:
                 continue
             if then is None:
                 tree = self._tree(commit) or {}
@@ -1757,6 +1764,8 @@ _TASK_LISTS = (
         ),
     ),
 )
+# a folder of one name with its slash, in prose or a drawn tree (`proto/`, `├── gen/`)
+_ROOT_FOLDER = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w.-]*/)(?![\w/.-])")
 # a path in bold (`**bin/cli**: the command line`)
 _BOLD_PATH = re.compile(r"\*\*([\w.@+-]+(?:/[\w.@+-]+)+/?)\*\*")
 # a local address's port (`http://localhost:3001`, `127.0.0.1:8080`)

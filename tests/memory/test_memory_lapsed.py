@@ -284,6 +284,7 @@ def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests
             "package.json": json.dumps(root),
             "packages/ui-kit/package.json": json.dumps({"name": "@shop/ui-kit"}),
             "packages/forms-legacy/package.json": json.dumps({"name": "forms-legacy"}),
+            "packages/amp/package.json": json.dumps({"name": "@shop/amp"}),
         },
         {
             "kit": "Components come from `@shop/ui-kit`.",
@@ -293,9 +294,10 @@ def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests
             "denied": "New screens never import `forms-legacy`.",
             "prose": 'For clicks, import simulate from "@clicks/simulate" in each test.',
             "mail": "Ask ops@shop.example/desk or @shop/ui-kit owners.",
+            "bold": "**@shop/amp** - pages for AMP readers",
         },
     )
-    for path in ("packages/forms-legacy/package.json",):
+    for path in ("packages/forms-legacy/package.json", "packages/amp/package.json"):
         (layout.root / path).unlink()
     root["dependencies"] = {}
     (layout.root / "package.json").write_text(json.dumps(root))
@@ -320,6 +322,7 @@ def test_a_package_name_in_a_code_span_gone_from_the_workspace_and_the_manifests
         f"@clicks/simulate: a dependency at {short}, no manifest declares it now"
     )
     assert results["mail"].result == "ok"  # an address is no package; ui-kit is still one
+    assert results["bold"].result == "stale"  # in bold, the workspace package that went
 
 
 def test_a_tracked_folder_that_became_ignored_is_gone_or_moved(
@@ -632,6 +635,8 @@ def test_a_path_below_a_top_level_folder_that_went_is_stale_or_moved(
             "release": "Cut a release with `scripts/release`.",
             "never": "Fixtures live in `samples/inputs`.",
             "bold": "**tools/grammar-builder**: generates the parsers.",
+            "prose": "Regenerate the parsers after changing tools/ (the grammar).",
+            "kept": "Release notes go through scripts/ and then ops.",
         },
     )
     git(layout.root, "rm", "-q", "-r", "tools")
@@ -644,5 +649,7 @@ def test_a_path_below_a_top_level_folder_that_went_is_stale_or_moved(
         f"tools/grammar-builder was in the tree at {verified['commit'][:10]}; no tools/ now"
     )
     assert results["bold"].result == "stale"  # a path in bold, as in a code span
+    assert results["prose"].result == "stale"  # a root folder in prose, none of its name now
+    assert results["kept"].result == "moved"  # git followed scripts/ to ops/
     assert results["release"].result == "moved"  # git followed the folder to ops/
     assert results["never"].result == "ok"  # never in the tree: no path of ours
