@@ -695,26 +695,23 @@ class Verifier:
         if "/" not in body:
             return []
         read = {c.text for c in claims}
-        then: set[str] | None = None
-        out = []
         spans = [m.group(1).strip() for m in CODE_SPAN.finditer(body)]
         spans += _BOLD_PATH.findall(body) if "**" in body else []
+        spans = [s for s in spans if "/" in s.strip("/") and s not in read]
         # a root folder written bare in prose or a drawn tree ("after modifying proto/",
         # "├── proto/"): the recorded root had it, and no folder of that name is left
-        spans += [f for f in _ROOT_FOLDER.findall(CODE_SPAN.sub(" ", body)) if not self._nested(f)]
-        for span in dict.fromkeys(spans):
-            top = span.strip("/").split("/", 1)[0]
-            bare = span.endswith("/") and "/" not in span.strip("/")
-            if span in read or top in self.shape.top_level:
+        loose = dict.fromkeys(_ROOT_FOLDER.findall(CODE_SPAN.sub(" ", body)))
+        wanted = [s for s in dict.fromkeys([*spans, *loose]) if _top(s) not in self.shape.top_level]
+        if not wanted:
+            return []
+        then = {p.split("/", 1)[0] for p in self._tree(commit) or {}}
+        shape = replace(self.shape, top_level=frozenset(then))
+        out = []
+        for span in wanted:
+            path, top = span.strip("/"), _top(span)
+            if top not in then or not looks_like_path(span, shape):
                 continue
-            if "/" not in span.strip("/") and not bare:
-                continue
-            if then is None:
-                tree = self._tree(commit) or {}
-                then = {p.split("/", 1)[0] for p in tree}
-            path = span.strip("/")
-            shape = replace(self.shape, top_level=frozenset(then))
-            if top in then and looks_like_path(span, shape) and self._had(path, commit):
+            if self._had(path, commit) and not (span in loose and self._nested(path)):
                 reason = f"{path} was in the tree at {commit[:10]}; no {top}/ now"
                 out.append(ClaimFailure(Claim("path", span, "body", path=path), reason))
         return out
@@ -1914,6 +1911,11 @@ def _name_part(symbol: str) -> bool:
 
 def _has_part(word: str, part: str) -> bool:
     return word != part and (word.startswith(part) if part.endswith("_") else word.endswith(part))
+
+
+def _top(path: str) -> str:
+    """A path's first part (`tools` of `tools/gen/` and of `/tools/gen`)."""
+    return path.strip("/").split("/", 1)[0]
 
 
 def _names(text: str, name: str) -> bool:
