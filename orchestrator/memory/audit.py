@@ -100,7 +100,8 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 12
+REPORT_VERSION = 13
+ENUMERATION = 3  # facts of one subject clashing by names with each other: a list
 HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment across subjects
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
@@ -497,6 +498,7 @@ def _subject_conflicts(
             buckets[subject].append(m)
     found = []
     for bucket in buckets.values():
+        pairs = []
         for i, a in enumerate(bucket):
             for b in bucket[i + 1 :]:
                 if compare.linked(a, b):
@@ -504,8 +506,43 @@ def _subject_conflicts(
                 how = compare.conflict(a, b, readings=readings)
                 if how is not None:
                     first, second = sorted((a, b), key=lambda m: m.name)
-                    found.append((first, second, how))
+                    pairs.append((first, second, how))
+        found += _without_enumerations(pairs)
     return found
+
+
+def _without_enumerations(
+    pairs: list[tuple[Memory, Memory, compare.Conflict]],
+) -> list[tuple[Memory, Memory, compare.Conflict]]:
+    """The clashes of one subject's facts, less those of an enumeration: facts that each
+    name their own thing ("the backend runs on port 8000", "PostgreSQL runs on port 5432",
+    "Redis runs on port 6379"; `dev:local` runs the app on SQLite, `.env.production`
+    holds the PostgreSQL settings) clash by values with `ENUMERATION - 1` others or more,
+    each in words of its own, which one slot given two values does not: they are the
+    entries of a list under one heading, each filling its own slot. A clash of the same
+    words with other values ("the suite has 202 tests", "... 206 tests") and a clash of
+    polarity are kept whatever their neighbours."""
+    own = [(a, b) for a, b, how in pairs if _own_words(how)]
+    degree: dict[str, int] = defaultdict(int)
+    for a, b in own:
+        degree[a.name] += 1
+        degree[b.name] += 1
+    listed = {name for name, n in degree.items() if n >= ENUMERATION - 1}
+    return [
+        (a, b, how) for a, b, how in pairs if not (_own_words(how) and {a.name, b.name} & listed)
+    ]
+
+
+def _own_words(how: compare.Conflict) -> bool:
+    """A clash of values that says which thing each fact is about: names or code set
+    against each other, or numbers in clauses that each have words the other lacks."""
+    a, b = how.clause_a, how.clause_b
+    if how.how != "values":
+        return False
+    apart = (a.values - b.values) | (b.values - a.values)
+    if any(not v[:1].isdigit() for v in apart):
+        return True
+    return bool(a.frame - b.frame) and bool(b.frame - a.frame)
 
 
 def _count_candidates(

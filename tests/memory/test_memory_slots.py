@@ -125,3 +125,31 @@ def test_two_items_under_one_label_describing_what_it_names(layout: Layout, put:
     put("db-a", "**Database**: The service stores orders in MySQL.", subject="storage")
     put("db-b", "**Database**: The service stores orders in Postgres.", subject="storage")
     assert contradictions(layout) == {frozenset({"db-a", "db-b"})}
+
+
+def test_entries_of_one_list_are_not_contradictions(layout: Layout, put: Put) -> None:
+    """Three facts of one subject, each naming its own thing (a service and its port, a
+    script and its database), are the entries of a list, not a slot given three values."""
+    put("web-port", "Frontend runs on port 7100", subject="local notes")
+    put("db-port", "MariaDB runs on port 3306 (Podman)", subject="local notes")
+    put("cache-port", "Memcached runs on port 11211 (Podman)", subject="local notes")
+    put("run-lite", "`serve:lite` - starts the site on the DuckDB store", subject="store settings")
+    put("run-full", "`serve:full` - starts the site on the MariaDB store", subject="store settings")
+    put("env-lite", "`.env.lite` for DuckDB settings", subject="store settings")
+    assert contradictions(layout) == set()
+
+
+def test_one_slot_told_three_ways_still_conflicts(layout: Layout, put: Put) -> None:
+    """The same words with three values are one slot stated three ways; so is a pair of
+    entries naming one thing two ways when no third joins them."""
+    put("suite-a", "The nightly suite runs 140 checks.", subject="nightly suite")
+    put("suite-b", "The nightly suite runs 152 checks.", subject="nightly suite")
+    put("suite-c", "The nightly suite runs 161 checks.", subject="nightly suite")
+    put("store-a", "The ledger store is DuckDB.", subject="ledger store")
+    put("store-b", "The ledger store is MariaDB.", subject="ledger store")
+    assert contradictions(layout) == {
+        frozenset({"suite-a", "suite-b"}),
+        frozenset({"suite-a", "suite-c"}),
+        frozenset({"suite-b", "suite-c"}),
+        frozenset({"store-a", "store-b"}),
+    }
