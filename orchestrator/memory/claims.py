@@ -147,11 +147,13 @@ _GENERATED = re.compile(
 _GRADLE_WORDS = re.compile(r"\b(?:gradle|gradlew|tasks?|android)\b", re.I)
 # a product named with its `.js` (Vue.js, Node.js, Next.js), not a file
 _PRODUCT_JS = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
-# a naming style and the examples after it in parentheses: "Components: PascalCase
-# (`DashboardMenu.tsx`)", "lowercase with dashes (`components/auth-wizard/`)"
+# a naming style or a placement and the examples after it in parentheses: "Components:
+# PascalCase (`DashboardMenu.tsx`)", "lowercase with dashes (`components/auth-wizard/`)",
+# "specs colocated with the code they test (`parser.test.ts`)"
 _STYLE_EXAMPLES = re.compile(
     r"\b(?:PascalCase|camelCase|snake_case|kebab-case|SCREAMING_SNAKE_CASE|lower ?case|"
-    r"upper ?case|with (?:dashes|hyphens|underscores)|auxiliary verbs|naming|file ?names?)\b[^()\n]{0,40}\(([^()\n]*)\)",
+    r"upper ?case|with (?:dashes|hyphens|underscores)|auxiliary verbs|naming|file ?names?|"
+    r"co-?located)\b[^()\n]{0,40}\(([^()\n]*)\)",
     re.I,
 )
 # the marks of bold around a word, not a glob's `**` (`src/**/*.ts`)

@@ -97,6 +97,8 @@ def test_products_naming_styles_and_build_tasks_are_no_claims_of_the_tree() -> N
         "descriptive filenames (`billing.spec.ts`)"
     )
     assert body_claims(styles, shape) == ()
+    placed = "Keep specs co-located with the code they exercise (`invoice.test.ts`)."
+    assert body_claims(placed, shape) == ()
     assert body_claims("No emulator here for the `connectedAndroidTest` task", shape) == ()
     assert [c.text for c in body_claims("Orders go through `processOrder`", shape)] == [
         "processOrder"
