@@ -19,7 +19,13 @@ from typing import Any, NamedTuple
 
 from orchestrator.memory.claims import CODE_SPAN, Claim
 from orchestrator.memory.codeindex import git, is_code, tree_at
-from orchestrator.memory.verify import Verifier, bare_name, counter_examples, states_change
+from orchestrator.memory.verify import (
+    Verifier,
+    bare_name,
+    counter_examples,
+    listed_entry,
+    states_change,
+)
 from orchestrator.store.layout import Layout
 
 STATUSES = ("ok", "moved", "stale")
@@ -383,17 +389,9 @@ def _listed_claims(part: Part, before: dict[str, str]) -> list[Claim]:
     file or folder of that name (or of that name and an extension) the folder held where
     the file was written, which must still be there. A name the folder did not hold then
     is no claim: the list may name what is not a file."""
-    if not part.listed or not before:
+    listed = listed_entry(before, part.listed) if part.listed and before else None
+    if listed is None:
         return []
-    found = {
-        p[: len(part.listed)] + ("/" if p[len(part.listed)] == "/" else p[len(part.listed) :])
-        for p in before
-        if p.startswith(part.listed) and p[len(part.listed) : len(part.listed) + 1] in ("/", ".")
-    }
-    found = {p for p in found if p.endswith("/") or "/" not in p[len(part.listed) :]}
-    if len(found) != 1:
-        return []
-    listed = found.pop()
     return [Claim("path", part.listed.rsplit("/", 1)[-1], "body", path=listed)]
 
 

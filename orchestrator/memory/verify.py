@@ -76,6 +76,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
 RESULTS_VERSION = 8
+WHOLE_BELOW = 6  # a name shorter than this names a commented-out line only as a whole word
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
 GROWING = frozenset({"flag", "function", "identifier", "class", "type", "env"})  # see `answer`
@@ -489,6 +490,7 @@ class Verifier:
                 + self._dropped_namespaced(body, commit)
                 + self._recounted(body, commit)
                 + self._dropped_listed_tasks(body, about, commit)
+                + self._dropped_listed_entries(body, about, commit)
                 + self._dropped_ports(body, commit)
                 + self._dropped_tops(body, claims, commit)
             )
@@ -685,6 +687,23 @@ class Verifier:
                 reason = f"{name}: a {label} at {commit[:10]}, none is named so now"
                 return [ClaimFailure(Claim("task", head.group(0), "body", symbol=name), reason)]
         return []
+
+    def _dropped_listed_entries(self, body: str, about: str, commit: str) -> list[ClaimFailure]:
+        """A list item headed by a bare bold or backticked name under a heading that names
+        one folder in a code span ("### Meta service (`src/meta/`)" then "- **raft-log**:
+        the consensus log"): the entry of that folder `commit`'s tree had by that name (a
+        folder, or a file of that name and an extension) must still be there. A name the
+        folder did not hold then is no claim: the list may name parts that are no files."""
+        head = _LISTED_HEAD.match(body) if "`" in about else None
+        folders = _FOLDER_SPAN.findall(about) if head is not None else []
+        if head is None or len(folders) != 1:
+            return []
+        name = head.group(1)
+        entry = listed_entry(self._tree(commit) or {}, folders[0].removeprefix("./") + name)
+        if entry is None or self._exists(entry.rstrip("/")):
+            return []
+        reason = f"{entry} was in the tree at {commit[:10]}; it is gone now"
+        return [ClaimFailure(Claim("path", name, "body", path=entry), reason)]
 
     def _dropped_tops(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """`tools/parser-builder`: a path in a code span (or in bold: `**bin/cli**`) whose
@@ -1658,10 +1677,13 @@ _COMMENT = re.compile(r"^(?:#+|//+|--|;+|%+|\*+|/\*+|<!--|\{#)\s*")
 
 def commented_out(then: str, now: str, names: Iterable[str]) -> str | None:
     """The first line that was code in `then`, names one of `names` (within a word, in
-    any case: `auto_sync` in `family_needs_auto_sync?`) and is only in a comment in `now`
-    (no live line has its text any more); None when there is none. Lines under 10
-    characters (`end`, `}`) are left aside."""
+    any case: `auto_sync` in `family_needs_auto_sync?`; a name under `WHOLE_BELOW`
+    characters as a whole word: the target `test` is not named by `ruff format tests/`)
+    and is only in a comment in `now` (no live line has its text any more); None when
+    there is none. Lines under 10 characters (`end`, `}`) are left aside."""
     wanted = [n.lower() for n in names if len(n) >= 4]
+    short = [re.compile(rf"(?<!\w){re.escape(n)}(?!\w)") for n in wanted if len(n) < WHOLE_BELOW]
+    wanted = [n for n in wanted if len(n) >= WHOLE_BELOW]
     live, commented = set(), set()
     for line in now.splitlines():
         text = line.strip()
@@ -1674,7 +1696,9 @@ def commented_out(then: str, now: str, names: Iterable[str]) -> str | None:
         text = line.strip()
         if len(text) < 10 or _COMMENT.match(text) or text in live:
             continue
-        if text in commented and any(n in text.lower() for n in wanted):
+        if text in commented and (
+            any(n in text.lower() for n in wanted) or any(r.search(text.lower()) for r in short)
+        ):
             return text
     return None
 
@@ -1744,6 +1768,8 @@ _ENV_READ = (
     r"%s([^A-Za-z0-9_]|$)"
 )
 # a list item headed by a bare name in bold or backticks: `- **lint**: ...`, `` `dev` - ``
+# a folder a heading names in a code span: "Meta service (`src/meta/`)"
+_FOLDER_SPAN = re.compile(r"`((?:\./)?(?:[\w.@+-]+/)+)`")
 _LISTED_HEAD = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|`)([\w.:-]+)(?:\*\*|`)\s*(?::|-|–|—)")
 # the words that say what a list of names holds, by the kind of task it names
 _TASK_LISTS = (
@@ -1833,6 +1859,20 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
         any(claim.text in span for span in warned)
         and not any(claim.text in span for span in stated)
     )
+
+
+def listed_entry(tree: Iterable[str], listed: str) -> str | None:
+    """The one entry of a tree that `listed` (`src/meta/raft-log`: a folder and a name
+    listed below it) names: the folder of that name (`src/meta/raft-log/`) or the file of
+    that name and an extension (`src/meta/raft-log.md`); None when there is none, or more
+    than one."""
+    found = {
+        p[: len(listed)] + ("/" if p[len(listed)] == "/" else p[len(listed) :])
+        for p in tree
+        if p.startswith(listed) and p[len(listed) : len(listed) + 1] in ("/", ".")
+    }
+    found = {p for p in found if p.endswith("/") or "/" not in p[len(listed) :]}
+    return found.pop() if len(found) == 1 else None
 
 
 def bare_name(claim: Claim) -> bool:

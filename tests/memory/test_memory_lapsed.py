@@ -653,3 +653,41 @@ def test_a_path_below_a_top_level_folder_that_went_is_stale_or_moved(
     assert results["kept"].result == "moved"  # git followed scripts/ to ops/
     assert results["release"].result == "moved"  # git followed the folder to ops/
     assert results["never"].result == "ok"  # never in the tree: no path of ours
+
+
+def test_a_name_listed_under_a_heading_that_names_its_folder_is_an_entry_there(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """A heading "### Ledger service (`svc/ledger/`)" then "- **journal**: ...": the entry of
+    that folder the recorded commit had by that name must still be there."""
+    write_files(
+        layout.root,
+        {
+            "svc/ledger/journal/Cargo.toml": "[package]\nname = 'journal'\n",
+            "svc/ledger/audit.md": "# audit\n",
+            "svc/ledger/api/Cargo.toml": "[package]\nname = 'api'\n",
+        },
+    )
+    commit_all(layout.root, "before")
+    verified = recorded_ok(layout)
+    heading = "Ledger service (`svc/ledger/`)"
+    for name, fact in {
+        "journal": "- **journal**: the append-only log of entries",
+        "audit": "- **audit**: how entries are checked",
+        "api": "- **api**: the service's calls",
+        "never": "- **replicas**: copies of the ledger",
+    }.items():
+        put(name, fact, subject=heading, verified=verified)
+    put("other", "- **api**: the service's calls", subject="Ledger service", verified=verified)
+    git(layout.root, "rm", "-q", "-r", "svc/ledger/journal", "svc/ledger/audit.md")
+    commit_all(layout.root, "the journal and the audit notes left")
+
+    results = verify_all(layout)
+    assert results["journal"].result == "stale"
+    assert results["journal"].failures[0].reason == (
+        f"svc/ledger/journal/ was in the tree at {verified['commit'][:10]}; it is gone now"
+    )
+    assert results["audit"].result == "stale"  # a file of that name and an extension
+    assert results["api"].result == "ok"  # still there
+    assert results["never"].result == "ok"  # no entry of that name then: no claim
+    assert results["other"].result == "ok"  # a heading naming no folder lists nothing

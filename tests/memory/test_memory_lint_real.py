@@ -178,3 +178,27 @@ def test_names_listed_below_their_folder_are_paths_there(repo: Path) -> None:
     )
     assert 5 not in found
     assert found[9][0][0] == "stale" and ".agents/roles/planner.md" in found[9][0][2]
+
+
+HEADED = """\
+### Ledger service (`svc/ledger/`)
+
+- **journal**: the append-only log of entries
+- **api**: the service's calls
+"""
+
+
+def test_names_listed_under_a_heading_that_names_their_folder_are_entries_there(
+    repo: Path,
+) -> None:
+    for folder in ("journal", "api"):
+        (repo / "svc" / "ledger" / folder).mkdir(parents=True)
+        (repo / "svc" / "ledger" / folder / "Cargo.toml").write_text("[package]\n")
+    (repo / "AGENTS.md").write_text(HEADED)
+    commit(repo, "instructions")
+    assert all(status == "ok" for status in statuses(repo, HEADED).values())
+    git(repo, "rm", "-q", "-r", "svc/ledger/journal")
+    commit(repo, "the journal left")
+    found = statuses(repo, HEADED)
+    assert found[3] == "stale"
+    assert found.get(4, "ok") == "ok"

@@ -163,6 +163,10 @@ def test_commented_out_asks_for_a_line_about_the_thing_gone_from_the_live_code()
     assert commented_out(then, now, ["reports"]) is None
     assert commented_out(then, now + "run_nightly_sync(db)\n", ["nightly_sync"]) is None
     assert commented_out(then, "# end\n", ["end"]) is None
+    # a short name only as a whole word: the target `check` is not `ruff format checks/`
+    recipe, off = "lint:\n\truff format checks/\n", "lint:\n\t# ruff format checks/\n"
+    assert commented_out(recipe, off, ["check"]) is None
+    assert commented_out(recipe, off, ["ruff"]) == "ruff format checks/"
 
 
 def test_the_file_lint_reads_a_heading_about_tests_for_a_variable(git_repo: Path) -> None:
