@@ -1505,16 +1505,19 @@ class Verifier:
         """The file spells `symbol` as a whole name (not inside a longer one): a colon may
         end it (`build-client:`, a Make target), not go on with it (`test:unit`); a name
         with a slash, or a file's name, may end a longer path (`spf13/cobra` of
-        `github.com/spf13/cobra`)."""
+        `github.com/spf13/cobra`); any name may follow a scope (`no-unused-vars` of
+        `"@lint-plugin/no-unused-vars"`, `pool-runner` of `"@acme/pool-runner"`)."""
         text = self.project().text(path)
         if text is None:
             return False
-        name = re.escape(symbol)
+        name, after = re.escape(symbol), r"(?![\w@/-]|:\S|\.\w)"
         # a name with a slash may end a longer path, and so may a file's name
         # (`"$dir/sdk-env.sh"`, the script a shell function writes)
         in_path = "/" in symbol or symbol.rsplit(".", 1)[-1].lower() in FILE_EXTENSIONS
         before = r"(?<![\w:@.])" if in_path else r"(?<![\w:@/.])"
-        return re.search(rf"{before}{name}(?![\w@/-]|:\S|\.\w)", text) is not None
+        if re.search(rf"{before}{name}{after}", text) is not None:
+            return True
+        return "@" in text and re.search(rf"(?<![\w@])@[\w.-]+/{name}{after}", text) is not None
 
     # memories --------------------------------------------------------------------------
 

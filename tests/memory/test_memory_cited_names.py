@@ -1,6 +1,6 @@
 """A cited symbol the cited file does not define but names in its code: a parameter, a
 name a lazy export lists, an environment variable read by name, a tool a Go directive
-runs, the prefix of resource names. Each holds at its own commit; a name only a comment
+runs, the prefix of resource names, the name after a scope (`@plugin/rule`). Each holds at its own commit; a name only a comment
 keeps does not. Real files in a real git repository."""
 
 from __future__ import annotations
@@ -35,6 +35,11 @@ FILES = {
         '<resources>\n  <string name="a11y_play">Play</string>\n'
         '  <string name="pause_button">Pause</string>\n</resources>\n'
     ),
+    "lint/rules.js": (
+        'export default {\n  rules: {\n    "@lint-plugin/no-unused-vars": "error",\n'
+        '    "other/prefer-const-x": "warn",\n  },\n};\n'
+    ),
+    "runner/package.json": '{\n  "name": "@acme/pool-runner",\n  "version": "1.0.0"\n}\n',
 }
 
 CITED = {
@@ -47,6 +52,10 @@ CITED = {
     "python-comment": ("tools/deprecation.py", 2, "RetiredHelper", False),
     "go-comment": ("gen/colors.go", 4, "enumer", False),
     "no-such-prefix": ("res/values/strings.xml", 2, "zz_", False),
+    # a name after a scope: a plugin's rule, a scoped package's own name
+    "scoped-rule": ("lint/rules.js", 3, "no-unused-vars", True),
+    "scoped-package": ("runner/package.json", 2, "pool-runner", True),
+    "unscoped-path": ("lint/rules.js", 4, "prefer-const-x", False),  # `other/` is no scope
 }
 
 
