@@ -178,6 +178,8 @@ _MEMBER_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.[A-Z]\w*")
 # the package's names that start so, not files (no extension starts with a capital)
 _QUALIFIED_PREFIX = re.compile(r"[a-z_]\w*(?:\.[a-z_]\w*)*\.[A-Z]\w*\*")
 # a capital X or N among lower-case letters, standing for a number or a word (`vX_*`)
+# a part of a pattern that stands for a name (`PluginName`, `ModuleName`): a template
+_NAME_SLOT = re.compile(r"(?:^|[.*_-])(?:[A-Z][a-z]+)+Name(?=$|[.*_-])")
 _STAND_IN_LETTER = re.compile(r"(?:^|[a-z0-9_.-])[XN](?:$|[a-z0-9_.*-])")
 _GEM = re.compile(r"^\s*gem\s+[\"']([\w.-]+)[\"']", re.M)
 # Python requirement files (`requirements-dev.txt`, `requirements/test.in`) and their
@@ -907,6 +909,8 @@ def _span_claims(span: str, text: str) -> list[Claim]:
             return []  # `service.MustRegister*`: a package's names that start so
         if _STAND_IN_LETTER.search(name) and not re.search(r"[A-Z]", re.sub("[XN]", "", name)):
             return []  # `vX_*`, `api_vN_*`: X and N stand for a number in a lower-case name
+        if _NAME_SLOT.search(name):
+            return []  # `Shop.*.PluginName`: a template, the part any plugin's name fills
         if name and re.fullmatch(r"[\w.*-]+", name):
             return [Claim("pattern", span, "body", symbol=name)]
     return []

@@ -1260,12 +1260,24 @@ class Verifier:
             or _TEMPLATE.search(claim.path)
             or self._nested(claim.path)
             or self._alternatives(claim.path)
+            or self._dotted_end(claim.path)
         ):
             # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
-            # name's endings given several ways (`core-java-8/11/17`)
+            # name's endings given several ways (`core-java-8/11/17`); a project folder
+            # without its product's name (`Billing.Core/` of `src/Shop.Billing.Core/`)
             return None
         return f"{claim.path} does not exist"
+
+    def _dotted_end(self, path: str) -> bool:
+        """`Billing.Core/`: a path whose first part is a dotted name that ends the name of a
+        folder of the tree after one of its dots (`src/Shop.Billing.Core/`), as .NET
+        project folders are named with their product first."""
+        first, _, rest = path.strip("/").partition("/")
+        if "." not in first:
+            return False
+        needle = f".{first}/{rest}"
+        return any(needle in blob for blob in self.state.blobs)
 
     def _alternatives(self, path: str) -> bool:
         """`core-java-8/11/17`, `core-groovy/kotlin`: a hyphenated name whose last part the

@@ -240,6 +240,9 @@ def test_stand_in_file_names_folder_globs_and_member_chains_read_as_such(
         "- Services come from `*Helpers.Instance.CreateServices`.\n"
         "- Future flags (`vX_*`) turn on the next major's changes.\n"
         "- Plugins register through `service.MustRegister*` at start.\n"
+        "- A plugin is a project `Shop.*.PluginName` of its own.\n"
+        "- The Sqlite tests are in `Sqlite.Specification.Tests/`.\n"
+        "- The Redis tests are in `Redis.Specification.Tests/`.\n"
     )
     status = _findings(plain_repo)
     assert status[1] == ("ok", "")  # any file named so: `*_ext.rs`, and there is one
@@ -248,6 +251,9 @@ def test_stand_in_file_names_folder_globs_and_member_chains_read_as_such(
     assert 4 not in status  # members of any such class: no claim
     assert 5 not in status  # X stands for a version's number: no claim
     assert 6 not in status  # a package's names that start so: no file pattern
+    assert 7 not in status  # a template: any plugin's name fills `PluginName`
+    assert status[8] == ("ok", "")  # the folder `Shop.Sqlite.Specification.Tests/`
+    assert status[9][0] == "stale"  # no folder's name ends so
 
 
 def test_a_script_a_command_runs_by_its_path_is_a_file(plain_repo: Path) -> None:
