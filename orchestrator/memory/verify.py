@@ -610,12 +610,16 @@ class Verifier:
 
     def _dropped_constants(self, body: str, commit: str) -> list[ClaimFailure]:
         """`DOTNET_ROLL_FORWARD`, `MAX_UPLOAD_MB`: a name in capitals and underscores in a
-        code span (a setting, a constant, a variable a script sets), or a Ruby method of
-        several words ending in `!` or `?` (`stub_authorization!`), that some code file
-        named at `commit` and none names now (prose and the instruction files aside)."""
+        code span (a setting, a constant, a variable a script sets), a Ruby method of
+        several words ending in `!` or `?` (`stub_authorization!`), or a linter's rule
+        named with its plugin (`react-hooks/exhaustive-deps`, `@stylistic/quote-props`;
+        no path of the tree, then or now), that some code file named at `commit` and none
+        names now (prose and the instruction files aside)."""
         out = []
         for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
-            named = _CONSTANT.fullmatch(span) or _RUBY_METHOD.fullmatch(span)
+            named = bool(_CONSTANT.fullmatch(span) or _RUBY_METHOD.fullmatch(span))
+            if not named and _RULE_ID.fullmatch(span):
+                named = not self._exists(span) and not self._had(span, commit)
             if not named or self._naming(span, None):
                 continue
             then = self._naming(span, commit)
@@ -1679,6 +1683,8 @@ _FOLDER_COUNT = re.compile(
     r"`([\w.-]+(?:/[\w.-]+)*/?)`"
 )
 _ENV_WORD = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # `CI=1` before a command
+# a linter's rule with its plugin: `react-hooks/exhaustive-deps`, `@stylistic/quote-props`
+_RULE_ID = re.compile(r"@?[a-z][\w.-]*/[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 _RUBY_METHOD = re.compile(r"[a-z_][a-z0-9]*(?:_[a-z0-9]+)+[!?]")  # `stub_authorization!`
 _CODE_NAME = re.compile(r"[A-Za-z_][\w.]*\w")  # `retry.Permanent`, `errors.Is`, `parse_config`
 _LINE_WORDS = 8  # a cited line this long or longer says something found elsewhere only by chance

@@ -405,6 +405,38 @@ def test_a_ruby_method_ending_in_a_bang_no_code_names_any_more_is_stale(
     assert results["library"].result == "ok"  # no code named it then either
 
 
+def test_a_linter_rule_named_with_its_plugin_no_config_names_any_more_is_stale(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    config = (
+        'export default [{\n  rules: {\n    "hooks-plus/stable-deps": "error",\n'
+        '    "layout/brace-spacing": "warn",\n  },\n}];\n'
+    )
+    verified = committed(
+        layout, {"lint.config.js": config, "web/ui-kit/index.ts": "export {};\n"}, "lint"
+    )
+    put(
+        "dropped",
+        "Keep `hooks-plus/stable-deps` on: effects list what they read.",
+        verified=verified,
+    )
+    put("kept", "Braces follow `layout/brace-spacing`.", verified=verified)
+    put("path", "Shared widgets live in `web/ui-kit`.", verified=verified)
+    put("never", "Prefer `query-lint/no-raw-sql` for new code.", verified=verified)
+    write_files(layout.root, {"lint.config.js": config.replace('"hooks-plus/stable-deps"', '"x"')})
+    commit(layout.root, "the hooks plugin left")
+
+    results = verify_all(layout)
+    assert results["dropped"].result == "stale"
+    assert results["dropped"].failures[0].reason == (
+        f"hooks-plus/stable-deps was named in lint.config.js at {verified['commit'][:10]}; "
+        "no code names it now"
+    )
+    assert results["kept"].result == "ok"
+    assert results["path"].result == "ok"  # a path of the tree, no rule
+    assert results["never"].result == "ok"  # no code named it then either
+
+
 def test_a_count_of_a_folders_folders_that_was_right_and_is_not_is_stale(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
