@@ -130,7 +130,14 @@ _CHANGED = (
     r"documented|patched|bumped|reverted|restored|re-enabled|separated|decoupled|"
     r"centrali[sz]ed|modulari[sz]ed|unified|standardi[sz]ed|streamlined|collapsed|"
     r"applied|used|built|established|deployed|transitioned|corrected|adjusted|"
-    r"enabled|disabled|merged|slimmed|refreshed|hardened|ported|swapped)"
+    r"enabled|disabled|merged|slimmed|refreshed|hardened|ported|swapped|ensured|prevented|"
+    r"developed|analy[sz]ed|outlined|began)(?:/\w+)?"  # "Created/updated the env files"
+)
+# participles that also describe a noun ("Completed orders are archived", "Verified users
+# may post"): an account only when an article or a word of scope follows
+_CHANGED_BEFORE_SCOPE = (
+    r"(?:completed|verified|identified|confirmed)\s+(?:the|a|an|all|that|each|every|initial|"
+    r"critical|key|remaining|existing)\b"
 )
 # a participle that describes rather than recounts is followed by one of these
 _DESCRIBING = (
@@ -140,14 +147,15 @@ _DESCRIBING = (
 _GERUND = (
     r"(?:implementing|building|adding|refining|enhancing|improving|optimi[sz]ing|"
     r"expanding|developing|creating|refactoring|migrating|fixing|integrating|"
-    r"setting up|working on|rewriting|cleaning up)"
+    r"setting up|working on|rewriting|cleaning up|centrali[sz]ing|standardi[sz]ing|"
+    r"ensuring|continuing)"
 )
 _LEAD = r"^\W{0,6}"  # bullets, bold markers, emoji before the first word
 _GERUND_LED = rf"^\W{{0,6}}{_GERUND}\s+(?!{_DESCRIBING})\S"
 _WEIGHING = r"^\W{0,4}(?:considering|evaluating|exploring|balancing|investigating)\b"
 
 # a label in bold before the fact proper ("**Search**: ...", "**Audio System**: ...")
-_BOLD_LABEL = r"\*\*[^*\n]{1,40}\*\*\s*:?\s*"
+_BOLD_LABEL = r"\*\*[^*\n]{1,60}\*\*\s*:?\s*"
 _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "progress_status",
@@ -176,11 +184,13 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "dated_status",
-        r"\b(?:last updated|completion date|updated on|created on)\b",
+        r"\b(?:last updated|completion date|updated on|created on)\b"
+        r"|^\W{0,4}\*\*date\*\*\s*:",  # "**Date**: 3 March 2025"
     ),
     (
         "change_account",
         rf"{_LEAD}(?:\w+:\*{{0,2}}\s+|{_BOLD_LABEL})?{_CHANGED}\s+(?!{_DESCRIBING})(?=\S)"
+        rf"|{_LEAD}(?:{_BOLD_LABEL})?{_CHANGED_BEFORE_SCOPE}"
         rf"|{_LEAD}(?:previously|originally)\b"
         r"|^\W{0,4}(?:improvements|changes|fixes)\W{0,4}:"
         rf"|\b(?:previously|formerly)\s*[:,]"
@@ -213,7 +223,11 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\b\d{1,3}\s*% (?:complete|completion|done)\b"
         r"|\bfeature[- ]complete\b|\b(?:is|are|now) fully (?:functional|operational)\b"
         r"|\b(?:is|are) (?:now )?ready for (?:use|production|release|deployment)\b"
-        r"|\bimplemented and working\b",
+        r"|\bimplemented and working\b"
+        # what is left, or not there yet ("(30% Remaining)", "No tests implemented yet",
+        # "Frontend error handling not implemented", "validated but processing pending")
+        r"|\(\d{1,3}\s*% remaining\)|(?<!\()\bnot implemented\W{0,3}$"
+        r"|\b(?:implemented|built|written) yet\b|\bbut (?:\w+ ){0,3}pending\b",
     ),
     # partly built: what is there so far and what is not yet, and the stage the project is in
     (

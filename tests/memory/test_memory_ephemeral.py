@@ -97,6 +97,19 @@ from orchestrator.store.memfile import Memory
         ("⬜ Statements in OFX", "ledger", "todo_next"),
         ("**Sandbox**: ✅ Fully functional", "environments", "progress_status"),
         ("Future enhancement: cache the exchange rates", "rates", "todo_next"),
+        (
+            "**Ledger Import (October 2025):** Ensured duplicate rows are skipped",
+            "",
+            "change_account",
+        ),
+        ("Created/updated the env files for both stores", "setup", "change_account"),
+        ("Completed the initial export to OFX", "exports", "change_account"),
+        ("Standardizing the retry logic across workers", "workers", "in_progress"),
+        ("🔄 **Rate Cache Rework (30% Remaining)**", "rates", "progress_status"),
+        ("**Testing**: No tests implemented yet", "quality", "progress_status"),
+        ("**Exports**: OFX export not implemented", "exports", "progress_status"),
+        ("Upload checks implemented but parsing pending", "uploads", "progress_status"),
+        ("**Date**: 3 March 2025", "", "dated_status"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -146,6 +159,10 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Invoices are archived once completed", "invoices"),
         ("Currently using the central bank's feed for rates", "rates"),
         ("Ensure every statement you import is complete", "imports"),
+        ("Completed orders are archived nightly", "orders"),
+        ("Verified users may post without review", "posting"),
+        ("Unknown verbs answer 501 (not implemented)", "api"),
+        ("Developed with FastAPI and SQLAlchemy", "stack"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
