@@ -1522,7 +1522,9 @@ class Verifier:
         end it (`build-client:`, a Make target), not go on with it (`test:unit`); a name
         with a slash, or a file's name, may end a longer path (`spf13/cobra` of
         `github.com/spf13/cobra`); any name may follow a scope (`no-unused-vars` of
-        `"@lint-plugin/no-unused-vars"`, `pool-runner` of `"@acme/pool-runner"`)."""
+        `"@lint-plugin/no-unused-vars"`, `pool-runner` of `"@acme/pool-runner"`), a
+        plugin's name in a quoted rule id of two parts, or the slash of an ignore pattern
+        anchored to the root."""
         text = self.project().text(path)
         if text is None:
             return False
@@ -1533,7 +1535,13 @@ class Verifier:
         before = r"(?<![\w:@.])" if in_path else r"(?<![\w:@/.])"
         if re.search(rf"{before}{name}{after}", text) is not None:
             return True
-        return "@" in text and re.search(rf"(?<![\w@])@[\w.-]+/{name}{after}", text) is not None
+        # after a scope, or a plugin's name in a quoted rule id (`"imports/no-cycle-x"`), or
+        # the slash that anchors an ignore pattern to the root (`/gen-docs` in .gitignore)
+        return (
+            re.search(rf"(?<![\w@])@[\w.-]+/{name}{after}", text) is not None
+            or re.search(rf"[\"'][\w.-]+/{name}[\"']", text) is not None
+            or re.search(rf"(?m)^/{name}/?\s*$", text) is not None
+        )
 
     # memories --------------------------------------------------------------------------
 

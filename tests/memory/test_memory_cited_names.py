@@ -36,10 +36,11 @@ FILES = {
         '  <string name="pause_button">Pause</string>\n</resources>\n'
     ),
     "lint/rules.js": (
-        'export default {\n  rules: {\n    "@lint-plugin/no-unused-vars": "error",\n'
+        'import "./vendor/tools/pack-lite";\nexport default {\n  rules: {\n    "@lint-plugin/no-unused-vars": "error",\n'
         '    "other/prefer-const-x": "warn",\n  },\n};\n'
     ),
     "runner/package.json": '{\n  "name": "@acme/pool-runner",\n  "version": "1.0.0"\n}\n',
+    ".gitignore": "/gen-docs\nnode_modules/\n",
 }
 
 CITED = {
@@ -53,9 +54,11 @@ CITED = {
     "go-comment": ("gen/colors.go", 4, "enumer", False),
     "no-such-prefix": ("res/values/strings.xml", 2, "zz_", False),
     # a name after a scope: a plugin's rule, a scoped package's own name
-    "scoped-rule": ("lint/rules.js", 3, "no-unused-vars", True),
+    "scoped-rule": ("lint/rules.js", 4, "no-unused-vars", True),
     "scoped-package": ("runner/package.json", 2, "pool-runner", True),
-    "unscoped-path": ("lint/rules.js", 4, "prefer-const-x", False),  # `other/` is no scope
+    "plugin-rule": ("lint/rules.js", 5, "prefer-const-x", True),  # a quoted two-part rule id
+    "anchored-ignore": (".gitignore", 1, "gen-docs", True),  # `/gen-docs`: from the root
+    "path-inside": ("lint/rules.js", 1, "pack-lite", False),  # the end of a longer path
 }
 
 
