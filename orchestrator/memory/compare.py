@@ -460,6 +460,24 @@ def bare_state(memory: Memory, reading: Reading) -> bool:
     return len(words) <= GENERIC and _STATE_FIRST.match(memory.fact) is not None
 
 
+# words a heading ends on to give a state of work, not what it is about
+_STATE_WORDS = frozenset(
+    ["complete", "completed", "done", "finished", "tbd", "todo", "pending", "progress", "wip"]
+)
+
+
+def sibling_subjects(a: Memory, b: Memory) -> bool:
+    """The subjects name two parts of one kind: they end on the same word and differ
+    before it ("Orchestrator adapter" and "Billing adapter"), so one line written under
+    each ("✅ Unit tests for all calls") is said of each part, not twice of one. A
+    heading that ends on a state of work ("... (Target: TBD)", "... Complete") names no
+    part."""
+    sa, sb = normalise_subject(a.subject).split(), normalise_subject(b.subject).split()
+    if len(sa) < 2 or len(sb) < 2 or sa[-1] != sb[-1] or sa[-1] in _STATE_WORDS:
+        return False
+    return set(sa[:-1]) != set(sb[:-1])
+
+
 # A closing aside of code spans only: "Added input checks (`src/checks.js`)" is a copy of
 # "Added input checks" that says where.
 _CODE_ASIDE = re.compile(r"\s*\((?:\s*`[^`\n]+`\s*[,;]?)+\)\W*$")
@@ -514,7 +532,7 @@ def duplicate_across(
     if readings.copy_key(a) == readings.copy_key(b):
         if va != vb and not _values_compatible(va, vb):
             return None  # the same words saying where, two places apart
-        return None if bare_state(a, ra) else 1.0
+        return None if bare_state(a, ra) or sibling_subjects(a, b) else 1.0
     if copies_only or (va and vb and not _values_compatible(va, vb)):
         return None
     na, nb = numeric_values(va), numeric_values(vb)

@@ -290,6 +290,8 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
         return False
     if compare.two_acts(a, b):
         return False  # making a thing and testing it
+    if compare.sibling_subjects(a, b) and readings.copy_key(a) == readings.copy_key(b):
+        return False  # one line written under each of two parts
     ra, rb = readings.plain(a), readings.plain(b)
     if compare.bare_state(a, ra) or compare.bare_state(b, rb):
         return False  # a state of work naming nothing: its heading says what it is about

@@ -53,7 +53,17 @@ def test_what_the_subject_decides_is_not_a_near_duplicate(layout: Layout, put: P
     # one number per setting
     put("setting-1", "Setting 1 of the exporter defaults to 8.", subject="setting one")
     put("setting-8", "Setting 8 of the exporter defaults to 57.", subject="setting eight")
+    # one line written under each of two parts of one kind
+    put("ledger-tests", "✅ Unit tests for every public call", subject="Ledger Adapter Work")
+    put("billing-tests", "✅ Unit tests for every public call", subject="Billing Adapter Work")
     assert found(audit(layout), "near_duplicate") == set()
+
+
+def test_a_copy_under_two_headings_that_give_a_state_is_one_item(layout: Layout, put: Put) -> None:
+    """Headings ending on a state of work name no part: the copy is one item twice."""
+    put("m1-sync", "Offline sync of saved lists", subject="Milestone 1 (Target: TBD)")
+    put("m2-sync", "Offline sync of saved lists", subject="Milestone 2 (Target: TBD)")
+    assert found(audit(layout), "near_duplicate") == {frozenset({"m1-sync", "m2-sync"})}
 
 
 def test_list_items_under_one_heading_are_not_contradictions(layout: Layout, put: Put) -> None:
