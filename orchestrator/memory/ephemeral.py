@@ -89,12 +89,14 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"enhancements|additions|extensions|changes)|stretch goals|icebox|parking lot|"
         r"someday|areas for improvement|improvement (?:ideas|opportunities)|"
         r"(?:enhancement|new|product) ideas|what'?s left|what is left|left to (?:build|do)|"
-        r"remaining (?:work|tasks|items|steps)|upcoming (?:work|tasks|items|milestones?))\b"
+        r"remaining (?:work|tasks|items|steps)|upcoming (?:work|tasks|items|milestones?)|"
+        r"actions? needed|(?:decisions?|questions?) (?:pending|to validate|for clarification)|"
+        r"next focus)\b"
         r"|^(?:ideas|later|maybe)\b|\(next \d",
     ),
     (
         "progress_status",
-        r"^(?:progress|done|completed|status)$|\(\d+% complete\)|\b(?:completed (?:steps|tasks|work)|current step|"
+        r"^(?:progress|done|completed|status|works)$|\(\d+% complete\)|\b(?:completed (?:steps|tasks|work)|current step|"
         r"(?:current|overall|development|project|implementation) progress|"
         r"progress (?:report|log|update)s?|"
         r"(?:current|project|development|implementation) status(?!\s*[a-z])|"
@@ -104,7 +106,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
     (
         "in_progress",
         r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
-        r"working on|current sprint|current challenges|current considerations|"
+        r"working on|current sprint|current challenges|current considerations|ongoing work|"
         r"(?:primary )?focus areas|(?:active|team|main|primary|immediate) (?:\w+ )?focus)\b",
     ),
     (

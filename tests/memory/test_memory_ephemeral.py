@@ -110,6 +110,12 @@ from orchestrator.store.memfile import Memory
         ("**Exports**: OFX export not implemented", "exports", "progress_status"),
         ("Upload checks implemented but parsing pending", "uploads", "progress_status"),
         ("**Date**: 3 March 2025", "", "dated_status"),
+        ("Ledger import from bank feeds", "Works", "progress_status"),
+        ("**Task 3**: Check the OFX parser", "Immediate Actions Needed", "todo_next"),
+        ("Queue or cron for the statements", "Technical Decisions Pending", "todo_next"),
+        ("Which banks to support first", "Questions for Clarification", "todo_next"),
+        ("Rates from the central bank", "Next Focus", "todo_next"),
+        ("Monthly statements", "Ongoing Work (Milestone 3)", "in_progress"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -163,6 +169,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Verified users may post without review", "posting"),
         ("Unknown verbs answer 501 (not implemented)", "api"),
         ("Developed with FastAPI and SQLAlchemy", "stack"),
+        ("Statements are parsed per bank", "How It Works"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
