@@ -156,6 +156,17 @@ _STYLE_EXAMPLES = re.compile(
     r"co-?located)\b[^()\n]{0,40}\(([^()\n]*)\)",
     re.I,
 )
+# a code span after a product's possessive: "SwiftUI's `WindowGroup`", "Django's `F()`"
+_OWNED_SPAN = re.compile(r"\b[A-Z][\w.+-]*['’]s\s+`([^`\n]+)`")
+
+
+def _tool_flag(flag: str, body: str) -> bool:
+    """A flag led by the name of a tool the words name with a capital ("Gradle needs
+    `--gradle-user-home`"): that tool's option, not one of the project's programs."""
+    tool = flag.lstrip("-").split("-", 1)[0]
+    return len(tool) >= 3 and re.search(rf"\b{re.escape(tool.capitalize())}\b", body) is not None
+
+
 # the marks of bold around a word, not a glob's `**` (`src/**/*.ts`)
 _BOLD_MARK = re.compile(r"(?<![\w/*])\*\*(?=[\w./@])|(?<=[\w.)/])\*\*(?![\w/*])")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
@@ -485,9 +496,11 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
     if "(" in body:
         for style in _STYLE_EXAMPLES.finditer(body):
             branches |= {m.group(1).strip() for m in CODE_SPAN.finditer(style.group(1))}
+    if "'s" in body or "’s" in body:  # "SwiftUI's `WindowGroup`": the library's own name
+        branches |= {m.group(1).strip() for m in _OWNED_SPAN.finditer(body)}
     foreign = any(_foreign_command(span, shape) for span in spans)
     for span in spans:
-        if span in branches or (foreign and FLAG.fullmatch(span)):
+        if span in branches or (FLAG.fullmatch(span) and (foreign or _tool_flag(span, body))):
             continue
         for claim in span_claims(span, shape):
             found.setdefault((claim.kind, claim.text), claim)

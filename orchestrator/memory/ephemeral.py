@@ -141,10 +141,13 @@ _CHANGED_BEFORE_SCOPE = (
     r"(?:completed|verified|identified|confirmed)\s+(?:the|a|an|all|that|each|every|initial|"
     r"critical|key|remaining|existing)\b"
 )
-# a participle that describes rather than recounts is followed by one of these
+# a participle that describes rather than recounts is followed by one of these (or is
+# "fixed" before a part of a layout or a price: "Fixed sidebar", "fixed rate")
 _DESCRIBING = (
     r"(?:with|on|in|using|for|via|by|to|from|as|into|at|through|under|per|when|if|"
-    r"and|or|only|automatically|dynamically|once|here|there|at)\b"
+    r"and|or|only|automatically|dynamically|once|here|there|at|"
+    r"(?<=fixed )(?:sidebar|header|footer|navbar|toolbar|width|height|size|position|"
+    r"layout|columns?|rates?|prices?|costs?|fees?))\b"
 )
 _GERUND = (
     r"(?:implementing|building|adding|refining|enhancing|improving|optimi[sz]ing|"

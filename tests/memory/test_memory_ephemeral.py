@@ -170,6 +170,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Unknown verbs answer 501 (not implemented)", "api"),
         ("Developed with FastAPI and SQLAlchemy", "stack"),
         ("Statements are parsed per bank", "How It Works"),
+        ("**Layout:** Fixed sidebar beside a scrolling main pane", "layout"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:

@@ -99,6 +99,10 @@ def test_products_naming_styles_and_build_tasks_are_no_claims_of_the_tree() -> N
     assert body_claims(styles, shape) == ()
     placed = "Keep specs co-located with the code they exercise (`invoice.test.ts`)."
     assert body_claims(placed, shape) == ()
+    # a library's own name after its possessive; a tool's option led by the tool's name
+    assert body_claims("Windows come from SwiftUI's `SceneGroup`.", shape) == ()
+    assert body_claims("Gradle needs `--gradle-cache-dir` in the sandbox.", shape) == ()
+    assert [c.text for c in body_claims("Start with `--cache-dir` set.", shape)] == ["--cache-dir"]
     assert body_claims("No emulator here for the `connectedAndroidTest` task", shape) == ()
     assert [c.text for c in body_claims("Orders go through `processOrder`", shape)] == [
         "processOrder"
