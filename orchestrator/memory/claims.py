@@ -129,6 +129,8 @@ _GENERIC_WORDS = _PLACEHOLDER_WORDS | frozenset(
 _STAND_IN_FILE = re.compile(
     r"(?:file_?name|your_?file|my_?file|some_?file)((?:[_-][\w.-]*)?\.\w+)", re.I
 )
+# words that say what kind of file a name is, and nothing of its own: `test-file`
+_FILE_KIND_WORDS = frozenset(["test", "spec", "file", "my", "some", "example", "sample", "new"])
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
 _STAND_IN_PATH = re.compile(r"/path/to/|/path/$", re.I)  # `path/to/x`, `./pkg/path`
 _PROSE_PATH = re.compile(
@@ -322,8 +324,19 @@ def _has_extension(name: str) -> bool:
 
 
 def stand_in_path(path: str) -> bool:
-    """`path/to/file.py`, `src/path/to/pkg`: any file's or folder's path, no claim."""
-    return _STAND_IN_PATH.search("/" + path.strip("/") + "/") is not None
+    """`path/to/file.py`, `src/path/to/pkg`: any file's or folder's path, no claim; so is
+    a file whose name stands for any name (`tests/unit/test_name.cc`,
+    `__tests__/test-file.test.ts`: `placeholder_name`, or words of a file's kind alone,
+    one of them "file")."""
+    if _STAND_IN_PATH.search("/" + path.strip("/") + "/") is not None:
+        return True
+    stem = path.rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0]
+    words = [w.lower() for w in re.split(r"[-_]", stem) if w]
+    if len(words) < 2:
+        return False
+    if "file" in words and all(w in _FILE_KIND_WORDS for w in words):
+        return True
+    return placeholder_name(stem)
 
 
 def looks_like_path(span: str, shape: RepoShape) -> bool:

@@ -721,8 +721,13 @@ def index_words(claims: Iterable[Claim]) -> set[str]:
 
 
 def index_word(claim: Claim) -> str:
-    """The name the index must answer for to check `claim` (see `index_words`)."""
-    name = (claim.symbol or "").lstrip("-")
+    """The name the index must answer for to check `claim` (see `index_words`); a negated
+    flag by the flag it negates (`--no-cache` by `cache`: a file declaring `--cache` as a
+    boolean option spells that, and a file spelling `--no-cache` holds it as a word too)."""
+    symbol = claim.symbol or ""
+    name = symbol.lstrip("-")
+    if claim.kind == "flag" and symbol.startswith("--no-") and len(name) > 3:
+        return name[3:]
     return name.split(".", 1)[0] if claim.kind == "member" else name
 
 

@@ -1096,6 +1096,8 @@ def _path_arg(arg: str) -> bool:
     if arg.startswith(("-", "/", "~", "$")) or any(c in arg for c in "=*<>{}:") or "/" not in arg:
         return False
     name = arg.rstrip("/").rsplit("/", 1)[-1]
+    if stand_in_path(arg):
+        return False  # `tests/test_name.py`: any test's file
     return "." in name and name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS
 
 

@@ -199,6 +199,7 @@ class Verifier:
         self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
         self._notes_only: dict[str, bool] = {}  # commit -> only memory notes changed since
         self._managers: dict[str | None, set[str]] = {}  # commit (None: now) -> lock files
+        self._declared: dict[str, set[str]] = {}  # commit -> managers package.json names
         self._python_words: dict[str, frozenset[str]] = {}  # path -> words outside comments
         self._held: set[Claim] = set()  # index claims that held on part of the index
         self._by_kind = self._checks()
@@ -986,19 +987,51 @@ class Verifier:
         if not used:
             return []
         now, then = self._locks(None), self._locks(commit)
+        named_now = self._package_managers(None) if used & _JS_MANAGERS else set()
+        named_then = self._package_managers(commit) if named_now else set()
         out = []
         for manager in sorted(used):
             kin = next(e for e in _ECOSYSTEMS if manager in e)
             others = sorted((now & kin) - {manager})
+            # a manifest that names another manager now (`"packageManager": "pnpm@11"`),
+            # and named none of them at `commit`, where this one locked the project
+            declared = sorted((named_now & kin) - {manager} - named_then)
+            span = next(s for s in spans if re.search(rf"\b{manager}\b", s)).strip()
             if manager in then and manager not in now and others:
                 lock = _LOCK_FILES[manager][0]
                 reason = (
                     f"{manager}: {lock} was the lock file at {commit[:10]}; the project "
                     f"now locks with {', '.join(others)}"
                 )
-                span = next(s for s in spans if re.search(rf"\b{manager}\b", s))
-                out.append(ClaimFailure(Claim("command", span.strip(), "body"), reason))
+                out.append(ClaimFailure(Claim("command", span, "body"), reason))
+            elif manager in then and declared and manager not in named_now:
+                reason = (
+                    f"{manager}: the lock file at {commit[:10]}; package.json now names "
+                    f"{', '.join(declared)} as its package manager"
+                )
+                out.append(ClaimFailure(Claim("command", span, "body"), reason))
         return out
+
+    def _package_managers(self, commit: str | None) -> set[str]:
+        """The managers the `packageManager` fields of the tree's package.json files (or
+        `commit`'s) name: `"packageManager": "pnpm@11.0.0"` names pnpm."""
+        key = f"declared:{commit}"
+        if key not in self._declared:
+            at = [commit] if commit else []
+            found = git(
+                self.layout.root,
+                "grep",
+                "-h",
+                "-I",
+                "-E",
+                "-o",
+                r'"packageManager"[[:space:]]*:[[:space:]]*"[a-z]+',
+                *at,
+                "--",
+                ":(glob)**/package.json",
+            ).decode("utf-8", "replace")
+            self._declared[key] = {line.rsplit('"', 1)[-1] for line in found.splitlines()}
+        return self._declared[key]
 
     def _locks(self, commit: str | None) -> set[str]:
         """The package managers whose lock files the tree (or `commit`'s) tracks."""
@@ -1402,8 +1435,11 @@ class Verifier:
         self.facts.cover(words)
 
     def _check_flag(self, claim: Claim) -> str | None:
-        symbol = claim.symbol or ""
-        if symbol in self._index(claim).flags:
+        """A flag the code spells; `--no-X` also where `--X` is (the negation an option
+        parser makes of a boolean option: argparse's `BooleanOptionalAction`, click's
+        `--X/--no-X`)."""
+        symbol, flags = claim.symbol or "", self._index(claim).flags
+        if symbol in flags or (symbol.startswith("--no-") and "--" + symbol[5:] in flags):
             return None
         return f"flag {symbol} appears nowhere in the code"
 
@@ -1930,7 +1966,8 @@ _LOCK_FILES = {
     "uv": ("uv.lock",),
 }
 # the managers one project picks one of (a JavaScript one and a Python one live together)
-_ECOSYSTEMS = ({"npm", "yarn", "pnpm", "bun"}, {"poetry", "pipenv", "pdm", "uv"})
+_JS_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
+_ECOSYSTEMS = (set(_JS_MANAGERS), {"poetry", "pipenv", "pdm", "uv"})
 # a package manager run as a command: first in a span, or after `&&`, `;` or `|`
 _MANAGER_COMMAND = re.compile(r"(?:^|&&|;|\|)\s*(npm|yarn|pnpm|bun|poetry|pipenv|pdm|uv)(?=\s|$)")
 

@@ -178,6 +178,38 @@ def test_python_tools_a_requirement_file_or_a_hook_dropped_and_a_bold_tool_are_s
     assert results["format"].result == "ok"  # still declared
 
 
+def test_npm_commands_go_stale_once_package_json_names_another_manager(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """The npm lock file may stay behind; `"packageManager": "pnpm@..."`, named since the
+    record, says the project runs pnpm now."""
+    package = {"name": "bindings", "scripts": {"build": "tsc", "test": "vitest"}}
+    verified = _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "bindings/package.json": json.dumps(package),
+            "bindings/package-lock.json": "{}\n",
+        },
+        {
+            "build": "Build the bindings with `npm run build`.",
+            "yarn": "Never `yarn add` here.",
+        },
+    )
+    package["packageManager"] = "pnpm@11.1.0"
+    write_files(layout.root, {"bindings/package.json": json.dumps(package)})
+    commit_all(layout.root, "pnpm for the bindings")
+
+    results = verify_all(layout)
+    assert results["build"].result == "stale"
+    assert results["build"].failures[0].reason == (
+        f"npm: the lock file at {verified['commit'][:10]}; package.json now names pnpm "
+        "as its package manager"
+    )
+    assert results["yarn"].result == "ok"  # yarn never locked it: nothing switched away
+
+
 def test_commands_of_a_package_manager_the_project_left_are_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:

@@ -143,3 +143,28 @@ def test_a_file_name_beside_an_ignored_build_folder_is_the_builds_output(repo: P
     assert 1 not in found or found[1][0] == "ok"
     assert found[2] == ("stale", "no file named widgets_gen.h in the repository")
     assert found[3][0] == "stale"  # a tracked folder: the file would be tracked there
+
+
+def test_a_negated_flag_holds_where_its_boolean_option_is_declared(repo: Path) -> None:
+    (repo / "tools" / "run.py").write_text(
+        "import argparse\n\nparser = argparse.ArgumentParser()\n"
+        'parser.add_argument("--gather-stats", action=argparse.BooleanOptionalAction)\n'
+    )
+    commit(repo, "runner")
+    found = statuses(
+        repo,
+        "- Skip the statistics with `--no-gather-stats`.\n- Skip the cache with `--no-cache-x`.\n",
+    )
+    assert found[1] == ("ok", "")  # argparse makes `--no-gather-stats` of `--gather-stats`
+    assert found[2] == ("stale", "flag --no-cache-x appears nowhere in the code")
+
+
+def test_a_file_named_for_any_file_is_an_example(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- Run one file with `pytest app/auth/test_name.py`.\n"
+        "- Name new suites like `docs/cases/test-file.md`.\n"
+        "- The tokens are made in `app/auth/token_maker.py`.\n",
+    )
+    assert 1 not in found and 2 not in found  # any test's file, any file
+    assert found[3][0] == "stale"
