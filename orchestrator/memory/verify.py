@@ -579,12 +579,15 @@ class Verifier:
         prose gives outside code spans (`products`, from `kinds.product_claims`), that a
         code file changed since `commit` defined then and no file defines now. A name the
         code never defined (a product's, a library's) is no claim: only definitions are
-        compared."""
+        compared; nor is the project's own name, that of a package it publishes ("LanceDB"
+        beside the package `lancedb`), which names the product, not one class of it."""
         out = []
         changed: list[str] | None = None
         for claim in products:
             name = claim.text
             if not (name.isidentifier() and sum(c.isupper() for c in name) >= 2):
+                continue
+            if name.lower() in self._own_names():
                 continue
             if changed is None:
                 changed = self._changed_since(commit)
@@ -593,6 +596,11 @@ class Verifier:
                 reason = f"{name} was defined in {then[0]} at {commit[:10]}; nothing defines it now"
                 out.append(ClaimFailure(Claim("class", name, "body", symbol=name), reason))
         return out
+
+    def _own_names(self) -> set[str]:
+        """The names the project's packages publish under, scope aside (`@acme/ledger` is
+        `ledger`), lower case."""
+        return {n.rsplit("/", 1)[-1] for n in self.project().package_names}
 
     def _dropped_extensions(self, body: str, commit: str) -> list[ClaimFailure]:
         """A kind of file named by its extension ("the schemas are `.fbs` files") that

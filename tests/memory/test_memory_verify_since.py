@@ -305,10 +305,13 @@ def test_a_name_in_prose_the_code_defined_then_and_defines_nowhere_now_is_stale(
         {
             "src/legend.ts": "export class ChartLegendRenderer {\n  draw(): void {}\n}\n",
             "src/axis.ts": "export class AxisTickPainter {\n  paint(): void {}\n}\n",
+            "package.json": '{"name": "@acme/chartkit"}\n',
+            "legacy/index.ts": "export class ChartKit {}\n",
         },
         "legend and axis",
     )
     put("legend", "The ChartLegendRenderer draws the legend.", verified=verified)
+    put("own", "ChartKit draws charts in the browser.", verified=verified)
     put("axis", "Ticks are drawn by the AxisTickPainter.", verified=verified)
     put("product", "Releases go out through GitHub Actions.", verified=verified)
     put("denied", "The ChartLegendRenderer is no longer used.", verified=verified)
@@ -316,6 +319,7 @@ def test_a_name_in_prose_the_code_defined_then_and_defines_nowhere_now_is_stale(
         layout.root,
         {"src/legend.ts": "// was ChartLegendRenderer\nexport class LegendPainter {}\n"},
     )
+    (layout.root / "legacy" / "index.ts").unlink()
     commit(layout.root, "legend painter")
 
     results = verify_all(layout)
@@ -326,6 +330,7 @@ def test_a_name_in_prose_the_code_defined_then_and_defines_nowhere_now_is_stale(
     )
     assert results["axis"].result == "ok"  # still defined
     assert results["product"].result == "ok"  # never defined here: a product's name
+    assert results["own"].result == "ok"  # the project's own name, not one class of it
     assert results["denied"].result == "ok"  # the words say it went
 
 
