@@ -60,7 +60,7 @@ from orchestrator.memory.dedup import (
 )
 from orchestrator.memory.exclusions import Exclusion, excluded
 from orchestrator.memory.proposals import Proposer
-from orchestrator.memory.text import Reading, read_fact
+from orchestrator.memory.text import Reading, read_fact, subject_stems
 from orchestrator.memory.usage import usage_path
 from orchestrator.memory.verify import verify_store_details
 from orchestrator.store.cache import Cache, stat_key
@@ -100,7 +100,7 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 14
+REPORT_VERSION = 15
 ENUMERATION = 3  # facts of one subject clashing by names with each other: a list
 HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment across subjects
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
@@ -419,6 +419,7 @@ def near_duplicate_groups(
         (a, b) for a, b in candidates if _duplicates(by_name[a], by_name[b], readings, passing)
     }
     accepted |= rarity.rare_duplicates(active, readings, passing)
+    accepted |= same_item_pairs(active, readings)
     if stages:
         accepted = {
             (a, b)
@@ -439,6 +440,36 @@ def near_duplicate_groups(
         keep = compare.keeper(group, readings=readings)
         out.append((keep, sorted((m for m in group if m is not keep), key=lambda m: m.name)))
     return sorted(out, key=lambda g: g[0].name)
+
+
+# an item named by an id before its words: "Task 3: ...", "**BUG-007**: ...", "Backend B4:"
+_ITEM_ID = re.compile(
+    r"^\W{0,4}(?:\[[ xX]\]\s*)?(?:\*\*)?((?:[A-Za-z]+ ){0,2}(?:[A-Z]{1,6}-?\d{1,4}|\d{1,3}))"
+    r"(?:\*\*)?\s*(?::|[-–—]\s)"
+)
+
+
+def same_item_pairs(active: Sequence[Memory], readings: compare.Readings) -> set[tuple[str, str]]:
+    """Facts that name one item by its id ("Backend B4: MinIO upload, ..." and "Backend B4:
+    upload service with its queue"; "**Task 2**: ..." and "[ ] **Task 2**: ...") and share
+    a word besides the id: one item told twice, however differently. Two items of one id
+    that share nothing else (two plans' "Step 1") stay apart, as do facts one denies."""
+    by_id: dict[str, list[Memory]] = defaultdict(list)
+    for m in active:
+        found = _ITEM_ID.match(m.fact)
+        if found:
+            by_id[found.group(1).lower()].append(m)
+    out = set()
+    for key, members in by_id.items():
+        own = subject_stems(key)
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                ra, rb = readings.plain(a), readings.plain(b)
+                if ra.negated != rb.negated or compare.linked(a, b):
+                    continue
+                if (ra.flat_stems & rb.flat_stems) - own:
+                    out.add((min(a.name, b.name), max(a.name, b.name)))
+    return out
 
 
 _AHEAD = frozenset({"todo_next"})

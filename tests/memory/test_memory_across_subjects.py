@@ -97,3 +97,18 @@ def test_names_that_are_not_stale(layout: Layout, put: Put, commit_all: Callable
     put("removed", "`ReaderFactory` collapsed into `app/main.py`.", subject="loading")
     put("missing", "`src/Missing.tsx` renders the footer.", subject="frontend")
     assert names(audit(layout), "stale_citation") == {"missing"}
+
+
+def test_one_item_named_by_its_id_twice_is_one_item(layout: Layout, put: Put) -> None:
+    """The same id before two accounts of one piece of work, however differently worded;
+    two items of one id that share nothing else are two items."""
+    put(
+        "b4-context",
+        "Backend B4: UploadService, QueueConfig, POST /api/uploads",
+        subject="active context",
+    )
+    put("b4-progress", "Backend B4: uploads go to the queue", subject="progress")
+    put("step-setup", "Step 1: install the toolchain", subject="setup")
+    put("step-migrate", "Step 1: write the schema", subject="migration")
+    dups = found(audit(layout), "near_duplicate")
+    assert dups == {frozenset({"b4-context", "b4-progress"})}
