@@ -468,14 +468,16 @@ _STATE_WORDS = frozenset(
 
 def sibling_subjects(a: Memory, b: Memory) -> bool:
     """The subjects name two parts of one kind: they end on the same word and differ
-    before it ("Orchestrator adapter" and "Billing adapter"), so one line written under
-    each ("✅ Unit tests for all calls") is said of each part, not twice of one. A
-    heading that ends on a state of work ("... (Target: TBD)", "... Complete") names no
-    part."""
+    before it, neither's words holding the other's ("Orchestrator adapter" and "Billing
+    adapter"), so one line written under each ("✅ Unit tests for all calls") is said of
+    each part, not twice of one. A heading that ends on a state of work ("... (Target:
+    TBD)", "... Complete") names no part, and one that only qualifies the other ("Next
+    steps", "Next immediate steps") names the same list."""
     sa, sb = normalise_subject(a.subject).split(), normalise_subject(b.subject).split()
     if len(sa) < 2 or len(sb) < 2 or sa[-1] != sb[-1] or sa[-1] in _STATE_WORDS:
         return False
-    return set(sa[:-1]) != set(sb[:-1])
+    ha, hb = set(sa[:-1]), set(sb[:-1])
+    return not (ha <= hb or hb <= ha)
 
 
 # A closing aside of code spans only: "Added input checks (`src/checks.js`)" is a copy of
