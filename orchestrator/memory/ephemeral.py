@@ -194,7 +194,9 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "change_account",
-        rf"{_LEAD}(?:\w+:\*{{0,2}}\s+|{_BOLD_LABEL})?{_CHANGED}\s+(?!{_DESCRIBING})(?=\S)"
+        # (a participle opening a bold label names the part: "**Integrated Modules:** ...")
+        rf"{_LEAD}(?:\w+:\*{{0,2}}\s+|{_BOLD_LABEL})?{_CHANGED}\s+(?!{_DESCRIBING})"
+        r"(?![^*\n]{0,40}(?::\*\*|\*\*\s*:))(?=\S)"
         rf"|{_LEAD}(?:{_BOLD_LABEL})?{_CHANGED_BEFORE_SCOPE}"
         rf"|{_LEAD}(?:previously|originally)\b"
         r"|^\W{0,4}(?:improvements|changes|fixes)\W{0,4}:"
@@ -252,7 +254,8 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|decision needed\b|"
         r"to be (?:determined|decided|done|documented|implemented|addressed|added|written|"
         r"defined|confirmed))"
-        r"|\bto be determined\b|\btbd\b|\bdeferred\b|\bstill pending\b|\bcould benefit from\b"
+        r"|\bto be (?:determined|defined)\b|\btbd\b|\bdeferred\b|\bstill pending\b"
+        r"|\bcould benefit from\b"
         r"|\bneeds? to be (?:defined|decided|determined|documented|implemented|addressed)\b"
         r"|\bnext steps?\b",
     ),

@@ -116,6 +116,7 @@ from orchestrator.store.memfile import Memory
         ("Which banks to support first", "Questions for Clarification", "todo_next"),
         ("Rates from the central bank", "Next Focus", "todo_next"),
         ("Monthly statements", "Ongoing Work (Milestone 3)", "in_progress"),
+        ("**Payroll**: (Details to be defined)", "departments", "todo_next"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -171,6 +172,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Developed with FastAPI and SQLAlchemy", "stack"),
         ("Statements are parsed per bank", "How It Works"),
         ("**Layout:** Fixed sidebar beside a scrolling main pane", "layout"),
+        ("**Integrated Modules:** payroll, ledger and reports", "modules"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
