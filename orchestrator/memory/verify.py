@@ -75,7 +75,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 9
+RESULTS_VERSION = 10
 WHOLE_BELOW = 6  # a name shorter than this names a commented-out line only as a whole word
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
@@ -1466,7 +1466,38 @@ class Verifier:
         symbol, index = claim.symbol or "", self._index(claim)
         if symbol in index.py_words or symbol in index.other_words:
             return None
+        if "_" in symbol and self._templated(symbol):
+            return None
         return f"{symbol} appears nowhere in the code"
+
+    def _templated(self, name: str) -> bool:
+        """A name the code builds from a template and a quoted part: `test_sqlite` where a
+        build script registers `"test_${db.name}"` and names `"sqlite"` (Gradle tasks made
+        per database, `f"check_{kind}"` in Python). Some code file must hold the template
+        `prefix${` (or `prefix{` in an f-string) and some the rest quoted, in any case."""
+        root, cut = self.layout.root, 0
+        while (cut := name.find("_", cut) + 1) and cut < len(name):
+            prefix, rest = re.escape(name[:cut]), name[cut:]
+            made = git(
+                root,
+                "grep",
+                "-l",
+                "-I",
+                "-E",
+                "-e",
+                rf"[\"'`]{prefix}\$\{{?\w",
+                "-e",
+                rf"f[\"']{prefix}\{{\w",
+                "--",
+            )
+            if not any(is_code(p) for p in made.decode("utf-8", "replace").splitlines()):
+                continue
+            quoted = git(
+                root, "grep", "-l", "-I", "-i", "-F", "-e", f'"{rest}"', "-e", f"'{rest}'", "--"
+            )
+            if any(is_code(p) for p in quoted.decode("utf-8", "replace").splitlines()):
+                return True
+        return False
 
     def _check_class(self, claim: Claim) -> str | None:
         symbol, index = claim.symbol or "", self._index(claim)

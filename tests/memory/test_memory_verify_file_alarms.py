@@ -168,3 +168,18 @@ def test_a_file_named_for_any_file_is_an_example(repo: Path) -> None:
     )
     assert 1 not in found and 2 not in found  # any test's file, any file
     assert found[3][0] == "stale"
+
+
+def test_a_name_the_build_makes_from_a_template_and_a_quoted_part_holds(repo: Path) -> None:
+    (repo / "build.gradle.kts").write_text('storeTest("duckdb") {\n}\nstoreTest("h2_v2") {\n}\n')
+    (repo / "buildSrc").mkdir()
+    (repo / "buildSrc" / "StoreTests.kt").write_text(
+        'fun Project.storeTest(name: String) {\n    tasks.register("check_${name}")\n}\n'
+    )
+    commit(repo, "a test task per store")
+    found = statuses(
+        repo,
+        "- Stores under test: `check_duckdb`, `check_h2_v2`.\n- Also `check_mongo`.\n",
+    )
+    assert found[1] == ("ok", "")  # `check_${name}` with "duckdb", "h2_v2"
+    assert found[2] == ("stale", "check_mongo appears nowhere in the code")
