@@ -134,7 +134,7 @@ _FILE_KIND_WORDS = frozenset(["test", "spec", "file", "my", "some", "example", "
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
 _STAND_IN_PATH = re.compile(r"/path/to/|/path/$", re.I)  # `path/to/x`, `./pkg/path`
 _PROSE_PATH = re.compile(
-    r"(?<![\w@:/.~$<{}>-])((?:\.?/)?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)+/?)(?![\w<{*\[$/-])"
+    r"(?<![\w@:/.~$<{}>-])((?:\.?/|\.(?=\w))?[\w@+-][\w@+.-]*(?:/[\w@+.-]+)+/?)(?![\w<{*\[$/-])"
 )
 _PROSE_CALL = re.compile(
     r"(?<![\w.`])([a-z_][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Za-z0-9]+\.[a-z_][A-Za-z0-9_]*)\(\)"
@@ -177,6 +177,7 @@ FILE_EXTENSIONS = frozenset(
         "py",
         "pyi",
         "md",
+        "mdc",
         "rst",
         "txt",
         "toml",

@@ -103,6 +103,9 @@ def test_products_naming_styles_and_build_tasks_are_no_claims_of_the_tree() -> N
     assert body_claims("Windows come from SwiftUI's `SceneGroup`.", shape) == ()
     assert body_claims("Gradle needs `--gradle-cache-dir` in the sandbox.", shape) == ()
     assert [c.text for c in body_claims("Start with `--cache-dir` set.", shape)] == ["--cache-dir"]
+    # a path under a dot-folder, bare in prose
+    said = body_claims("**IMPORTANT**: read .agents/rules/style.mdc first.", shape)
+    assert [c.path for c in said] == [".agents/rules/style.mdc"]
     assert body_claims("No emulator here for the `connectedAndroidTest` task", shape) == ()
     assert [c.text for c in body_claims("Orders go through `processOrder`", shape)] == [
         "processOrder"
