@@ -200,6 +200,7 @@ class Verifier:
         self._notes_only: dict[str, bool] = {}  # commit -> only memory notes changed since
         self._managers: dict[str | None, set[str]] = {}  # commit (None: now) -> lock files
         self._declared: dict[str, set[str]] = {}  # commit -> managers package.json names
+        self._prefixes: frozenset[str] | None = None  # see `_template_prefixes`
         self._python_words: dict[str, frozenset[str]] = {}  # path -> words outside comments
         self._held: set[Claim] = set()  # index claims that held on part of the index
         self._by_kind = self._checks()
@@ -1474,30 +1475,56 @@ class Verifier:
         """A name the code builds from a template and a quoted part: `test_sqlite` where a
         build script registers `"test_${db.name}"` and names `"sqlite"` (Gradle tasks made
         per database, `f"check_{kind}"` in Python). Some code file must hold the template
-        `prefix${` (or `prefix{` in an f-string) and some the rest quoted, in any case."""
-        root, cut = self.layout.root, 0
-        while (cut := name.find("_", cut) + 1) and cut < len(name):
-            prefix, rest = re.escape(name[:cut]), name[cut:]
-            made = git(
-                root,
+        `prefix${` (or `prefix{` in an f-string) and some the rest quoted, in any case.
+        The templates are looked for once (`_template_prefixes`), the quoted part only
+        after a prefix of the name matched one."""
+        prefixes, cut = self._template_prefixes(), 0
+        while prefixes and (cut := name.find("_", cut) + 1) and cut < len(name):
+            if name[:cut] not in prefixes:
+                continue
+            rest = name[cut:]
+            quoted = git(
+                self.layout.root,
                 "grep",
                 "-l",
                 "-I",
-                "-E",
+                "-i",
+                "-F",
                 "-e",
-                rf"[\"'`]{prefix}\$\{{?\w",
+                f'"{rest}"',
                 "-e",
-                rf"f[\"']{prefix}\{{\w",
+                f"'{rest}'",
                 "--",
-            )
-            if not any(is_code(p) for p in made.decode("utf-8", "replace").splitlines()):
-                continue
-            quoted = git(
-                root, "grep", "-l", "-I", "-i", "-F", "-e", f'"{rest}"', "-e", f"'{rest}'", "--"
             )
             if any(is_code(p) for p in quoted.decode("utf-8", "replace").splitlines()):
                 return True
         return False
+
+    def _template_prefixes(self) -> frozenset[str]:
+        """The first words of the names the code's string templates build, up to an
+        underscore: `test_` of `"test_${db.name}"`, `check_` of `f"check_{kind}"`."""
+        if self._prefixes is None:
+            found = git(
+                self.layout.root,
+                "grep",
+                "-I",
+                "-o",
+                "-E",
+                "-e",
+                r"[\"'`][A-Za-z][A-Za-z0-9_]*_\$\{?[A-Za-z]",
+                "-e",
+                r"f[\"'][A-Za-z][A-Za-z0-9_]*_\{[A-Za-z]",
+                "--",
+            ).decode("utf-8", "replace")
+            code = "\n".join(
+                line.split(":", 1)[1]
+                for line in found.splitlines()
+                if ":" in line and is_code(line.split(":", 1)[0])
+            )
+            self._prefixes = frozenset(
+                m.group(1) for m in re.finditer(r"[\"'`]([A-Za-z][A-Za-z0-9_]*_)[${]", code)
+            )
+        return self._prefixes
 
     def _check_class(self, claim: Claim) -> str | None:
         symbol, index = claim.symbol or "", self._index(claim)
