@@ -75,7 +75,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 10
+RESULTS_VERSION = 11
 WHOLE_BELOW = 6  # a name shorter than this names a commented-out line only as a whole word
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
@@ -1590,8 +1590,9 @@ class Verifier:
             if facts is None:
                 continue
             if symbol.startswith("-"):
-                # `--only=`: the flag as an option parser declares one that takes a value
-                if symbol.rstrip("=") in facts.flags:
+                # `--only=`: the flag as an option parser declares one that takes a value;
+                # `-v`: a short flag, quoted where a parser declares it (`'--verbose', '-v'`)
+                if symbol.rstrip("=") in facts.flags or self._quotes_short_flag(path, symbol):
                     return None
                 continue
             if facts.syntax and symbol.replace(".", "").isidentifier():
@@ -1611,6 +1612,13 @@ class Verifier:
         if symbol.startswith("-"):
             return f"flag {symbol} does not appear in {claim.path}"
         return f"{symbol} is not defined in {claim.path}"
+
+    def _quotes_short_flag(self, path: str, flag: str) -> bool:
+        """`-v`: a flag of one letter the file quotes, as option parsers declare one."""
+        if not re.fullmatch(r"-[A-Za-z]", flag):
+            return False
+        text = self.project().text(path) or ""
+        return f"'{flag}'" in text or f'"{flag}"' in text
 
     def _python_names(self, path: str, symbol: str) -> bool:
         """The Python file names every part of `symbol` outside its comments."""

@@ -609,13 +609,20 @@ def test_a_cited_flag_is_found_as_its_option_parser_declares_it(
 ) -> None:
     write_files(
         layout.root,
-        {"cmd/tests.rb": 'flag "--only=", description: "Run only this test file"\n'},
+        {
+            "cmd/tests.rb": 'flag "--only=", description: "Run only this test file"\n',
+            "tools/run.py": "parser.add_argument('--verbose', '-v', action='store_true')\n",
+        },
     )
     commit_all(layout.root, "the tests command")
     put("only", "Run one file's tests.", citations=(Citation("cmd/tests.rb", None, "--only="),))
     put("gone", "Skip slow tests.", citations=(Citation("cmd/tests.rb", None, "--skip-slow"),))
+    put("short", "Say more with -v.", citations=(Citation("tools/run.py", 1, "-v"),))
+    put("no-short", "Quiet with -q.", citations=(Citation("tools/run.py", 1, "-q"),))
     results = verify_all(layout)
     assert results["only"].result == "ok"  # the `=` says it takes a value
+    assert results["short"].result == "ok"  # a short flag, quoted where it is declared
+    assert results["no-short"].result == "stale"
     assert results["gone"].result == "stale"
     assert "flag --skip-slow does not appear in cmd/tests.rb" in results["gone"].failures[0].reason
 
