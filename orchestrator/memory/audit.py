@@ -553,14 +553,17 @@ def _without_enumerations(
     entries of a list under one heading, each filling its own slot. A clash of the same
     words with other values ("the suite has 202 tests", "... 206 tests") and a clash of
     polarity are kept whatever their neighbours."""
-    own = [(a, b) for a, b, how in pairs if _own_words(how)]
+    own = [_own_words(how) for _, _, how in pairs]
     degree: dict[str, int] = defaultdict(int)
-    for a, b in own:
-        degree[a.name] += 1
-        degree[b.name] += 1
+    for (a, b, _), named in zip(pairs, own, strict=True):
+        if named:
+            degree[a.name] += 1
+            degree[b.name] += 1
     listed = {name for name, n in degree.items() if n >= ENUMERATION - 1}
     return [
-        (a, b, how) for a, b, how in pairs if not (_own_words(how) and {a.name, b.name} & listed)
+        pair
+        for pair, named in zip(pairs, own, strict=True)
+        if not (named and {pair[0].name, pair[1].name} & listed)
     ]
 
 

@@ -199,7 +199,7 @@ class Verifier:
         self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
         self._notes_only: dict[str, bool] = {}  # commit -> only memory notes changed since
         self._managers: dict[str | None, set[str]] = {}  # commit (None: now) -> lock files
-        self._declared: dict[str, set[str]] = {}  # commit -> managers package.json names
+        self._declared: dict[str | None, set[str]] = {}  # commit -> managers package.json names
         self._prefixes: frozenset[str] | None = None  # see `_template_prefixes`
         self._python_words: dict[str, frozenset[str]] = {}  # path -> words outside comments
         self._held: set[Claim] = set()  # index claims that held on part of the index
@@ -584,11 +584,14 @@ class Verifier:
         beside the package `lancedb`), which names the product, not one class of it."""
         out = []
         changed: list[str] | None = None
+        own: set[str] | None = None
         for claim in products:
             name = claim.text
             if not (name.isidentifier() and sum(c.isupper() for c in name) >= 2):
                 continue
-            if name.lower() in self._own_names():
+            if own is None:
+                own = self._own_names()
+            if name.lower() in own:
                 continue
             if changed is None:
                 changed = self._changed_since(commit)
@@ -1024,8 +1027,7 @@ class Verifier:
     def _package_managers(self, commit: str | None) -> set[str]:
         """The managers the `packageManager` fields of the tree's package.json files (or
         `commit`'s) name: `"packageManager": "pnpm@11.0.0"` names pnpm."""
-        key = f"declared:{commit}"
-        if key not in self._declared:
+        if commit not in self._declared:
             at = [commit] if commit else []
             found = git(
                 self.layout.root,
@@ -1039,8 +1041,8 @@ class Verifier:
                 "--",
                 ":(glob)**/package.json",
             ).decode("utf-8", "replace")
-            self._declared[key] = {line.rsplit('"', 1)[-1] for line in found.splitlines()}
-        return self._declared[key]
+            self._declared[commit] = {line.rsplit('"', 1)[-1] for line in found.splitlines()}
+        return self._declared[commit]
 
     def _locks(self, commit: str | None) -> set[str]:
         """The package managers whose lock files the tree (or `commit`'s) tracks."""
