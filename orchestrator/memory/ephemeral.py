@@ -5,7 +5,9 @@ them with their class. Each class is recognised by the fact's own words, or by t
 heading (subject) it was filed under when the heading names the class outright ("Next
 Steps", "Completed", "Current Focus", "Recent Changes", "Current Status", "What's Left to
 Build", "Current Considerations", "Evolution of Project Decisions", and wish lists:
-"Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"); a neutral heading
+"Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"; finished lists and
+stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Priority: High)",
+"(Week 3)", "Ledger Enhancements"); a neutral heading
 ("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
 itself. Under a heading that lists problems ("Design Challenges", "Risks") a fact led by
 a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
@@ -91,8 +93,11 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"(?:enhancement|new|product) ideas|what'?s left|what is left|left to (?:build|do)|"
         r"remaining (?:work|tasks|items|steps)|upcoming (?:work|tasks|items|milestones?)|"
         r"actions? needed|(?:decisions?|questions?) (?:pending|to validate|for clarification)|"
-        r"next focus)\b"
-        r"|^(?:ideas|later|maybe)\b|\(next \d",
+        r"next focus|(?:integration|feature|growth) opportunities|"
+        r"(?:improvements|enhancements) (?:planned|needed|to make))\b"
+        r"|^(?:ideas|later|maybe)\b|\(next \d|\(priority: ?\w+\)|\(week \d+\)"
+        r"|\b(?:verification|assessment|review|work|changes|fixes) needed$"
+        r"|(?<!completed )(?<!recent )(?<!implemented )\b(?:improvements|enhancements)$",
     ),
     (
         "progress_status",
@@ -101,20 +106,26 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"progress (?:report|log|update)s?|"
         r"(?:current|project|development|implementation) status(?!\s*[a-z])|"
         r"files (?:modified|created|changed)|quality assurance|blockers|what works|"
-        r"status report)\b",
+        r"status report)\b"
+        r"|^(?:completed|finished|implemented|done) (?:\w+ )?(?:components|features|items|"
+        r"tasks|milestones|modules|pages|screens|endpoints|phases|parts)$"
+        r"|\s[-\u2013\u2014:]\s*(?:complete|completed|done|fixed|resolved)$|\(complete[d]?\)$"
+        r"|\bstatus: ",
     ),
     (
         "in_progress",
         r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
         r"working on|current sprint|current challenges|current considerations|ongoing work|"
-        r"(?:primary )?focus areas|(?:active|team|main|primary|immediate) (?:\w+ )?focus)\b",
+        r"(?:primary )?focus areas|(?:active|team|main|primary|immediate) (?:\w+ )?focus|"
+        r"current (?:goals?|objectives?|priorities|tasks?))\b",
     ),
     (
         "change_account",
         r"\b(?:project evolution|evolution of|(?:version|change|decision|release|revision) "
         r"history|recent changes|earlier changes|change ?log(?!\s+\w)|"
         r"corrections applied|what changed|recent updates|changes made|fixes applied|"
-        r"(?:major|latest) (?:updates|changes|milestones?)|recent (?:achievements|milestones?))\b",
+        r"(?:major|latest) (?:updates|changes|milestones?)|recent (?:activit(?:y|ies)|milestones?)|"
+        r"achievements)\b|\((?:today|yesterday)\)",
     ),
     (
         "session_summary",

@@ -117,6 +117,18 @@ from orchestrator.store.memfile import Memory
         ("Rates from the central bank", "Next Focus", "todo_next"),
         ("Monthly statements", "Ongoing Work (Milestone 3)", "in_progress"),
         ("**Payroll**: (Details to be defined)", "departments", "todo_next"),
+        # headings that state the class: a finished list, a stamped outcome, a plan's
+        # priority or week, a wish list of improvements, goals under way, a day's account
+        ("**Ledger view** (`src/views/Ledger.tsx`)", "Completed Screens", "progress_status"),
+        ("Rates come from the central bank", "Rate Feed Rework - DONE", "progress_status"),
+        ("Multi-currency ledgers", "System Status: Beta Ready", "progress_status"),
+        ("Move the parser into a worker", "Parser Rework (Priority: High)", "todo_next"),
+        ("Wire the OFX export", "Phase 2: Exports (Week 3)", "todo_next"),
+        ("**Exports**: check every bank's format", "Format Review Needed", "todo_next"),
+        ("**Bulk edit**: select many rows at once", "Ledger Enhancements", "todo_next"),
+        ("Import from bank feeds", "Current Goals", "in_progress"),
+        ("**Rate limits**: found the feed's daily cap", "Sprint Achievements", "change_account"),
+        ("Fallback fonts for the PDF export", "Update - exports (today)", "change_account"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -173,6 +185,9 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Statements are parsed per bank", "How It Works"),
         ("**Layout:** Fixed sidebar beside a scrolling main pane", "layout"),
         ("**Integrated Modules:** payroll, ledger and reports", "modules"),
+        ("Amounts are rounded half to even", "Completed Orders"),  # a state of the data
+        ("Every change is logged with its author", "Recent Improvements Log"),
+        ("A status line prints under the prompt", "Status Line"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
