@@ -117,7 +117,9 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
         r"working on|current sprint|current challenges|current considerations|ongoing work|"
         r"(?:primary )?focus areas|(?:active|team|main|primary|immediate) (?:\w+ )?focus|"
-        r"current (?:goals?|objectives?|priorities|tasks?))\b",
+        r"current (?:goals?|objectives?|priorities|tasks?))\b"
+        # the page of a memory bank that holds the work at hand, by its own title
+        r"|^active context$",
     ),
     (
         "change_account",

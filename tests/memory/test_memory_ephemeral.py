@@ -127,6 +127,7 @@ from orchestrator.store.memfile import Memory
         ("**Exports**: check every bank's format", "Format Review Needed", "todo_next"),
         ("**Bulk edit**: select many rows at once", "Ledger Enhancements", "todo_next"),
         ("Import from bank feeds", "Current Goals", "in_progress"),
+        ("Statement import: parser wired, totals off by a cent", "Active Context", "in_progress"),
         ("**Rate limits**: found the feed's daily cap", "Sprint Achievements", "change_account"),
         ("Fallback fonts for the PDF export", "Update - exports (today)", "change_account"),
     ],
@@ -188,6 +189,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Amounts are rounded half to even", "Completed Orders"),  # a state of the data
         ("Every change is logged with its author", "Recent Improvements Log"),
         ("A status line prints under the prompt", "Status Line"),
+        ("The ledger is kept per user", "Active Context: Ledger App"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
