@@ -246,6 +246,8 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
     prohibitions or a chain of arrows (`slots`)."""
     if different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
+    if _bare_value(a.fact) and _bare_value(b.fact):
+        return None  # two entries of a list under one heading (two files it touched)
     ra, rb = reading(a, readings), reading(b, readings)
     purpose = forbidding = None  # read once, when a clash of clauses asks
     for ca in ra.clauses[:MAX_CLAUSES]:
@@ -265,6 +267,15 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
             if purpose or how == "polarity":
                 return Conflict(ca, cb, how)
     return None
+
+
+def _bare_value(fact: str) -> bool:
+    """A fact that is one name alone, a path or a code span with no word around it
+    (`src/api/orders.ts`): an entry of a list, which states no value of a slot."""
+    text = fact.strip().rstrip(",;.")
+    return len(text.split()) == 1 or (
+        text.count("`") == 2 and text.startswith("`") and text.endswith("`")
+    )
 
 
 def _describes_label(a: Memory, b: Memory, ca: Clause, cb: Clause) -> bool:

@@ -227,6 +227,17 @@ def test_tools_for_different_jobs_do_not_conflict_but_one_slot_two_values_does()
     assert conflict(rabbit, kafka) is not None
 
 
+def test_two_bare_entries_of_a_list_do_not_conflict() -> None:
+    # the files one change touched, listed under its heading: a list, not one slot
+    one = memory("one", "`src/api/orders/[orderId]/route.ts`", "Session Cookie Rename")
+    two = memory("two", "`src/api/refunds/[refundId]/route.ts`", "Session Cookie Rename")
+    assert conflict(one, two) is None
+    # a value stated in a sentence still fills its slot
+    url = memory("url", "The default registry is `https://pkgs.example.dev`", "registry")
+    old = memory("old", "The default registry is `https://registry.example.dev`", "registry")
+    assert conflict(url, old) is not None
+
+
 @pytest.mark.parametrize(
     ("pattern", "words"),
     [
