@@ -94,6 +94,11 @@ QUALIFIERS = frozenset(
     {"basic", "simpl", "main", "initi", "rudimentari", "primari", "function", "featur"}
 )
 NO_TERMS: frozenset[str] = frozenset()
+# Stems that place an item at a stage: a plain first version against a richer later one.
+# One fact at each end names two stages of work on one feature ("Basic caching" and
+# "Advanced caching strategies", "Basic error handling" and "Error handling improvements").
+PLAIN_STAGE = frozenset({"basic", "simpl", "initi", "rudimentari", "minim"})
+RICH_STAGE = frozenset({"advanc", "enhanc", "improv", "comprehens", "sophist"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,6 +289,17 @@ def _vague(reading: Reading, other: Reading) -> bool:
     return _generic(reading) and bool(compare.anchored(other.values))
 
 
+def _stages(plain: frozenset[str], rich: frozenset[str]) -> bool:
+    """`plain` names a first, plain version (`PLAIN_STAGE`) and `rich` a richer one
+    (`RICH_STAGE`), each without the other's word."""
+    return bool(
+        plain & PLAIN_STAGE
+        and rich & RICH_STAGE
+        and not plain & RICH_STAGE
+        and not rich & PLAIN_STAGE
+    )
+
+
 def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> bool:
     """Whether a pair `rare_pairs` scored high enough says one thing (see the module)."""
     if compare.linked(a, b) or compare.different_slots(a, b, nested=True):
@@ -293,6 +309,8 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
     if compare.sibling_subjects(a, b) and readings.copy_key(a) == readings.copy_key(b):
         return False  # one line written under each of two parts
     ra, rb = readings.plain(a), readings.plain(b)
+    if _stages(ra.flat_stems, rb.flat_stems) or _stages(rb.flat_stems, ra.flat_stems):
+        return False  # a plain first version and a richer later one: two stages
     if compare.bare_state(a, ra) or compare.bare_state(b, rb):
         return False  # a state of work naming nothing: its heading says what it is about
     if not compare.same_subject(a, b) and (_vague(ra, rb) or _vague(rb, ra)):

@@ -85,6 +85,22 @@ def test_a_qualifier_one_fact_lacks_does_not_tell_two_items_apart(layout: Layout
     assert not any("ledger-c" in pair for pair in dups)
 
 
+def test_a_plain_first_version_and_a_richer_one_are_two_stages(layout: Layout, put: Put) -> None:
+    plant_filler(put)
+    # one feature at two stages of work: the plain version done, the richer one planned
+    put("recon-plain", "Basic ledger reconciliation for vendor payouts", subject="milestone one")
+    put(
+        "recon-rich",
+        "Advanced ledger reconciliation strategies for vendor payouts",
+        subject="milestone two",
+    )
+    # the same stage in two lists is still one item
+    put("recon-again", "Rudimentary ledger reconciliation for vendor payouts", subject="features")
+    dups = found(audit(layout))
+    assert not any("recon-rich" in pair for pair in dups)
+    assert frozenset({"recon-plain", "recon-again"}) in dups
+
+
 def test_what_rare_words_do_not_make_near_duplicates(layout: Layout, put: Put) -> None:
     plant_filler(put)
     # two endpoints of one API: list items labelled with different names
