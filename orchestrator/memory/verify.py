@@ -737,6 +737,8 @@ class Verifier:
         # a root folder written bare in prose or a drawn tree ("after modifying proto/",
         # "├── proto/"): the recorded root had it, and no folder of that name is left
         loose = dict.fromkeys(_ROOT_FOLDER.findall(CODE_SPAN.sub(" ", body)))
+        # ...or a row of the tree's first level quoted whole ("`├── proto/`")
+        loose.update(dict.fromkeys(m.group(1) for m in _TREE_TOP_SPAN.finditer(body)))
         wanted = [s for s in dict.fromkeys([*spans, *loose]) if _top(s) not in self.shape.top_level]
         if not wanted:
             return []
@@ -1930,6 +1932,8 @@ _TASK_LISTS = (
 )
 # a folder of one name with its slash, in prose or a drawn tree (`proto/`, `├── gen/`)
 _ROOT_FOLDER = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w.-]*/)(?![\w/.-])")
+# a first-level row of a drawn tree quoted as a code span (`` `├── proto/` ``)
+_TREE_TOP_SPAN = re.compile(r"`[├└]──\s*([A-Za-z_][\w.-]*/)\s*`")
 # a path in bold (`**bin/cli**: the command line`)
 _BOLD_PATH = re.compile(r"\*\*([\w.@+-]+(?:/[\w.@+-]+)+/?)\*\*")
 # a local address's port (`http://localhost:3001`, `127.0.0.1:8080`)

@@ -676,6 +676,8 @@ def test_a_path_below_a_top_level_folder_that_went_is_stale_or_moved(
             "bold": "**tools/grammar-builder**: generates the parsers.",
             "prose": "Regenerate the parsers after changing tools/ (the grammar).",
             "kept": "Release notes go through scripts/ and then ops.",
+            "row": "`├── tools/` (the parser generators)",
+            "deep": "`│   └── tools/` (a folder of some package)",
         },
     )
     git(layout.root, "rm", "-q", "-r", "tools")
@@ -689,6 +691,8 @@ def test_a_path_below_a_top_level_folder_that_went_is_stale_or_moved(
     )
     assert results["bold"].result == "stale"  # a path in bold, as in a code span
     assert results["prose"].result == "stale"  # a root folder in prose, none of its name now
+    assert results["row"].result == "stale"  # a first-level row of a drawn tree, quoted
+    assert results["deep"].result == "ok"  # a deeper row: its folder is not the root's
     assert results["kept"].result == "moved"  # git followed scripts/ to ops/
     assert results["release"].result == "moved"  # git followed the folder to ops/
     assert results["never"].result == "ok"  # never in the tree: no path of ours
