@@ -1762,7 +1762,7 @@ class Verifier:
         if failures and states_change(memory.fact):
             # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
             failures = [f for f in failures if f.claim.origin != "body"]
-        if failures and "`" in memory.body:
+        if failures and ("`" in memory.body or _PROSE_GONE.search(memory.body)):
             warned = counter_examples(memory.body)
             failures = [f for f in failures if f.claim.origin != "body" or not warned(f.claim)]
             if self.names_build_output(memory.body):
@@ -1889,9 +1889,12 @@ _WARNS = re.compile(
 _GONE_AFTER = re.compile(
     r"\W{0,3}\s*(?:(?:(?:is|are)\s+)?no longer (?:exists?|exported|available|defined|used)\b|"
     r"(?:has|have) been removed\b|(?:is|are|was|were)\s+"
-    r"(?:removed|gone|deprecated|not (?:exported|available|defined|public))\b)",
+    r"(?:removed|gone|deprecated|not (?:exported|available|defined|public))\b|"
+    r"(?:didn't|did not|doesn't|does not) exists?\b|never existed\b)",
     re.I,
 )
+# ...or a name in prose that the words then say is gone ("get_instance() didn't exist")
+_PROSE_GONE = re.compile(r"([A-Za-z_][\w.]*(?:\(\))?)(?=" + _GONE_AFTER.pattern + ")", re.I)
 _CLAUSE_END = re.compile(r"[;.!?:](?:\s|$)|\n|\bbut\b|\binstead\b")
 # Where CI is configured: a command quoted from there is what CI runs.
 _CI = (
@@ -2000,6 +2003,8 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
         clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
         gone = _GONE_AFTER.match(text, match.end()) is not None
         (warned if gone or _WARNS.search(clause) else stated).append(match.group(1))
+    if "exist" in text or "remov" in text or "gone" in text:
+        warned += [m.group(1) for m in _PROSE_GONE.finditer(CODE_SPAN.sub(" ", text))]
     return lambda claim: (
         any(claim.text in span for span in warned)
         and not any(claim.text in span for span in stated)

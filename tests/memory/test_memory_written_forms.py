@@ -87,6 +87,22 @@ def test_a_name_its_clause_says_is_gone_is_expected_absent() -> None:
     )
 
 
+def test_a_name_the_prose_says_never_existed_is_expected_absent(
+    layout: Layout, put: Callable[..., Memory]
+) -> None:
+    write_files(
+        layout.root, {"ledger/store.py": "class Store:\n    def load(self):\n        pass\n"}
+    )
+    commit(layout.root, "a store")
+    put("lesson", "Example: Store.get_instance() didn't exist - the store is no singleton.")
+    put("claim", "Call Store.get_instance() to reach the store.")
+    results = verify_all(layout)
+    assert results["lesson"].result == "ok"  # what the words say is gone is no claim
+    assert results["claim"].result == "stale"
+    warned = counter_examples("The `Cache` class does not exist yet; Pool.acquire() never existed.")
+    assert warned(Claim("member", "Pool.acquire", "body"))
+
+
 def test_products_naming_styles_and_build_tasks_are_no_claims_of_the_tree() -> None:
     shape = RepoShape(frozenset(["assets", "components", "src"]), frozenset(), frozenset())
     said = body_claims("- **assets/js/** holds the TypeScript/Vue.js application", shape)
