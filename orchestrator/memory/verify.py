@@ -904,7 +904,7 @@ class Verifier:
             then = self._project_at(commit)
             if then is None or key not in then.dependency_names:
                 continue  # no dependency then: no claim
-            if not any(key in name for name in now):
+            if not _still_declared(key, now):
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
         out += self._dropped_packages(body, commit) + self._dropped_programs(body, commit)
@@ -929,7 +929,7 @@ class Verifier:
         for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
             program = _program(span)
             key = kinds.dependency_key(program) if program else ""
-            if not key or any(key in name for name in now):
+            if not key or _still_declared(key, now):
                 continue
             then = self._project_at(commit)
             if then is not None and key in then.dependency_names:
@@ -1389,7 +1389,16 @@ class Verifier:
             return _names(now, claim.symbol)  # the cited symbol's line, the symbol still there
         if cited is None or len(cited) < _LINE_WORDS or not any(c.isalnum() for c in cited):
             return False  # a brace or a short line is anywhere
-        return cited in {line.strip() for line in now.splitlines()}
+        lines = {line.strip() for line in now.splitlines()}
+        if cited in lines:
+            return True
+        # a setting's line whose value moved on (`"zustand": "5.0.1",` now `"5.0.8"`): the
+        # key the citation found is still set in the file, which `changed` reports
+        key = _SETTING_KEY.match(cited)
+        return key is not None and any(
+            (m := _SETTING_KEY.match(line)) is not None and m.group(1) == key.group(1)
+            for line in lines
+        )
 
     def _index(self, claim: Claim | None = None) -> CodeIndex:
         return self.facts.index(index_words([claim] if claim else []))
@@ -1935,6 +1944,8 @@ _TASK_LISTS = (
 )
 # a folder of one name with its slash, in prose or a drawn tree (`proto/`, `├── gen/`)
 _ROOT_FOLDER = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w.-]*/)(?![\w/.-])")
+# the key a manifest's line sets (`"zustand": "5.0.1",`, `requires-python = ">=3.10"`)
+_SETTING_KEY = re.compile(r"""["']?([\w@][\w@./-]{2,})["']?\s*[:=]\s*\S""")
 # a first-level row of a drawn tree quoted as a code span (`` `├── proto/` ``)
 _TREE_TOP_SPAN = re.compile(r"`[├└]──\s*([A-Za-z_][\w.-]*/)\s*`")
 # a path in bold (`**bin/cli**: the command line`)
@@ -1987,6 +1998,21 @@ _STATES_CHANGE = re.compile(
     r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
     re.I,
 )
+
+
+def _still_declared(key: str, names: Iterable[str]) -> bool:
+    """Some dependency of `names` (`kinds.dependency_key`s, as `key` is) is `key` or names
+    it within its own name (`go-sqlite3` still names SQLite); a plugin or shared config
+    made for the tool does not (`prettier-plugin-tailwindcss` left behind once Prettier
+    went)."""
+    made_for = tuple(f"{key}{kind}" for kind in ("plugin", "config", "preset"))  # as keyed
+    scoped = tuple(f"@{key}/{kind}" for kind in ("plugin", "config", "preset"))
+    return any(
+        key in name
+        and not name.rsplit("/", 1)[-1].startswith(made_for)
+        and not name.startswith(scoped)
+        for name in names
+    )
 
 
 def counter_examples(text: str) -> Callable[[Claim], bool]:

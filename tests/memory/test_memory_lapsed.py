@@ -56,6 +56,29 @@ def test_product_names_are_capitalised_or_hyphenated_words_outside_code_and_deni
     ]
 
 
+def test_a_plugin_left_behind_does_not_keep_its_tool_declared(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    deps = {"prettier": "^3.4.2", "prettier-plugin-tailwindcss": "^0.5.11", "vitest": "^3"}
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {"package.json": json.dumps({"devDependencies": deps})},
+        {
+            "format": "**Tooling:** Prettier, Vitest",
+            "tests": "**Testing:** Vitest",
+        },
+    )
+    del deps["prettier"]
+    (layout.root / "package.json").write_text(json.dumps({"devDependencies": deps}))
+    commit_all(layout.root, "formatting by another tool; the tailwind plugin stays behind")
+
+    results = verify_all(layout)
+    assert [f.claim.text for f in results["format"].failures] == ["Prettier"]
+    assert results["tests"].result == "ok"
+
+
 def test_a_dependency_named_in_prose_and_dropped_since_the_record_is_stale(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
@@ -496,6 +519,31 @@ def test_a_subcommand_the_script_named_and_names_no_more_is_stale(
     assert "run.py names no subcommand pipeline now" in results["pipeline"].failures[0].reason
     assert results["fetch"].result == "ok"  # named by a module run.py imports
     assert results["never"].result == "ok"  # not named at the record either
+
+
+def test_a_cited_setting_whose_value_moved_on_in_a_shrunk_file_is_not_stale(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    header = "".join(f'  "note-{i}": "{i}",\n' for i in range(20))
+    (layout.root / "deps.json").write_text("{\n" + header + '  "zustand": "5.0.1"\n}\n')
+    commit_all(layout.root, "deps")
+    verified = recorded_ok(layout)
+    put(
+        "store",
+        "The store uses zustand.",
+        citations=(Citation("deps.json", 22),),
+        verified=verified,
+    )
+    put(
+        "gone", "The store uses note 19.", citations=(Citation("deps.json", 21),), verified=verified
+    )
+    (layout.root / "deps.json").write_text('{\n  "zustand": "5.0.8"\n}\n')
+    commit_all(layout.root, "fewer entries, zustand bumped")
+
+    results = verify_all(layout)
+    assert results["store"].result != "stale"  # the key the cited line set is set still
+    assert results["gone"].result == "stale"  # its key is set nowhere now
+    assert "past the end of deps.json" in results["gone"].failures[0].reason
 
 
 def test_a_cited_line_the_shrunk_file_still_holds_higher_up_is_not_stale(
