@@ -418,6 +418,11 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
     stand_in = _STAND_IN_FILE.fullmatch(span)
     if stand_in:  # `filename_ext.rs`: any file named so, `*_ext.rs`
         return [Claim("pattern", span, "body", symbol="*" + stand_in.group(1))]
+    if span.endswith("/..."):  # Go's packages below a folder (`sdk/go/...`): the folder
+        below = span.removesuffix("/...").removeprefix("./")
+        if below in ("", ".") or not looks_like_path(below + "/", shape):
+            return []
+        return [Claim("path", span, "body", path=below + "/")]
     if looks_like_path(span, shape):
         return [Claim("path", span, "body", path=span)]
     folder = pattern_folder(span)

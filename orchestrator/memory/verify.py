@@ -1574,7 +1574,7 @@ class Verifier:
         parts = symbol.split(".")
         for cut in range(len(parts), 0, -1):
             module = ".".join(parts[:cut])
-            path = modules.get(module)
+            path = modules.get(module) or (_below_a_root(modules, module) if cut > 1 else None)
             if path is None:
                 continue
             rest = parts[cut:]
@@ -1998,6 +1998,14 @@ _STATES_CHANGE = re.compile(
     r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
     re.I,
 )
+
+
+def _below_a_root(modules: dict[str, str], module: str) -> str | None:
+    """The file of `module` (two parts at least) in a source root below the repository's
+    (`netbox/netbox/settings.py` is `netbox.settings` where `netbox/` holds `manage.py`),
+    when exactly one module ends so."""
+    found = [path for name, path in modules.items() if name.endswith("." + module)]
+    return found[0] if len(found) == 1 else None
 
 
 def _still_declared(key: str, names: Iterable[str]) -> bool:

@@ -103,6 +103,31 @@ def test_a_name_the_prose_says_never_existed_is_expected_absent(
     assert warned(Claim("member", "Pool.acquire", "body"))
 
 
+def test_go_package_patterns_and_modules_below_a_source_root(
+    layout: Layout, put: Callable[..., Memory]
+) -> None:
+    write_files(
+        layout.root,
+        {
+            "sdk/go/auto/stack.go": "package auto\n",
+            "site/manage.py": "import os\n",
+            "site/site/settings_test.py": "DEBUG = True\n",
+        },
+    )
+    commit(layout.root, "a Go SDK and a Django project below site/")
+    put("packages", "Run the SDK's tests over `sdk/go/...` (all of its packages).")
+    put("gone", "Run the CLI's tests over `cmd/cli/...`.")
+    put("all", "Lint every package: `./...`.")
+    put("settings", "Tests load `site.settings_test` as their settings module.")
+    put("missing", "Tests load `site.settings_ci` as their settings module.")
+    results = verify_all(layout)
+    assert results["packages"].result == "ok"  # the folder, not a file named "..."
+    assert results["gone"].result == "stale"
+    assert results["all"].result == "ok"
+    assert results["settings"].result == "ok"  # site/ is the import root
+    assert results["missing"].result == "stale"
+
+
 def test_products_naming_styles_and_build_tasks_are_no_claims_of_the_tree() -> None:
     shape = RepoShape(frozenset(["assets", "components", "src"]), frozenset(), frozenset())
     said = body_claims("- **assets/js/** holds the TypeScript/Vue.js application", shape)
