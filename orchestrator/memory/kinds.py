@@ -1268,6 +1268,12 @@ def _value_claims(prose: str) -> list[Claim]:
                 value=stated,
             )
         )
+    # one sentence giving a tool two versions gives what is pinned, then what else works
+    # ("`.nvmrc` says Node 24.x; Node 22.x works for builds"): the first is the claim
+    firsts: dict[str | None, Claim] = {}
+    for claim in out:
+        firsts.setdefault(claim.symbol, claim)
+    out = list(firsts.values())
     stated_rust = {c.value for c in out if c.symbol == "rust"}
     for found in _MSRV.finditer(prose) if "MSRV" in prose else ():
         if found.group(1) not in stated_rust:  # "Rust 1.80 (MSRV)" is read above

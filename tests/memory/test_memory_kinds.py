@@ -345,6 +345,10 @@ def test_a_minimum_is_the_root_configs_and_a_named_version_is_any_pin(tmp_path: 
     assert verdicts("CI: Go version 1.26", proj) == {"value:go": None}  # the workflow's pin
     assert verdicts("Node version 20", proj) == {"value:node": None}  # .tool-versions
     assert verdicts("Node version 18", proj)["value:node"] is not None
+    # what is pinned, then another version that also works: the first is the claim
+    assert verdicts("Node version 20 is pinned; Node version 18 works too.", proj) == {
+        "value:node": None
+    }
     pinned = project(
         tmp_path / "js", {"package.json": json.dumps({"packageManager": "pnpm@9.1.0"})}
     )
