@@ -1768,14 +1768,8 @@ class Verifier:
         failures += lapsed
         if failures and recorded is not None:
             failures = [f for f in failures if not self._line_shifted(f.claim, recorded)]
-        if failures and states_change(memory.fact):
-            # "`X` collapsed into `y()`", "dead code removed: `f`": the old names are gone
-            failures = [f for f in failures if f.claim.origin != "body"]
-        if failures and ("`" in memory.body or _PROSE_GONE.search(memory.body)):
-            warned = counter_examples(memory.body)
-            failures = [f for f in failures if f.claim.origin != "body" or not warned(f.claim)]
-            if self.names_build_output(memory.body):
-                failures = [f for f in failures if not bare_name(f.claim)]
+        if failures:
+            failures = self._expected_absent(memory, failures)
         moves: tuple[Move, ...] = ()
         unconfirmed: tuple[ClaimFailure, ...] = ()
         if failures:
@@ -1795,6 +1789,20 @@ class Verifier:
         if changed:
             return Verification(memory.name, "changed", n, (), tuple(changed), (), unconfirmed)
         return Verification(memory.name, "ok", n, unconfirmed=unconfirmed)
+
+    def _expected_absent(self, memory: Memory, failures: list[ClaimFailure]) -> list[ClaimFailure]:
+        """The failures left once the names the words expect gone are set aside: the old
+        names of a change the fact states ("`X` collapsed into `y()`", "dead code removed:
+        `f`"), names a rule warns against or the words say are gone (`counter_examples`),
+        and bare names of a build's output the words name."""
+        if states_change(memory.fact):
+            failures = [f for f in failures if f.claim.origin != "body"]
+        if failures and ("`" in memory.body or _PROSE_GONE.search(memory.body)):
+            warned = counter_examples(memory.body)
+            failures = [f for f in failures if f.claim.origin != "body" or not warned(f.claim)]
+            if self.names_build_output(memory.body):
+                failures = [f for f in failures if not bare_name(f.claim)]
+        return failures
 
     def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
         memories = list(memories)
