@@ -420,8 +420,8 @@ def span_claims(span: str, shape: RepoShape) -> list[Claim]:
         return [Claim("pattern", span, "body", symbol="*" + stand_in.group(1))]
     if span.endswith("/..."):  # Go's packages below a folder (`sdk/go/...`): the folder
         below = span.removesuffix("/...").removeprefix("./")
-        if below in ("", ".") or not looks_like_path(below + "/", shape):
-            return []
+        if below.split("/", 1)[0] not in shape.top_level:
+            return []  # every package (`./...`), or a module's import path (`k8s.io/x/...`)
         return [Claim("path", span, "body", path=below + "/")]
     if looks_like_path(span, shape):
         return [Claim("path", span, "body", path=span)]

@@ -116,7 +116,9 @@ def test_go_package_patterns_and_modules_below_a_source_root(
     )
     commit(layout.root, "a Go SDK and a Django project below site/")
     put("packages", "Run the SDK's tests over `sdk/go/...` (all of its packages).")
-    put("gone", "Run the CLI's tests over `cmd/cli/...`.")
+    put("gone", "Run the Rust SDK's tests over `sdk/rust/...`.")
+    put("module", "Vet the client with `go vet example.org/ledger/client/...`.")
+    put("import", "Everything below `example.org/ledger/...` is ours.")
     put("all", "Lint every package: `./...`.")
     put("settings", "Tests load `site.settings_test` as their settings module.")
     put("missing", "Tests load `site.settings_ci` as their settings module.")
@@ -124,6 +126,8 @@ def test_go_package_patterns_and_modules_below_a_source_root(
     assert results["packages"].result == "ok"  # the folder, not a file named "..."
     assert results["gone"].result == "stale"
     assert results["all"].result == "ok"
+    assert results["import"].result == "ok"  # a module's import path, not a folder here
+    assert results["module"].result == "ok"
     assert results["settings"].result == "ok"  # site/ is the import root
     assert results["missing"].result == "stale"
 
