@@ -1416,7 +1416,8 @@ def _same_version(stated: str, declared: str) -> bool:
 def _satisfies(stated: str, declared: str) -> bool:
     """A dependency's stated version against its declaration: a stated minimum (`4.1+`)
     the declared version reaches; a version within a lower bound (`8.3.28` against
-    `>=8.2`); else the same as far as both go (`12` against `^12.0`)."""
+    `>=8.2`) or a caret range (`8.4` against `^8.3`: the same major, no lower); else the
+    same as far as both go (`12` against `^12.0`)."""
     found = re.search(r"\d+(?:\.\d+)*", declared)
     if found is None:
         return True  # "latest", "workspace:*": nothing to compare
@@ -1426,6 +1427,8 @@ def _satisfies(stated: str, declared: str) -> bool:
         return have[: len(want)] >= want
     if re.match(r"\s*>", declared):
         return have[: len(want)] <= want
+    if re.match(r"\s*\^", declared) and have[0] > 0 and want[0] == have[0]:
+        return want >= have[: len(want)]
     return _same_version(stated, declared)
 
 

@@ -181,6 +181,14 @@ def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> N
         "value:dep:since symfony": None,  # no dependency of that name
     }
     assert verdicts("Tailwind CSS 4.2+ for new pages.", proj) == {"value:dep:tailwind css": None}
+    # a caret range admits the later minors of its major, not an earlier major
+    assert verdicts("- symfony/console (SYMFONY) - v8.3", proj) == {
+        "value:dep:symfony/console": None
+    }
+    mailer = verdicts("- symfony/mailer (MAILER) - v6.4", proj)
+    assert mailer == {
+        "value:dep:symfony/mailer": "states symfony/mailer 6.4; the project now declares ^7"
+    }
 
 
 def test_a_pre_release_stated_is_stale_once_the_pin_is_a_release(tmp_path: Path) -> None:
