@@ -29,6 +29,11 @@ from orchestrator.memory.verify import (
 from orchestrator.store.layout import Layout
 
 STATUSES = ("ok", "moved", "stale")
+# claims of a bare word, not a place (an identifier, a call, a flag, an environment
+# variable, a class or a member): only what the code had and lost makes one stale
+WORD_KINDS = frozenset(
+    {"identifier", "function", "flag", "env", "class", "type", "member", "mention", "instance"}
+)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
@@ -294,6 +299,10 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
     findings = []
     written = written_at(root, path, source)
+    # the words not committed yet were written against the last commit
+    baseline = written or (
+        git(root, "rev-parse", "-q", "--verify", "HEAD").decode().strip() or None
+    )
     gone = folder_gone(root, path, written)
     parts = split_claims(source)
     # the tree the file was written against, read once only for trees and listed names
@@ -315,7 +324,7 @@ def lint(root: Path, path: str, source: str) -> list[Finding]:
                 lapsed = {f.claim: f.reason for f in verifier.lapsed(body, claims, written, about)}
             if not claims and not lapsed:
                 continue
-            status, reasons = _judged(verifier, part, claims, lapsed, written, folder)
+            status, reasons = _judged(verifier, part, claims, lapsed, written, folder, baseline)
             if gone is not None and claims:
                 status, reasons = "stale", [gone]
             findings.append(Finding(part.first, part.words, status, "; ".join(reasons), part.last))
@@ -329,19 +338,30 @@ def _judged(
     lapsed: dict[Claim, str],
     written: str | None,
     folder: str,
+    baseline: str | None,
 ) -> tuple[str, list[str]]:
     """The status of one claim of the file and its reasons: stale when a name fails and
-    did not move, moved when every failing path lives elsewhere now."""
+    did not move, moved when every failing path lives elsewhere now. A bare word
+    (`WORD_KINDS`) fails only where `baseline`, the commit the file was written against,
+    had it."""
     status, reasons = "ok", []
     # a removal or a replacement ("use `a` instead of `b`"): its names may be gone;
     # a name a rule warns against ("never name tests `TestBug4821`") is expected gone
     warned = counter_examples(part.context)
     every = [*claims, *(c for c in lapsed if c not in claims)]
+    failing: list[tuple[Claim, str]] = []
     for claim in [] if states_change(part.context) else every:
         if warned(claim):
             continue
         reason = lapsed.get(claim) or _failure(verifier, claim, part.context, folder)
-        if reason is None:
+        if reason is not None:
+            failing.append((claim, reason))
+    # a word the code lacks now and lacked where the file was written (the last commit,
+    # for words not committed yet) was never this code's: another tool's, an example's
+    words = [c for c, _ in failing if c.kind in WORD_KINDS and c not in lapsed]
+    foreign = verifier.never_held(words, baseline) if baseline else set()
+    for claim, reason in failing:
+        if claim in foreign:
             continue
         moved = verifier.moved_since(claim.path, written) if claim.path else None
         if moved is not None:

@@ -75,7 +75,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 12
+RESULTS_VERSION = 13
 WHOLE_BELOW = 6  # a name shorter than this names a commented-out line only as a whole word
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
@@ -1124,6 +1124,12 @@ class Verifier:
             )
         return self._past_projects[commit]
 
+    def never_held(self, claims: list[Claim], commit: str) -> set[Claim]:
+        """The claims among `claims` that fail on `commit`'s tree too (none when git does
+        not know the commit): what the words named was not there when they were written."""
+        answers = self._answers_at(commit, claims) if claims else None
+        return {c for c in claims if answers is not None and answers.get(c) is not None}
+
     def _answers_at(self, commit: str, claims: list[Claim]) -> dict[Claim, str | None] | None:
         """Each claim checked on `commit`'s tree (cached; see `past`): None when it held,
         else why not. None when git does not know the commit."""
@@ -1554,7 +1560,9 @@ class Verifier:
 
     def _check_member(self, claim: Claim) -> str | None:
         """`Account.balance`: a class's member. A tracked file of that name (`Aspire.slnx`,
-        `Directory.Build.props`, an extension no list knows) is a file, not a member."""
+        `Directory.Build.props`, an extension no list knows) is a file, not a member; an
+        owner in capitals (`LOG.debug`, `LOGGER.info`) is a constant, whose members its
+        type gives, wherever that is defined."""
         symbol, index = claim.symbol or "", self._index(claim)
         if self._tracked_name(symbol):
             return None
@@ -1564,7 +1572,7 @@ class Verifier:
             return None
         owner, _, member = symbol.partition(".")
         if owner in index.defs:
-            return f"{owner} has no member {member}"
+            return None if owner.isupper() else f"{owner} has no member {member}"
         if owner in index.py_words or owner in index.names or owner in BUILTINS:
             return None  # a class from elsewhere: nothing here to check it against
         return f"{owner} is not defined in the code"
@@ -1899,9 +1907,13 @@ _TEMPLATE = re.compile(
 _FOLDER_NAME = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*")
 # A rule's negation, and where its clause ends
 _WARNS = re.compile(
-    r"\b(?:never|not|no longer|don't|do not|must not|should not|avoid|instead of|rather than)\b",
+    r"\b(?:never|not|no longer|don't|do not|must not|should not|avoid|instead of|rather than)\b"
+    r"|[❌🚫✗✘⛔]",
     re.I,
 )
+# a line marked as the wrong way from its start ("// ❌ List.of()", "Bad: `var x`"): all it
+# names is what not to write
+_WRONG_WAY = re.compile(r"[\s/#*>`-]*(?:[❌🚫✗✘⛔]|(?:bad|wrong|incorrect)\s*:)", re.I)
 # a span's clause going on to say the name is gone: "`X` no longer exists", "`X` is not exported"
 _GONE_AFTER = re.compile(
     r"\W{0,3}\s*(?:(?:(?:is|are)\s+)?no longer (?:exists?|exported|available|defined|used)\b|"
@@ -2037,7 +2049,10 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
     `ready()`", "avoid `eval()`", "rather than `make all`", "no longer registered in
     `app/kernel.py`"), or one its clause then says is gone ("`valueOrNull` no longer
     exists", "`Foo` is not exported"), and that no other span names.
-    Such a name is expected absent."""
+    A line marked from its start as the wrong way ("// ❌ List.of()") warns against all
+    it names. Such a name is expected absent."""
+    if _WRONG_WAY.match(text):
+        return lambda claim: True
     warned: list[str] = []
     stated: list[str] = []
     for match in CODE_SPAN.finditer(text):

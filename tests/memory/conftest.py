@@ -77,6 +77,15 @@ def commit(root: Path, message: str = "change") -> str:
     return git(root, "rev-parse", "HEAD")
 
 
+def lost(root: Path, code: str) -> None:
+    """`code` committed, then deleted from the working tree: the names it holds were the
+    project's where the words of an uncommitted file were written (the last commit), and
+    are gone now."""
+    (root / "lost_code.py").write_text(code)
+    commit(root, "code to lose")
+    (root / "lost_code.py").unlink()
+
+
 def write_files(root: Path, files: dict[str, str]) -> None:
     """Each path of `files` (folders made as needed) written with its text."""
     for path, text in files.items():

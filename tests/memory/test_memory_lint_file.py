@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import lost
 
 ORCH = Path(sys.executable).parent / "orch"
 
@@ -145,6 +146,12 @@ def test_examples_and_replacements_are_not_stale(plain_repo: Path) -> None:
     (plain_repo / "src" / "ops.py").write_text("from lib import ops\n\nALL = [ops.AddIndex()]\n")
     git(plain_repo, "add", "-A")
     git(plain_repo, "commit", "-qm", "ops")
+    lost(  # every name the words give, the project's then: none is excused for being foreign
+        plain_repo,
+        "class TypeName: ...\nclass MyClass: ...\nclass FooService: ...\n"
+        "def method_name(): ...\ndef start_server(): ...\ndef AddConstraint(): ...\n"
+        "legacy_helpers = 1\n",
+    )
     (plain_repo / "AGENTS.md").write_text(
         "- PREFER [`TypeName`] references in doc comments, e.g. `MyClass` or `method_name()`.\n"
         "- ALWAYS use `src/helpers.py` instead of adding `legacy_helpers` modules.\n"
@@ -218,6 +225,7 @@ def test_a_name_a_rule_warns_against_and_a_route_are_not_stale(plain_repo: Path)
         "- Run `make test`, then `make all`.\n"
         "- The REST API lives at `/api/v1/`; run `tests/Feature/SomeTest.php` alone.\n"
     )
+    lost(plain_repo, "def is_ready():\n    return True\n")
     status = _findings(plain_repo)
     assert status[1][0] == status[3][0] == "ok"
     assert status[2] == ("stale", "is_ready() is not defined in the code")  # the preferred one

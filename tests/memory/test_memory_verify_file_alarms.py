@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import commit, git
+from conftest import commit, git, lost
 
 from orchestrator.memory.lint import lint
 
@@ -68,6 +68,7 @@ def test_a_host_pattern_in_a_sentence_about_domains_is_no_file_pattern(repo: Pat
 
 
 def test_a_stand_in_first_word_names_a_family_the_code_defines(repo: Path) -> None:
+    lost(repo, "def model_qs_lock_forever():\n    return []\n")
     found = statuses(
         repo,
         "```python\nmodel_qs_select_for_update()\nmodel_qs_lock_forever()\n```\n",
@@ -92,6 +93,10 @@ def test_a_file_the_documents_describe_but_no_commit_had_is_no_stale_path(repo: 
 
 
 def test_standard_environment_variables_are_no_claims(repo: Path) -> None:
+    lost(
+        repo,
+        'import os\n\nNAMES = [os.environ[n] for n in ("HTTP_PROXY", "NO_PROXY", "SERVE_TOKEN")]\n',
+    )
     found = statuses(
         repo,
         "- Behind a proxy, set `$HTTP_PROXY` and `$NO_PROXY`.\n- Set `$SERVE_TOKEN` first.\n",
@@ -108,9 +113,13 @@ def test_a_branch_prefix_is_no_folder(repo: Path) -> None:
     )
     assert 1 not in found
     assert found[2][0] == "stale" and "claude/" in found[2][1]
+    prefixes = statuses(repo, "- Branch naming: `feat/`, `fix/`, `chore/` prefixes.\n")
+    assert 1 not in prefixes
+    assert statuses(repo, "- Branch work lands in `fix/` and `chore/`.\n")[1][0] == "stale"
 
 
 def test_flags_beside_another_programs_command_are_that_programs(repo: Path) -> None:
+    lost(repo, 'FLAGS = ["--reload", "--except-vendor", "--options"]\n')
     found = statuses(
         repo,
         "- List the routes with `php artisan route:list`, narrowed by `--except-vendor`.\n"
@@ -122,6 +131,7 @@ def test_flags_beside_another_programs_command_are_that_programs(repo: Path) -> 
 
 
 def test_two_example_letters_make_a_placeholder_name(repo: Path) -> None:
+    lost(repo, "def test_with_tokens_only():\n    pass\n\n\ndef test_with_x_y():\n    pass\n")
     found = statuses(
         repo,
         "- Do not prefix test names: not `test_tokens_with_x_y` but `test_with_x_y`.\n"
@@ -151,6 +161,7 @@ def test_a_negated_flag_holds_where_its_boolean_option_is_declared(repo: Path) -
         'parser.add_argument("--gather-stats", action=argparse.BooleanOptionalAction)\n'
     )
     commit(repo, "runner")
+    lost(repo, 'FLAGS = ["--no-cache-x"]\n')
     found = statuses(
         repo,
         "- Skip the statistics with `--no-gather-stats`.\n- Skip the cache with `--no-cache-x`.\n",
@@ -177,9 +188,62 @@ def test_a_name_the_build_makes_from_a_template_and_a_quoted_part_holds(repo: Pa
         'fun Project.storeTest(name: String) {\n    tasks.register("check_${name}")\n}\n'
     )
     commit(repo, "a test task per store")
+    lost(repo, 'TASKS = ["check_mongo"]\n')
     found = statuses(
         repo,
         "- Stores under test: `check_duckdb`, `check_h2_v2`.\n- Also `check_mongo`.\n",
     )
     assert found[1] == ("ok", "")  # `check_${name}` with "duckdb", "h2_v2"
     assert found[2] == ("stale", "check_mongo appears nowhere in the code")
+
+
+def test_a_line_marked_as_the_wrong_way_names_what_not_to_write(repo: Path) -> None:
+    text = (
+        "```java\n"
+        "// ❌ Tokens.mintLegacy() (removed API)\n"
+        "// ✅ Tokens.mint()\n"
+        "```\n"
+        "- Bad: `Tokens.mintTwice()` in handlers.\n"
+        "- Prefer `Tokens.mintOnce()`.\n"
+    )
+    tokens = repo / "app" / "Tokens.java"
+    tokens.write_text("class Tokens {\n    void mint() {}\n    void mintOnce() {}\n}\n")
+    commit(repo, "tokens")
+    tokens.write_text("class Tokens {\n    void mint() {}\n}\n")  # mintOnce gone since
+    found = statuses(repo, text)
+    assert found[2] == found[5] == ("ok", "")  # what the marks say not to write
+    assert found[3] == ("ok", "")
+    assert found[6] == ("stale", "Tokens has no member mintOnce")
+
+
+def test_a_constants_member_is_its_types_not_the_constants(repo: Path) -> None:
+    code = (
+        "import logging\n\nLOG = logging.getLogger(__name__)\n\n\nclass Ledger:\n"
+        "    def post(self):\n        LOG.debug('posted')\n"
+    )
+    (repo / "app" / "log_setup.py").write_text(code + "\n    def void(self):\n        pass\n")
+    commit(repo, "a logger")
+    (repo / "app" / "log_setup.py").write_text(code)  # Ledger.void gone since
+    found = statuses(repo, "- Log cleanup errors with `LOG.debug()`.\n- Call `Ledger.void()`.\n")
+    assert found[1] == ("ok", "")  # the logger's method, not a member LOG defines
+    assert found[2] == ("stale", "Ledger has no member void")
+
+
+def test_a_word_the_code_never_had_where_the_file_was_written_is_not_stale(repo: Path) -> None:
+    """Another tool's words (`LintRuleName`, `--watch-all`, `$CLOUD_REGION`) are no claims
+    about this code: only a word the code had when the file was written, and lost, is."""
+    (repo / "app" / "helpers.py").write_text("def old_helper():\n    return 1\n")
+    text = (
+        "- The linter's `LintRuleName` rule, run with `--watch-all` and `$CLOUD_REGION`.\n"
+        "- Call `old_helper()` for the sum.\n"
+    )
+    (repo / "AGENTS.md").write_text(text)
+    commit(repo, "instructions and the helper")
+    assert statuses(repo, text)[1] == ("ok", "")
+    (repo / "app" / "helpers.py").unlink()
+    commit(repo, "no helper")
+    found = statuses(repo, text)
+    assert found[1] == ("ok", "")
+    assert found[2] == ("stale", "old_helper() is not defined in the code")
+    # words not committed yet were written against the last commit, which lacked them too
+    assert statuses(repo, text + "- Wire `NeverWritten.wire()` up.\n")[3] == ("ok", "")
