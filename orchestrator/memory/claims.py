@@ -345,8 +345,8 @@ def stand_in_path(path: str) -> bool:
 
 
 def looks_like_path(span: str, shape: RepoShape) -> bool:
-    if " " in span or "://" in span or span.startswith(("-", "~", "$", "@")):
-        return False
+    if " " in span or "://" in span or span.startswith(("-", "~", "$", "@", "self.", "this.")):
+        return False  # `self.tools.java`: an attribute, not a file
     parts = span.strip("/").split("/")
     if not all(_PATH_PART.match(p) for p in parts) or any(p in ("", "..") for p in parts):
         return False

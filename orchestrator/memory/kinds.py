@@ -80,6 +80,32 @@ KINDS = (
     "test-class",
 )
 _SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+# what a command's first word looks like (`npm`, `./scripts/x.sh`, `python3.12`), and the
+# words that open a line of code rather than run a program
+_PROGRAM = re.compile(r"[\w.~/@+-]*\w[\w.~/@+-]*")
+_CODE_WORDS = frozenset(
+    [
+        "import",
+        "export",
+        "from",
+        "const",
+        "let",
+        "var",
+        "return",
+        "def",
+        "class",
+        "use",
+        "require",
+        "include",
+        "package",
+        "func",
+        "fn",
+        "pub",
+        "type",
+        "interface",
+        "new",
+    ]
+)
 _NAME = r"[A-Za-z0-9_][\w.:@/-]*"
 _ENV_REF = re.compile(r"\$\{?([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\}?")
 _ENV_ASSIGN = re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)=")
@@ -1048,6 +1074,8 @@ def _options(args: list[str], takes_value: Iterable[str]) -> tuple[list[str], di
 def _program_claims(program: str, args: list[str], where: str | None, text: str) -> list[Claim]:
     if program in ("uvx", "pipx", "npx", "bunx") and args:  # `uvx hatch run ...`
         program, args = args[0], args[1:]
+    if not _PROGRAM.fullmatch(program) or program in _CODE_WORDS:
+        return []  # a line of code or of a patch (`import x from "../y"`, `--- a/x.py`)
     # a script run by its path (`./scripts/check.sh <suite>`) is a file, as an argument is
     ran = [program] if program.startswith("./") and _path_arg(program) else []
     out = [Claim("path", a, "body", path=a.removeprefix("./")) for a in ran + args if _path_arg(a)]
@@ -1093,7 +1121,10 @@ def _go_packages(args: list[str], where: str | None, text: str) -> list[Claim]:
 
 def _path_arg(arg: str) -> bool:
     """A command's argument naming a file of the repository (`src/__tests__/lru.test.ts`)."""
-    if arg.startswith(("-", "/", "~", "$")) or any(c in arg for c in "=*<>{}:") or "/" not in arg:
+    if arg.startswith(("-", "/", "~", "$", "@", "../")) or any(c in arg for c in "=*<>{}:"):
+        return False  # an option, a path of the machine, a package's (`@types/x/...`), a
+        # path from a folder the words do not give (`../lib/x.ts`)
+    if "/" not in arg:
         return False
     name = arg.rstrip("/").rsplit("/", 1)[-1]
     if stand_in_path(arg):

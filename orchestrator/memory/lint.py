@@ -30,9 +30,20 @@ from orchestrator.store.layout import Layout
 
 STATUSES = ("ok", "moved", "stale")
 # claims of a bare word, not a place (an identifier, a call, a flag, an environment
-# variable, a class or a member): only what the code had and lost makes one stale
+# variable, a class or a member), and file patterns (a kind of file, `*.vbx`): only what the
+# code had and lost makes one stale
 WORD_KINDS = frozenset(
-    {"identifier", "function", "flag", "env", "class", "type", "member", "mention", "instance"}
+    {
+        "identifier",
+        "function",
+        "flag",
+        "env",
+        "class",
+        "type",
+        "member",
+        "instance",
+        "pattern",
+    }
 )
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")

@@ -188,6 +188,7 @@ class Verifier:
         self._env_readers: dict[tuple[str, str | None], list[str]] = {}  # files reading a variable
         self._folders: set[str] | None = None
         self._suffixes: set[str] | None = None
+        self._submodules: tuple[str, ...] | None = None
         self._ignore_cache: dict[str, bool] = {}
         self._claims: dict[tuple[str, str, tuple[Citation, ...]], list[Claim]] = {}
         self._path_cache: dict[str, bool] = {}
@@ -1317,11 +1318,13 @@ class Verifier:
             or self._nested(claim.path)
             or self._alternatives(claim.path)
             or self._dotted_end(claim.path)
+            or self._in_submodule(claim.path)
         ):
             # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
             # name's endings given several ways (`core-java-8/11/17`); a project folder
-            # without its product's name (`Billing.Core/` of `src/Shop.Billing.Core/`)
+            # without its product's name (`Billing.Core/` of `src/Shop.Billing.Core/`); a
+            # file of a submodule, which a clone need not hold
             return None
         return f"{claim.path} does not exist"
 
@@ -1357,6 +1360,19 @@ class Verifier:
             not is_code(p) and not p.startswith(SKIP_PREFIXES) and not _instructions(p)
             for p in listed.splitlines()
         )
+
+    def _in_submodule(self, path: str) -> bool:
+        """`path` lies in a submodule `.gitmodules` declares (`vendor/rules/AGENTS.md`)."""
+        if self._submodules is None:
+            try:
+                text = (self.layout.root / ".gitmodules").read_text(errors="replace")
+            except OSError:
+                text = ""
+            self._submodules = tuple(
+                m.group(1).strip("/") for m in re.finditer(r"(?m)^\s*path\s*=\s*(\S+)", text)
+            )
+        path = path.strip("/")
+        return any(path == s or path.startswith(s + "/") for s in self._submodules)
 
     def _nested(self, path: str) -> bool:
         """Some tracked file or folder ends with `path`, below a folder of the repository."""
@@ -1902,6 +1918,9 @@ _TEMPLATE = re.compile(
     r"|(?:^|/)(?:foo|bar|baz|example|script|file|my[_-]?\w*|your[_-]?\w*)\.\w+$"
     r"|(?:^|/)[\w-]*[_-](?:foo|bar|baz|my|your)(?:[_-][\w-]*)?\.\w+$"
     r"|(?:^|/)(?:Some|My|Your|Foo)[A-Z]\w*\.\w+$"
+    # `runtime/.../stream.ts`: any folders; `providers/PROVIDER_NAME.js`: a name in capitals
+    r"|(?:^|/)\.\.\.(?:/|$)"
+    r"|(?:^|/)[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\.(?:js|jsx|ts|tsx|vue|py|go|rs|php|rb|java|kt|cs|swift)$"
 )
 # A folder's name as a code span gives it (`.zig-cache`, `build/out`)
 _FOLDER_NAME = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*")

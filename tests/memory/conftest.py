@@ -77,13 +77,13 @@ def commit(root: Path, message: str = "change") -> str:
     return git(root, "rev-parse", "HEAD")
 
 
-def lost(root: Path, code: str) -> None:
-    """`code` committed, then deleted from the working tree: the names it holds were the
-    project's where the words of an uncommitted file were written (the last commit), and
-    are gone now."""
-    (root / "lost_code.py").write_text(code)
+def lost(root: Path, code: str, name: str = "lost_code.py") -> None:
+    """`code` committed as the file `name`, then removed (not committed): the file and the
+    names it holds were the project's where the words of an uncommitted file were written
+    (the last commit), and are gone now."""
+    (root / name).write_text(code)
     commit(root, "code to lose")
-    (root / "lost_code.py").unlink()
+    git(root, "rm", "-q", name)
 
 
 def write_files(root: Path, files: dict[str, str]) -> None:

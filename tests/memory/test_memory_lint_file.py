@@ -69,7 +69,11 @@ def plain_repo(tmp_path: Path) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-qm", "code")
     git(root, "mv", "src/util/helpers.py", "src/util/tools.py")
-    git(root, "commit", "-qm", "rename the helpers")
+    (root / "web").mkdir()
+    (root / "web" / "app.spec.ts").write_text("test('app', () => {})\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "rename the helpers; a spec")
+    git(root, "rm", "-q", "web/app.spec.ts")  # the last spec, deleted since that commit
     (root / "AGENTS.md").write_text(AGENTS)
     return root
 
@@ -239,8 +243,11 @@ def test_stand_in_file_names_folder_globs_and_member_chains_read_as_such(
     for path in ("crates/geo/src/point_ext.rs", "tests/Shop.Sqlite.Specification.Tests/a.cs"):
         (plain_repo / path).parent.mkdir(parents=True, exist_ok=True)
         (plain_repo / path).write_text("// code\n")
+    (plain_repo / "gen" / "point_ext.py").parent.mkdir()
+    (plain_repo / "gen" / "point_ext.py").write_text("# code\n")
     git(plain_repo, "add", "-A")
     git(plain_repo, "commit", "-qm", "more code")
+    git(plain_repo, "rm", "-q", "gen/point_ext.py")  # the last `*_ext.py`, deleted since
     (plain_repo / "AGENTS.md").write_text(
         "- Rust: `filename_ext.rs` files are picked up by the generator.\n"
         "- Python: `filename_ext.py` files are mixed into the generated classes.\n"
@@ -254,7 +261,7 @@ def test_stand_in_file_names_folder_globs_and_member_chains_read_as_such(
     )
     status = _findings(plain_repo)
     assert status[1] == ("ok", "")  # any file named so: `*_ext.rs`, and there is one
-    assert status[2] == ("stale", "no file matches *_ext.py")  # a pattern, with no match
+    assert status[2] == ("stale", "no file matches *_ext.py")  # a pattern, with no match left
     assert status[3] == ("ok", "")  # a folder's name matches the glob
     assert 4 not in status  # members of any such class: no claim
     assert 5 not in status  # X stands for a version's number: no claim

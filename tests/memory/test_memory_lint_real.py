@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import commit, git
+from conftest import commit, git, lost
 
 from orchestrator.memory.lint import lint
 
@@ -49,6 +49,7 @@ def statuses(root: Path, text: str) -> dict[int, str]:
 
 
 def test_a_route_beside_words_of_routes_is_no_file_pattern(repo: Path) -> None:
+    lost(repo, "syntax = 1\n", "messages.protobuf")
     found = statuses(
         repo,
         "- Base path: `/shop.api.v2.*`\n"

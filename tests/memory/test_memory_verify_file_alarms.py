@@ -47,6 +47,7 @@ def statuses(root: Path, text: str) -> dict[int, tuple[str, str]]:
 
 
 def test_a_pattern_without_dot_or_slash_is_a_pattern_of_names(repo: Path) -> None:
+    lost(repo, "def sign_payload_v1():\n    pass\n")
     found = statuses(
         repo,
         "- Make tokens with the real `create_access_token*` factories.\n"
@@ -58,6 +59,9 @@ def test_a_pattern_without_dot_or_slash_is_a_pattern_of_names(repo: Path) -> Non
 
 
 def test_a_host_pattern_in_a_sentence_about_domains_is_no_file_pattern(repo: Path) -> None:
+    (repo / "fixtures.test").write_text("a fixture\n")
+    commit(repo, "a fixture")
+    (repo / "fixtures.test").unlink()
     found = statuses(
         repo,
         "- Point every test URL at a reserved domain (`example.com`, `*.test`).\n"
@@ -247,3 +251,36 @@ def test_a_word_the_code_never_had_where_the_file_was_written_is_not_stale(repo:
     assert found[2] == ("stale", "old_helper() is not defined in the code")
     # words not committed yet were written against the last commit, which lacked them too
     assert statuses(repo, text + "- Wire `NeverWritten.wire()` up.\n")[3] == ("ok", "")
+
+
+def test_lines_of_code_and_patches_and_stand_in_paths_name_no_files(repo: Path) -> None:
+    (repo / ".gitmodules").write_text('[submodule "rules"]\n\tpath = vendor/rules\n')
+    commit(repo, "a submodule declared")
+    found = statuses(
+        repo,
+        "```ts\n"
+        'import { makeToken } from "../../app/auth/helpers.ts";\n'
+        '"extends": "@tsconfig/strictest/tsconfig.json"\n'
+        "```\n"
+        "```diff\n"
+        "--- a/app/auth/old_tokens.py\n"
+        "+++ b/app/auth/new_tokens.py\n"
+        "```\n"
+        "- Views live in `app/.../chart.html`; reach tools by `self.tools.git`.\n"
+        "- Add `app/providers/PROVIDER_NAME.py` per provider.\n"
+        "- The shared rules are in `vendor/rules/AGENTS.md`.\n"
+        "- Run `python app/auth/minting.py` first.\n",
+    )
+    assert all(found[line] == ("ok", "") for line in found if line != 12), found
+    assert found[12] == ("stale", "app/auth/minting.py does not exist")
+
+
+def test_a_file_pattern_that_matched_nothing_when_written_is_a_kind_of_file(repo: Path) -> None:
+    (repo / "app" / "Gen.vb").write_text("Module Gen\nEnd Module\n")
+    text = "- Save every `*.vbx` and `*.vb` file as UTF-8.\n"
+    (repo / "AGENTS.md").write_text(text)
+    commit(repo, "instructions and one Visual Basic file")
+    assert statuses(repo, text)[1] == ("ok", "")
+    git(repo, "rm", "-q", "app/Gen.vb")
+    commit(repo, "no Visual Basic left")
+    assert statuses(repo, text)[1] == ("stale", "no file matches *.vb")
