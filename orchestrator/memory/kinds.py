@@ -430,7 +430,8 @@ class Project:
 
     @cached_property
     def dependencies(self) -> dict[str, list[str]]:
-        """Dependency name (lower case, also its last part) -> every version it is given."""
+        """Dependency name (lower case, also its last part, and a scoped one's scope:
+        `@angular` for `@angular/core`) -> every version it is given."""
         out: dict[str, list[str]] = {}
 
         def add(name: str, version: object) -> None:
@@ -439,6 +440,7 @@ class Project:
             keys = {name.lower()}
             if name.startswith("@"):
                 keys.add(name.lower().rsplit("/", 1)[-1])  # "@prisma/client" -> "client"
+                keys.add(name.lower().split("/", 1)[0])  # and "@prisma", its family
             for key in keys:
                 out.setdefault(key, []).append(str(version))
 
@@ -1715,6 +1717,8 @@ def _check_value(claim: Claim, project: Project) -> str | None:
         declared = project.pytest_timeout
     elif key.startswith("dep:"):
         name, versions = project.declared(key[4:])
+        # a product's scoped packages are its own (`@angular/core` for Angular)
+        versions = versions + project.dependencies.get("@" + name.lower(), [])
         if not versions or any(_satisfies(stated, v) for v in versions):
             return None
         return (

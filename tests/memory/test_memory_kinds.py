@@ -185,6 +185,14 @@ def test_a_package_list_states_versions_of_its_dependencies(tmp_path: Path) -> N
     assert verdicts("- symfony/console (SYMFONY) - v8.3", proj) == {
         "value:dep:symfony/console": None
     }
+    scoped = project(
+        tmp_path / "scoped",
+        {"package.json": json.dumps({"dependencies": {"grid": "^4.6.0", "@grid/core": "^6.1.0"}})},
+    )
+    assert verdicts("- Grid 6 draws the tables.", scoped) == {"value:dep:grid": None}
+    assert verdicts("- Grid 5 draws the tables.", scoped) == {
+        "value:dep:grid": "states grid 5; the project now declares ^4.6.0, ^6.1.0"
+    }
     mailer = verdicts("- symfony/mailer (MAILER) - v6.4", proj)
     assert mailer == {
         "value:dep:symfony/mailer": "states symfony/mailer 6.4; the project now declares ^7"
