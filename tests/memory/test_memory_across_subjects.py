@@ -116,5 +116,9 @@ def test_one_item_named_by_its_id_twice_is_one_item(layout: Layout, put: Put) ->
     put("b4-progress", "Backend B4: uploads go to the queue", subject="progress")
     put("step-setup", "Step 1: install the toolchain", subject="setup")
     put("step-migrate", "Step 1: write the schema", subject="migration")
+    # an id with a hyphen: its own words are not words the two facts share
+    put("adr-cache", "**ADR-012**: Cache the catalogue in memory for an hour", subject="records")
+    put("adr-queue", "ADR-012: Retries go through a dead-letter queue", subject="decisions")
     dups = found(audit(layout), "near_duplicate")
     assert dups == {frozenset({"b4-context", "b4-progress"})}
+
