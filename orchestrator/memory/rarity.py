@@ -315,7 +315,7 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
         return False  # a state of work naming nothing: its heading says what it is about
     if not compare.same_subject(a, b) and (_vague(ra, rb) or _vague(rb, ra)):
         return False
-    if ra.negated != rb.negated or compare.opposed(ra, rb):
+    if ra.negated != rb.negated or compare.opposed(ra, rb) or compare.opposite_sides(a, b):
         return False
     va, vb = folded(ra.flat_values), folded(rb.flat_values)
     if va and vb and not (va <= vb or vb <= va):
