@@ -100,7 +100,7 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 17
+REPORT_VERSION = 18
 ENUMERATION = 3  # facts of one subject clashing by names with each other: a list
 HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment across subjects
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
@@ -453,7 +453,9 @@ def same_item_pairs(active: Sequence[Memory], readings: compare.Readings) -> set
     """Facts that name one item by its id ("Backend B4: MinIO upload, ..." and "Backend B4:
     upload service with its queue"; "**Task 2**: ..." and "[ ] **Task 2**: ...") and share
     a word besides the id: one item told twice, however differently. Two items of one id
-    that share nothing else (two plans' "Step 1") stay apart, as do facts one denies."""
+    that share nothing else (two plans' "Step 1", two records both headed "ADR-012") stay
+    apart, as do facts one denies; an id's words are set aside as the facts read them
+    ("ADR-012" as "adr" and "012")."""
     by_id: dict[str, list[Memory]] = defaultdict(list)
     for m in active:
         found = _ITEM_ID.match(m.fact)
@@ -461,7 +463,7 @@ def same_item_pairs(active: Sequence[Memory], readings: compare.Readings) -> set
             by_id[found.group(1).lower()].append(m)
     out = set()
     for key, members in by_id.items():
-        own = subject_stems(key)
+        own = subject_stems(key) | read_fact(key, "").flat_stems
         for i, a in enumerate(members):
             for b in members[i + 1 :]:
                 ra, rb = readings.plain(a), readings.plain(b)

@@ -20,7 +20,10 @@
   stemmed-content Jaccard reaches `REWORDED` (`ANCHORED` when both name the same code
   spans, paths or URLs), or they share a code span, path or URL and the smaller one's
   content is `CONTAINED` in the larger (a general memory under a specific one). A
-  conflicting pair is never a duplicate.
+  conflicting pair is never a duplicate, nor are facts whose words set them on two sides
+  (`opposite_sides`: before and after a change, in and out of scope), nor two list items
+  led by the names of two parts of one kind (`sibling_labels`: "**Staging server**: ..."
+  and "**Production server**: ...").
 """
 
 from __future__ import annotations
@@ -401,6 +404,35 @@ def opposed(ra: Reading, rb: Reading) -> bool:
     )
 
 
+# Pairs of words that set an order or a side, which reading drops as stop words or keeps
+# as stems of no weight: "Validate before changes" and "Validate after changes", "What is
+# in scope?" and "What is out of scope?" say opposite things in otherwise equal words.
+_OPPOSITES = (
+    ("before", "after"),
+    ("in", "out"),
+    ("inside", "outside"),
+    ("above", "below"),
+    ("on", "off"),
+    ("upper", "lower"),
+)
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+@lru_cache(maxsize=65536)
+def _plain_words(fact: str) -> frozenset[str]:
+    return frozenset(_PLAIN_WORD.findall(fact.lower()))
+
+
+def opposite_sides(a: Memory, b: Memory) -> bool:
+    """One fact has a word of `_OPPOSITES` the other lacks, and the other has its opposite
+    that the first lacks: the same words set on two sides (before and after a change)."""
+    wa, wb = _plain_words(a.fact), _plain_words(b.fact)
+    only_a, only_b = wa - wb, wb - wa
+    return any(
+        (x in only_a and y in only_b) or (y in only_a and x in only_b) for x, y in _OPPOSITES
+    )
+
+
 # words of checking a thing (testing it, verifying it), as against making or using it
 _CHECK_WORDS = r"(?:test(?:s|ed|ing)?|verif(?:y|ies|ied|ying|ication)|validat\w*|qa)\b"
 _CHECKING = re.compile(rf"\b{_CHECK_WORDS}", re.I)
@@ -426,6 +458,8 @@ def containment(a: frozenset[str], b: frozenset[str]) -> float:
 def duplicate(a: Memory, b: Memory, *, readings: Readings | None = None) -> float | None:
     """The similarity score when `a` and `b` near-duplicate each other, else None."""
     if same_subject(a, b) and conflict(a, b, readings=readings) is not None:
+        return None
+    if opposite_sides(a, b) or sibling_labels(a, b):
         return None
     if not _subjects_compatible(a, b, readings):
         return None
@@ -484,7 +518,20 @@ def sibling_subjects(a: Memory, b: Memory) -> bool:
     each part, not twice of one. A heading that ends on a state of work ("... (Target:
     TBD)", "... Complete") names no part, and one that only qualifies the other ("Next
     steps", "Next immediate steps") names the same list."""
-    sa, sb = normalise_subject(a.subject).split(), normalise_subject(b.subject).split()
+    return _siblings(normalise_subject(a.subject), normalise_subject(b.subject))
+
+
+def sibling_labels(a: Memory, b: Memory) -> bool:
+    """Two list items led by names of two parts of one kind (`label`, read as
+    `sibling_subjects` reads subjects): "**Team reports**: ..." and "**Org reports**: ..."
+    say one thing of each part."""
+    return _siblings(normalise_subject(label(a.fact)), normalise_subject(label(b.fact)))
+
+
+def _siblings(a: str, b: str) -> bool:
+    """Two names that end on the same word and differ before it, neither's words holding
+    the other's, the last word naming no state of work."""
+    sa, sb = a.split(), b.split()
     if len(sa) < 2 or len(sb) < 2 or sa[-1] != sb[-1] or sa[-1] in _STATE_WORDS:
         return False
     ha, hb = set(sa[:-1]), set(sb[:-1])
@@ -539,8 +586,10 @@ def duplicate_across(
     proposes, see `proposals`)."""
     readings = readings or Readings()
     ra, rb = readings.plain(a), readings.plain(b)
-    if ra.negated != rb.negated or opposed(ra, rb):
+    if ra.negated != rb.negated or opposed(ra, rb) or opposite_sides(a, b):
         return None
+    if sibling_labels(a, b):
+        return None  # two entries of a list, each led by the name of its part
     va, vb = ra.flat_values, rb.flat_values  # code spans as their words
     if readings.copy_key(a) == readings.copy_key(b):
         if va != vb and not _values_compatible(va, vb):

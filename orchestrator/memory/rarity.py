@@ -21,7 +21,8 @@ fact, code spans read as their words, proper names folded to the stem of their l
   description of the product inside the project line that adds its stack): not two list items labelled with different names (two endpoints of one
   API), the same polarity and no clause of one denying the other, values nested once
   folded (code spans and paths as their words, names as their stems: one may add a value,
-  neither may assert one the other lacks), numbers nested, and not parallel statements
+  neither may assert one the other lacks), numbers nested, more shared than a quantity
+  (a number and its unit: two steps of "(30 minutes)" each), and not parallel statements
   about two parts (one fact has words the other lacks that are its own subject's). Labels
   in plain words one inside the other are one name (`compare.different_slots`), a short
   fact naming no code span, path or URL (`_generic`) pairs under another subject only
@@ -300,6 +301,17 @@ def _stages(plain: frozenset[str], rich: frozenset[str]) -> bool:
     )
 
 
+def _quantity_only(ra: Reading, rb: Reading) -> bool:
+    """The facts share nothing but a quantity both give, its number with the same unit
+    ("24GB gp3 disk" and "24GB per search node", two steps that each take "(30 minutes)"):
+    a size or a duration both happen to have, not one thing said twice."""
+    shared = terms(ra) & terms(rb)
+    both = frozenset().union(*(c.numbers for c in ra.clauses)) & frozenset().union(
+        *(c.numbers for c in rb.clauses)
+    )
+    return bool(shared) and shared <= {w for pair in both for w in pair}
+
+
 def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> bool:
     """Whether a pair `rare_pairs` scored high enough says one thing (see the module)."""
     if compare.linked(a, b) or compare.different_slots(a, b, nested=True):
@@ -315,7 +327,7 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
         return False  # a state of work naming nothing: its heading says what it is about
     if not compare.same_subject(a, b) and (_vague(ra, rb) or _vague(rb, ra)):
         return False
-    if ra.negated != rb.negated or compare.opposed(ra, rb):
+    if ra.negated != rb.negated or compare.opposed(ra, rb) or compare.opposite_sides(a, b):
         return False
     va, vb = folded(ra.flat_values), folded(rb.flat_values)
     if va and vb and not (va <= vb or vb <= va):
@@ -324,6 +336,8 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
         return False  # sharing no named thing, the facts must share more of their words
     na, nb = compare.numeric_values(va), compare.numeric_values(vb)
     if na and nb and not (na <= nb or nb <= na):
+        return False
+    if _quantity_only(ra, rb):
         return False
     return not _parallel(a, b, ra, rb)
 

@@ -116,5 +116,28 @@ def test_one_item_named_by_its_id_twice_is_one_item(layout: Layout, put: Put) ->
     put("b4-progress", "Backend B4: uploads go to the queue", subject="progress")
     put("step-setup", "Step 1: install the toolchain", subject="setup")
     put("step-migrate", "Step 1: write the schema", subject="migration")
+    # an id with a hyphen: its own words are not words the two facts share
+    put("adr-cache", "**ADR-012**: Cache the catalogue in memory for an hour", subject="records")
+    put("adr-queue", "ADR-012: Retries go through a dead-letter queue", subject="decisions")
     dups = found(audit(layout), "near_duplicate")
     assert dups == {frozenset({"b4-context", "b4-progress"})}
+
+
+def test_the_same_words_on_two_sides_are_two_facts(layout: Layout, put: Put) -> None:
+    """Before and after, in and out: words reading drops turn one line into its opposite."""
+    put("check-before", "Run the schema check before each deploy", subject="deploys")
+    put("check-after", "Run the schema check after each deploy", subject="release steps")
+    put("in-scope", "Which exports are in scope?", subject="scope")
+    put("out-scope", "Which exports are out of scope?", subject="scope")
+    put("copy-a", "Run the schema check before each deploy", subject="release steps")
+    dups = found(audit(layout), "near_duplicate")
+    assert dups == {frozenset({"check-before", "copy-a"})}
+
+
+def test_list_items_led_by_two_parts_of_one_kind_are_two_facts(layout: Layout, put: Put) -> None:
+    """Entries of one list, each led by the name of its part, say one thing of each part."""
+    put("team", "**Team reports**: MUST filter by `workspaceId` on every query", subject="scoping")
+    put("org", "**Org reports**: MUST filter by both `workspaceId` AND `orgId`", subject="scoping")
+    put("night", "**Nightly exports**: `exports/nightly/[DATE]_EXPORT.csv`", subject="exports")
+    put("adhoc", "**Adhoc exports**: `exports/[DATE]_EXPORT.csv`", subject="export files")
+    assert found(audit(layout), "near_duplicate") == set()

@@ -300,3 +300,16 @@ def test_making_a_thing_and_testing_it_are_two_items_of_work(layout: Layout, put
 
 def memory_of(fact: str) -> Memory:
     return Memory(name="m", description=fact, type="project", body=fact + "\n", subject="s")
+
+
+def test_facts_that_share_only_a_quantity_are_two_facts(layout: Layout, put: Put) -> None:
+    """A size or a duration two facts both give is not one thing said twice."""
+    plant_filler(put)
+    for k, where in enumerate(("api", "jobs")):
+        put(f"node-{k}", f"Every node of the {where} tier restarts nightly.", subject=where)
+    put("disk-notebook", "24GB gp3 disk", subject="compute")
+    put("disk-search", "24GB per node", subject="search cluster")
+    # a quantity and a word besides it: one fact in two lists
+    put("disk-again", "24GB gp3 disk", subject="storage")
+    dups = found(audit(layout))
+    assert dups == {frozenset({"disk-notebook", "disk-again"})}
