@@ -7,19 +7,21 @@ Steps", "Completed", "Current Focus", "Recent Changes", "Current Status", "What'
 Build", "Current Considerations", "Evolution of Project Decisions", and wish lists:
 "Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"; finished lists and
 stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Priority: High)",
-"(Week 3)", "Ledger Enhancements"); a neutral heading
+"(Week 3)", "Ledger Enhancements"; fixes made: "Login Form Fixes"; a log's dated entry
+of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix (v1.4.1)"); a neutral heading
 ("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
 itself. Under a heading that lists problems ("Design Challenges", "Risks") a fact led by
 a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
 
 - `change_account`: what was added, replaced, fixed, moved or removed, in any verb of
   change in the past tense at the head of the fact ("Replaced SerpAPI with a scraper",
-  "`X` collapsed into `y()`", "... — now collected into ..."), or "Previously"/"Originally".
+  "`X` collapsed into `y()`", "... — now collected into ...", after a log's stamp:
+  "[2031-05-02] - Rewrote ..."), or "Previously"/"Originally", "previously had ...".
   A past participle used as a description ("Built with Vite", "Configured via env vars")
   and a present passive ("Files are moved to `archive/`") are not accounts.
 - `progress_status`: done, complete, check marks (at the head or the end of the fact),
   a bold label's percentage ("**Backend**: 100% - ..."), "feature-complete", "is ready
-  for use", "All 57 checks pass", "Status: ...",
+  for use", "All 57 checks pass", "Status: ...", "**Status:** Done",
   "40% complete", what is built so far and what not yet ("not yet implemented", "in place,
   but ...", "(UI only)", "a placeholder"), the stage a project is in ("in the early
   prototype phase"); not inside a condition ("close a ticket once all its subtasks are
@@ -32,7 +34,8 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
 - `session_summary`: what one session or run did or found ("Key achievement", "the most
   recent development", an "Example:" told in the past tense).
 - `dated_status`: a state stamped with its date ("Last updated: 2031-03-14", "Completion
-  date", "Created on 17.09.2030").
+  date", "Created on 17.09.2030", a log's line stamped to the minute: "2031-05-02
+  09:15:00 - Initial notes created").
 """
 
 from __future__ import annotations
@@ -73,6 +76,14 @@ class Ephemeral:
     evidence: str  # the words that matched, or the heading
 
 
+# a calendar date: "2031-05-02", "May 2, 2031", "May 2031"
+_DATE = (
+    r"(?:\b\d{4}-\d\d-\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? "
+    r"(?:\d{1,2},? )?\d{4}\b)"
+)
+# a stamp that opens a log's entry: "[2031-05-02 14:03:00] - ", "2031-05-02: "
+_STAMP = r"(?:\[?\d{4}-\d\d-\d\d(?:[ T]\d\d?:\d\d(?::\d\d)?)?\]?\s*[-\u2013\u2014:]?\s*)?"
+
 # Headings that name a class outright: every fact filed under one belongs to it.
 _HEADINGS: tuple[tuple[str, str], ...] = (
     (
@@ -88,7 +99,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         # wish lists: work someone may do one day, not what the project is
         r"feature (?:expansion|requests|ideas|wish ?list)|wish ?list|nice[- ]to[- ]haves?|"
         r"(?:potential|possible|proposed|planned|upcoming) (?:\w+ )?(?:features|improvements|"
-        r"enhancements|additions|extensions|changes)|stretch goals|icebox|parking lot|"
+        r"enhancements|additions|extensions|changes|fixes)|stretch goals|icebox|parking lot|"
         r"someday|areas for improvement|improvement (?:ideas|opportunities)|"
         r"(?:enhancement|new|product) ideas|what'?s left|what is left|left to (?:build|do)|"
         r"remaining (?:work|tasks|items|steps)|upcoming (?:work|tasks|items|milestones?)|"
@@ -110,6 +121,10 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"|^(?:completed|finished|implemented|done) (?:\w+ )?(?:components|features|items|"
         r"tasks|milestones|modules|pages|screens|endpoints|phases|parts)$"
         r"|\s[-\u2013\u2014:]\s*(?:complete|completed|done|fixed|resolved)$|\(complete[d]?\)$"
+        # what was finished, then the word ("Theme Editor Complete"; not "Mark as Complete")
+        r"|(?<!\bwhen)(?<!\bonce)(?<!\bif)(?<!\bas)(?<!\bis)(?<!\bare)(?<!\bbe)(?<!\bof)"
+        r"(?<!\bmarked)"
+        r"\s(?:complete|completed)$"
         r"|\bstatus: ",
     ),
     (
@@ -127,7 +142,15 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"history|recent changes|earlier changes|change ?log(?!\s+\w)|"
         r"corrections applied|what changed|recent updates|changes made|fixes applied|"
         r"(?:major|latest) (?:updates|changes|milestones?)|recent (?:activit(?:y|ies)|milestones?)|"
-        r"achievements)\b|\((?:today|yesterday)\)",
+        r"achievements|recent (?:bug ?)?fixes)\b|\((?:today|yesterday)\)"
+        # a list of fixes made ("Login Form Fixes"; not a troubleshooting list: "Common Fixes")
+        r"|(?<!\bcommon)(?<!\bknown)(?<!\bquick)(?<!\bsuggested)(?<!\bpossible)\sfixes$"
+        # an entry of a log, stamped with its date, naming a fix, an upgrade, a release,
+        # a version or finished work ("[2031-05-02] Cache Fix (v1.4.1)"); a dated decision
+        # or pattern is no account
+        rf"|^(?=.*{_DATE})(?!.*\b(?:decisions?|patterns?|adr)\b).*\b(?:fix(?:es)?|hotfix(?:es)?|"
+        r"upgrade|release|refactor(?:ing)?|implementation|creation|enhancements?|"
+        r"improvements?|planning|complete[d]?|v\d+\.\d+(?:\.\d+)?)\b",
     ),
     (
         "session_summary",
@@ -190,7 +213,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         # a short item closing on the participle of its work ("Memory bank initialized")
         # (not a passive or a condition: "The cache is never updated", "... once completed")
         r"|^(?!.*\b(?:is|are|was|were|be|been|being|never|not|once|when|until|if|after|before)\b)"
-        r"\W{0,4}(?:[\w./-]+\s){0,5}[\w./-]+\s(?:completed|initialized|documented|updated|"
+        rf"\W{{0,4}}{_STAMP}(?:[\w./-]+\s){{0,5}}[\w./-]+\s(?:completed|initialized|documented|updated|"
         r"created|implemented|added|configured|fixed|deployed|finished|established|integrated|"
         r"refactored)\W{0,3}$",
     ),
@@ -203,17 +226,20 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "dated_status",
         r"\b(?:last updated|completion date|updated on|created on)\b"
-        r"|^\W{0,4}\*\*date\*\*\s*:",  # "**Date**: 3 March 2025"
+        r"|^\W{0,4}\*\*date\*\*\s*:"  # "**Date**: 3 March 2025"
+        # a log's line stamped to the minute ("2031-05-02 14:03:00 - Log of updates below")
+        r"|\b\d{4}-\d\d-\d\d[ T]\d\d?:\d\d(?::\d\d)?\]?\s*[-\u2013\u2014]\s*"
+        r"(?:log of updates|(?:\w+ ){0,3}(?:created|updated|added|made|initiali[sz]ed)\b)",
     ),
     (
         "change_account",
         # (a participle opening a bold label names the part: "**Integrated Modules:** ...")
-        rf"{_LEAD}(?:\w+:\*{{0,2}}\s+|{_BOLD_LABEL})?{_CHANGED}\s+(?!{_DESCRIBING})"
+        rf"{_LEAD}{_STAMP}(?:\w+:\*{{0,2}}\s+|{_BOLD_LABEL})?{_CHANGED}\s+(?!{_DESCRIBING})"
         r"(?![^*\n]{0,40}(?::\*\*|\*\*\s*:))(?=\S)"
         rf"|{_LEAD}(?:{_BOLD_LABEL})?{_CHANGED_BEFORE_SCOPE}"
         rf"|{_LEAD}(?:previously|originally)\b"
         r"|^\W{0,4}(?:improvements|changes|fixes)\W{0,4}:"
-        rf"|\b(?:previously|formerly)\s*[:,]"
+        rf"|\b(?:previously|formerly)\s*[:,]|\b(?:previously|formerly) (?:had|was|were|used|did)\b"
         r"|\s[—–-]+\s*(?:now|fixed|restored|rewritten|removed|resolved|wired)\b"
         r"|\b(?:fixed|updated|added|removed|changed|deleted|applied)\s*:"
         r"|\band (?:fixed|resolved|removed|restored)(?=\s*\()"
@@ -236,7 +262,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"\b(?:is|are|was|were|now|planning|all \w+)\s+(?:\*\*)?(?:complete|completed|"
         r"done|finished)\b"
         r"|\b(?:complete|done)\s*\(\d+\s*%\)"
-        r"|\*\*status\*\*\s*:|^\W{0,4}status\s*:"
+        r"|\*\*status(?:\*\*\s*:|:\*\*)|^\W{0,4}status\s*:"
         r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
         r"|\bproduction-ready\b|\bin a stable state\b|\b(?:is|are) now (?:stable|working)\b"
         r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b"
@@ -303,7 +329,8 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "session_summary",
         r"\bkey achievements?\b|\bmost recent (?:development|work|session|changes)\b"
-        r"|\bfirst (?:real )?run\b|\bthis (?:session|run)\b"
+        r"|\bfirst (?:real )?run\b(?![- ](?:guide|experience|wizard|setup|screen|flow|instructions))"
+        r"|\bthis (?:session|run)\b"
         r"|^\W{0,4}example:\s.*\b(?:was|were|didn't|wasn't|weren't|did not|had|used)\b",
     ),
     ("in_progress", _GERUND_LED),

@@ -130,6 +130,24 @@ from orchestrator.store.memfile import Memory
         ("Statement import: parser wired, totals off by a cent", "Active Context", "in_progress"),
         ("**Rate limits**: found the feed's daily cap", "Sprint Achievements", "change_account"),
         ("Fallback fonts for the PDF export", "Update - exports (today)", "change_account"),
+        # a log's entries: led by their stamp, or a line stamped to the minute
+        ("[2031-05-02 09:15] - Rewrote the invoice parser around streams", "", "change_account"),
+        ("[2031-05-02 09:15:00] - Initial ledger notes created", "notes", "progress_status"),
+        ("Tracks open work. 2031-05-02 09:15:00 - Log of updates begins.", "log", "dated_status"),
+        ("**Estimate:** 2 days **Status:** Done", "Phase 3: Exports", "progress_status"),
+        ("The importer previously had no check for duplicate rows", "imports", "change_account"),
+        # headings of fixes made, of finished work, and a log's dated entries of a fix, an
+        # upgrade or a release
+        ("Totals rounded once per invoice", "Invoice Rounding Fixes", "change_account"),
+        ("Rates refreshed every hour", "Recent Bug Fixes", "change_account"),
+        ("Amounts shown with two decimals", "Statement Export Complete", "progress_status"),
+        (
+            "Rates cached per currency pair",
+            "[2031-05-02] Rate Cache Hotfix (v1.4.1)",
+            "change_account",
+        ),
+        ("Ledgers kept per tenant", "May 2, 2031 - Ledger Upgrade", "change_account"),
+        ("A summary mail per statement", "[2031-05-02] Statement Mails (v2.1.0)", "change_account"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -190,6 +208,13 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Every change is logged with its author", "Recent Improvements Log"),
         ("A status line prints under the prompt", "Status Line"),
         ("The ledger is kept per user", "Active Context: Ledger App"),
+        ("Retry the upload, then clear the cache", "Common Fixes"),
+        ("Tags follow the version in the project file", "[2031-05-02] Release Tagging Pattern"),
+        ("[2031-05-02 09:15:00] - Adopt SQLite for the local cache", "decisions"),
+        ("getting-started.md: installation and first run guide", "docs"),
+        ("A ticket closes when its checks pass", "Mark as Complete"),
+        ("Ledger totals balance to zero", "Definition of Complete"),
+        ("The dialog restores the previously selected tab", "tabs"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
