@@ -7,7 +7,8 @@ Steps", "Completed", "Current Focus", "Recent Changes", "Current Status", "What'
 Build", "Current Considerations", "Evolution of Project Decisions", and wish lists:
 "Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"; finished lists and
 stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Priority: High)",
-"(Week 3)", "Ledger Enhancements"; fixes made: "Login Form Fixes"; a log's dated entry
+"(Weeks 3-4)", "Ledger Enhancements", "Technical Gaps"; fixes made: "Login Form Fixes";
+accounts: "Recent Accomplishments"; a log's dated entry
 of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix (v1.4.1)"); a neutral heading
 ("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
 itself. Under a heading that lists problems ("Design Challenges", "Risks") a fact led by
@@ -16,7 +17,8 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
 - `change_account`: what was added, replaced, fixed, moved or removed, in any verb of
   change in the past tense at the head of the fact ("Replaced SerpAPI with a scraper",
   "`X` collapsed into `y()`", "... — now collected into ...", after a log's stamp:
-  "[2031-05-02] - Rewrote ..."), or "Previously"/"Originally", "previously had ...".
+  "[2031-05-02] - Rewrote ..."), or "Previously"/"Originally", "previously had ...", "have
+  been rewritten".
   A past participle used as a description ("Built with Vite", "Configured via env vars")
   and a present passive ("Files are moved to `archive/`") are not accounts.
 - `progress_status`: done, complete, check marks (at the head or the end of the fact),
@@ -89,7 +91,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
     (
         "todo_next",
         r"\b(?:next steps?|next candidates|to-?dos?|to do|ongoing tasks|backlog|roadmap|"
-        r"priorities|to consider|to be determined|tbd|known gaps|open tasks|"
+        r"priorities|to consider|to be determined|tbd|gaps|open tasks|"
         r"pending tasks|ready for (?:a )?new task|future work|planned work|"
         r"next (?:milestones?|phases?|tasks?|goals?|iterations?)(?: goals)?|"
         r"immediate (?:tasks|steps|goals)|(?:short|long|medium)[- ]term goals|"
@@ -106,7 +108,8 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"actions? needed|(?:decisions?|questions?) (?:pending|to validate|for clarification)|"
         r"next focus|(?:integration|feature|growth) opportunities|"
         r"(?:improvements|enhancements) (?:planned|needed|to make))\b"
-        r"|^(?:ideas|later|maybe)\b|\(next \d|\(priority: ?\w+\)|\(week \d+\)"
+        r"|^(?:ideas|later|maybe)\b|\(next \d|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
+        r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling) needs$"
         r"|\b(?:verification|assessment|review|work|changes|fixes) needed$"
         r"|(?<!completed )(?<!recent )(?<!implemented )\b(?:improvements|enhancements)$",
     ),
@@ -142,7 +145,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"history|recent changes|earlier changes|change ?log(?!\s+\w)|"
         r"corrections applied|what changed|recent updates|changes made|fixes applied|"
         r"(?:major|latest) (?:updates|changes|milestones?)|recent (?:activit(?:y|ies)|milestones?)|"
-        r"achievements|recent (?:bug ?)?fixes)\b|\((?:today|yesterday)\)"
+        r"achievements|accomplishments|recent (?:bug ?)?fixes)\b|\((?:today|yesterday)\)"
         # a list of fixes made ("Login Form Fixes"; not a troubleshooting list: "Common Fixes")
         r"|(?<!\bcommon)(?<!\bknown)(?<!\bquick)(?<!\bsuggested)(?<!\bpossible)\sfixes$"
         # an entry of a log, stamped with its date, naming a fix, an upgrade, a release,
@@ -245,7 +248,10 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\band (?:fixed|resolved|removed|restored)(?=\s*\()"
         # the team's own account ("We've successfully implemented ...")
         rf"|\b(?:successfully|we'?ve|we have)\s+(?:now\s+|successfully\s+)?{_CHANGED}\b"
-        r"|\bpivot(?:ed|ing)? (?:away )?from\b",
+        r"|\bpivot(?:ed|ing)? (?:away )?from\b"
+        # an account in the present perfect ("The loaders have been rewritten around streams")
+        r"|\b(?:has|have) been (?:successfully )?(?:refactored|rewritten|replaced|migrated|"
+        r"renamed|removed|deleted|restructured|reorgani[sz]ed|consolidated|standardi[sz]ed)\b",
     ),
     (
         "change_account",
@@ -279,12 +285,12 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "progress_status",
         r"\bnot (?:yet|fully|properly|completely) (?:implemented|integrated|functional|wired|"
-        r"connected|begun)\b"
+        r"connected|begun|deployed|released|tested|started|published)\b"
         r"|\b(?:is|are|currently) non-functional\b"
         r"|(?:\b(?:is|are|currently) |\()(?:visual only|visual-only|ui only|ui-only)\b"
         r"|\bin place(?: \([^)]*\))?,? but\b"
         r"|\b(?:is|are|currently|still) in (?:the |an? )?(?:\w+ ){0,3}?(?:early|initial|conceptual|"
-        r"prototype|planning)\b(?: \w+){0,3}? (?:phase|stage)\b"
+        r"prototype|planning|development|testing|alpha|beta)\b(?: \w+){0,3}? (?:phase|stage)\b"
         r"|^\W{0,4}(?:current )?(?:project phase|project stage)\W{0,4}:|\bnow focusing on\b"
         r"|\b(?:implemented|exists|is|are) (?:only )?as a placeholder\b",
     ),

@@ -148,6 +148,15 @@ from orchestrator.store.memfile import Memory
         ),
         ("Ledgers kept per tenant", "May 2, 2031 - Ledger Upgrade", "change_account"),
         ("A summary mail per statement", "[2031-05-02] Statement Mails (v2.1.0)", "change_account"),
+        # gaps, a plan's weeks, what the documentation needs; accomplishments; work not yet
+        # shipped, a stage of development; an account in the present perfect
+        ("Exports run on the web process", "Technical Gaps", "todo_next"),
+        ("Wire the OFX export", "Phase 2: Exports (Weeks 3-4)", "todo_next"),
+        ("Examples for every endpoint", "Documentation Needs", "todo_next"),
+        ("A flowchart of the ledger's import", "Recent Accomplishments", "change_account"),
+        ("Not yet deployed to the shared server", "deployment", "progress_status"),
+        ("The ledger is still in the testing phase", "", "progress_status"),
+        ("The statement parsers have been rewritten around streams", "", "change_account"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -215,6 +224,9 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("A ticket closes when its checks pass", "Mark as Complete"),
         ("Ledger totals balance to zero", "Definition of Complete"),
         ("The dialog restores the previously selected tab", "tabs"),
+        ("Each clinic's needs are gathered in interviews", "User Needs"),
+        ("Features still in development sit behind a flag", "flags"),
+        ("The parser has been designed to stream its input", "parsing"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
