@@ -7,9 +7,10 @@ Steps", "Completed", "Current Focus", "Recent Changes", "Current Status", "What'
 Build", "Current Considerations", "Evolution of Project Decisions", and wish lists:
 "Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"; finished lists and
 stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Priority: High)",
-"(Weeks 3-4)", "Ledger Enhancements", "Technical Gaps"; fixes made: "Login Form Fixes";
-accounts: "Recent Accomplishments"; a log's dated entry
-of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix (v1.4.1)"); a neutral heading
+"(Weeks 3-4)", "(Next Month)", "Immediate (Current Session)", "Ledger Enhancements",
+"Technical Gaps"; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments"; a
+log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
+(v1.4.1)"); a neutral heading
 ("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
 itself. Under a heading that lists problems ("Design Challenges", "Risks") a fact led by
 a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
@@ -108,7 +109,8 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"actions? needed|(?:decisions?|questions?) (?:pending|to validate|for clarification)|"
         r"next focus|(?:integration|feature|growth) opportunities|"
         r"(?:improvements|enhancements) (?:planned|needed|to make))\b"
-        r"|^(?:ideas|later|maybe)\b|\(next \d|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
+        r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)"
+        r"|\(next (?:\d|month|week|sprint|quarter|release|iteration)|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
         r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling) needs$"
         r"|\b(?:verification|assessment|review|work|changes|fixes) needed$"
         r"|(?<!completed )(?<!recent )(?<!implemented )\b(?:improvements|enhancements)$",
@@ -119,7 +121,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"(?:current|overall|development|project|implementation) progress|"
         r"progress (?:report|log|update)s?|"
         r"(?:current|project|development|implementation) status(?!\s*[a-z])|"
-        r"files (?:modified|created|changed)|quality assurance|blockers|what works|"
+        r"files (?:modified|created|changed)|quality assurance(?:\s+status)?(?=\s*$)|blockers|what works|"
         r"status report)\b"
         r"|^(?:completed|finished|implemented|done) (?:\w+ )?(?:components|features|items|"
         r"tasks|milestones|modules|pages|screens|endpoints|phases|parts)$"
@@ -256,7 +258,9 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "change_account",
         r"\b(?:collapsed|moved|migrated|renamed|converted|replaced|rewritten|slimmed|"
-        r"refreshed|updated|upgraded|bumped|evolved|matured)\s+(?:into|from|to)\b",
+        r"refreshed|updated|upgraded|bumped|evolved|matured|switched)\s+(?:into|from|to)\b"
+        # where a decision started and how it went ("**Initial**: npm", "**Evolution**: ...")
+        r"|^\W{0,4}\*\*(?:initial(?:ly)?|original(?:ly)?|evolution|before)\*\*\s*:",
     ),
     (
         "change_account",
@@ -274,6 +278,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b"
         r"|\b\d{1,3}\s*% (?:complete|completion|done)\b"
         r"|\bfeature[- ]complete\b|\b(?:is|are|now) fully (?:functional|operational)\b"
+        r"|(?<!\bbe )\bfully (?:functional|operational)\W{0,3}$|\(currently [~≈]?\d{1,3}\s*%\)"
         r"|\b(?:is|are) (?:now )?ready for (?:use|production|release|deployment)\b"
         r"|\bimplemented and working\b"
         # what is left, or not there yet ("(30% Remaining)", "No tests implemented yet",
@@ -300,7 +305,8 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"to be (?:determined|decided|done|documented|implemented|addressed|added|written|"
         r"defined|confirmed))"
         r"|\bto be (?:determined|defined)\b|\btbd\b|\bdeferred\b|\bstill pending\b"
-        r"|\bcould benefit from\b"
+        r"|\bcould benefit from\b|\bcould be (?:optimi[sz]ed|improved|simplified|refactored)\b"
+        r"|^\W{0,4}\*\*future\*\*\s*:"
         r"|\bneeds? to be (?:defined|decided|determined|documented|implemented|addressed)\b"
         r"|\bnext steps?\b",
     ),

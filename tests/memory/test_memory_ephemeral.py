@@ -157,6 +157,16 @@ from orchestrator.store.memfile import Memory
         ("Not yet deployed to the shared server", "deployment", "progress_status"),
         ("The ledger is still in the testing phase", "", "progress_status"),
         ("The statement parsers have been rewritten around streams", "", "change_account"),
+        # a plan for the session or the next month; where a decision started, where it went
+        # and where it goes; how far along; work suggested
+        ("Continue the sync job", "Immediate (Current Session)", "todo_next"),
+        ("Move the reports to the worker", "Medium Term (Next Month)", "todo_next"),
+        ("**Evolution**: Switched to SQLite for the ledger", "storage", "change_account"),
+        ("**Initial**: flat CSV files for the ledger", "storage", "change_account"),
+        ("**Future**: share ledgers between teams", "storage", "todo_next"),
+        ("**Coverage**: Target 90% (currently ~70%)", "quality", "progress_status"),
+        ("**Ledger Engine**: statement import fully functional", "engine", "progress_status"),
+        ("Rate lookups could be optimized with a cache", "rates", "todo_next"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -227,6 +237,10 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Each clinic's needs are gathered in interviews", "User Needs"),
         ("Features still in development sit behind a flag", "flags"),
         ("The parser has been designed to stream its input", "parsing"),
+        ("Hooks run the linter before each commit", "Quality Assurance System"),
+        ("Every export must be fully functional", "exports"),
+        ("Snapshots are kept for a year", "Long-Term Storage"),
+        ("Draw calls go through the queue", "Immediate Mode Rendering"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
