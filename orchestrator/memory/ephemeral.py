@@ -7,7 +7,8 @@ Steps", "Completed", "Current Focus", "Recent Changes", "Current Status", "What'
 Build", "Current Considerations", "Evolution of Project Decisions", and wish lists:
 "Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"; finished lists and
 stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Priority: High)",
-"(Weeks 3-4)", "(Next Month)", "Immediate (Current Session)", "Ledger Enhancements",
+"(Weeks 3-4)", "(Next Month)", "(Next Session)", "Immediate (Current Session)", "Design
+Questions", "Ledger Enhancements",
 "Technical Gaps"; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments"; a
 log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
 (v1.4.1)"); a neutral heading
@@ -95,8 +96,9 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"priorities|to consider|to be determined|tbd|gaps|open tasks|"
         r"pending tasks|ready for (?:a )?new task|future work|planned work|"
         r"next (?:milestones?|phases?|tasks?|goals?|iterations?)(?: goals)?|"
-        r"immediate (?:tasks|steps|goals)|(?:short|long|medium)[- ]term goals|"
-        r"(?:high|medium|low) priority|open questions|under consideration|"
+        r"immediate (?:tasks|steps|goals|actions)|(?:short|long|medium)[- ]term goals|"
+        r"(?:high|medium|low) priority|(?:open|design|pending|unresolved|outstanding) questions|"
+        r"under consideration|"
         r"future (?:\w+ )?(?:enhancements|improvements|features|plans|considerations|"
         r"ideas|directions|scope|development|versions?|releases?)|"
         # wish lists: work someone may do one day, not what the project is
@@ -110,7 +112,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"next focus|(?:integration|feature|growth) opportunities|"
         r"(?:improvements|enhancements) (?:planned|needed|to make))\b"
         r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)"
-        r"|\(next (?:\d|month|week|sprint|quarter|release|iteration)|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
+        r"|\(next (?:\d|month|week|sprint|quarter|release|iteration|session)|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
         r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling) needs$"
         r"|\b(?:verification|assessment|review|work|changes|fixes) needed$"
         r"|(?<!completed )(?<!recent )(?<!implemented )\b(?:improvements|enhancements)$",
@@ -274,7 +276,8 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\b(?:complete|done)\s*\(\d+\s*%\)"
         r"|\*\*status(?:\*\*\s*:|:\*\*)|^\W{0,4}status\s*:"
         r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
-        r"|\bproduction-ready\b|\bin a stable state\b|\b(?:is|are) now (?:stable|working)\b"
+        r"|\bproduction-ready\b|\bin a stable state\b"
+        r"|\b(?:is|are) now (?:stable|working|implemented|in place|live)\b"
         r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b"
         r"|\b\d{1,3}\s*% (?:complete|completion|done)\b"
         r"|\bfeature[- ]complete\b|\b(?:is|are|now) fully (?:functional|operational)\b"
@@ -307,6 +310,10 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\bto be (?:determined|defined)\b|\btbd\b|\bdeferred\b|\bstill pending\b"
         r"|\bcould benefit from\b|\bcould be (?:optimi[sz]ed|improved|simplified|refactored)\b"
         r"|^\W{0,4}\*\*future\*\*\s*:"
+        # a plan's next phase and its estimate ("**Next Phase**: Exports", "**Estimated
+        # Time:** 3 days")
+        r"|\*\*(?:next (?:phases?|steps?|milestones?|tasks?)|estimated (?:duration|time|effort))"
+        r"(?::\*\*|\*\*\s*:)"
         r"|\bneeds? to be (?:defined|decided|determined|documented|implemented|addressed)\b"
         r"|\bnext steps?\b",
     ),

@@ -167,6 +167,17 @@ from orchestrator.store.memfile import Memory
         ("**Coverage**: Target 90% (currently ~70%)", "quality", "progress_status"),
         ("**Ledger Engine**: statement import fully functional", "engine", "progress_status"),
         ("Rate lookups could be optimized with a cache", "rates", "todo_next"),
+        # the next session's actions, questions still open, a plan's next phase and estimate,
+        # work now in place
+        ("Wire the OFX export", "Immediate Actions (Next Session)", "todo_next"),
+        ("Which banks come first?", "Design Questions", "todo_next"),
+        ("**Next Phase**: Exports and statements", "Phase: Ledger", "todo_next"),
+        ("**Estimated Duration**: 3 days", "Phase: Ledger", "todo_next"),
+        (
+            "**Summary**: OFX and CSV exports are now implemented",
+            "Phase: Exports",
+            "progress_status",
+        ),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -241,6 +252,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Every export must be fully functional", "exports"),
         ("Snapshots are kept for a year", "Long-Term Storage"),
         ("Draw calls go through the queue", "Immediate Mode Rendering"),
+        ("Answers are cached for a day", "Frequently Asked Questions"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
