@@ -21,8 +21,9 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
   "`X` collapsed into `y()`", "... — now collected into ...", after a log's stamp:
   "[2031-05-02] - Rewrote ..."), or "Previously"/"Originally", "previously had ...", "have
   been rewritten".
-  A past participle used as a description ("Built with Vite", "Configured via env vars")
-  and a present passive ("Files are moved to `archive/`") are not accounts.
+  A past participle used as a description ("Built with Vite", "Configured via env vars"),
+  a present passive ("Files are moved to `archive/`") and a short phrase naming a quality
+  under a pattern's heading ("Centralized error logging") are not accounts.
 - `progress_status`: done, complete, check marks (at the head or the end of the fact),
   a bold label's percentage ("**Backend**: 100% - ..."), "feature-complete", "is ready
   for use", "All 57 checks pass", "Status: ...", "**Status:** Done",
@@ -369,6 +370,8 @@ _RX = Patterns(
         re.I,
     ),
     problems=(r"\b(?:challenges|risks|trade-?offs|pitfalls|problems)\b", re.I),
+    # headings whose items name qualities of a design: "Error Handling Pattern", "Benefits"
+    qualities=(r"\b(?:patterns?|benefits|advantages|principles)\b", re.I),
     # a condition open up to the end of the text read: no clause has ended since
     condition=(
         r"\b(?:if|whether|when|whenever|until|once|unless|ensure|make sure)\b[^.;:!?→]*$",
@@ -527,8 +530,11 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
             if i in heads and _HEADING_SCREEN[i].search(subject):
                 return Ephemeral(cls, f"filed under {subject!r}")
     problems = bool(subject) and _RX.problems.search(subject) is not None
+    quality = _names_a_quality(text, subject)
     for i, (cls, _) in enumerate(_FACT_RULES):
         if i not in possible or (problems and i in _GERUND_RULES):
+            continue
+        if quality and cls == "change_account":
             continue
         for match in _FACT_SCREEN[i].finditer(text):
             if cls == "change_account" and _RX.present_passive.search(text, 0, match.start()):
@@ -537,3 +543,15 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
                 continue  # "close a ticket once its subtasks are complete": a rule
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     return None
+
+
+def _names_a_quality(text: str, subject: str) -> bool:
+    """Whether `text` is a short phrase naming a quality under a heading of a design's
+    patterns, benefits or principles: there a participle describes ("Centralized error
+    logging" under "Error Handling Pattern"), where elsewhere it may recount a change."""
+    return (
+        bool(subject)
+        and len(text.split()) <= 4
+        and "`" not in text
+        and _RX.qualities.search(subject) is not None
+    )

@@ -178,6 +178,9 @@ from orchestrator.store.memfile import Memory
             "Phase: Exports",
             "progress_status",
         ),
+        # a participle leads a change elsewhere, a quality under a pattern's heading
+        ("Centralized retry handling", "webhooks", "change_account"),
+        ("Replaced the retry queue with a scheduler", "Webhook Retry Pattern", "change_account"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -253,6 +256,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Snapshots are kept for a year", "Long-Term Storage"),
         ("Draw calls go through the queue", "Immediate Mode Rendering"),
         ("Answers are cached for a day", "Frequently Asked Questions"),
+        ("Centralized retry handling", "Webhook Retry Pattern"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
