@@ -9,7 +9,8 @@ Build", "Current Considerations", "Evolution of Project Decisions", and wish lis
 stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Priority: High)",
 "(Weeks 3-4)", "(Next Month)", "(Next Session)", "Immediate (Current Session)", "Design
 Questions", "Ledger Enhancements",
-"Technical Gaps"; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments"; a
+"Technical Gaps"; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
+"Team Invites Consolidated"; a
 log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
 (v1.4.1)"); a neutral heading
 ("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
@@ -153,6 +154,10 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"achievements|accomplishments|recent (?:bug ?)?fixes)\b|\((?:today|yesterday)\)"
         # a list of fixes made ("Login Form Fixes"; not a troubleshooting list: "Common Fixes")
         r"|(?<!\bcommon)(?<!\bknown)(?<!\bquick)(?<!\bsuggested)(?<!\bpossible)\sfixes$"
+        # a heading closing on what was done to the part it names ("Team Invites Consolidated";
+        # not how it happens: "How the Cache Is Updated")
+        r"|(?<!\bis)(?<!\bare)(?<!\bbe)(?<!\bget)(?<!\bgets)\s(?:consolidated|refactored|migrated|rewritten|replaced|removed|simplified|added|"
+        r"implemented|updated|upgraded|improved|enhanced|streamlined|introduced)\W*$"
         # an entry of a log, stamped with its date, naming a fix, an upgrade, a release,
         # a version or finished work ("[2031-05-02] Cache Fix (v1.4.1)"); a dated decision
         # or pattern is no account

@@ -178,6 +178,11 @@ from orchestrator.store.memfile import Memory
             "Phase: Exports",
             "progress_status",
         ),
+        (
+            "Each team picks its members in one dialog",
+            "Team Invites Consolidated",
+            "change_account",
+        ),
         # a participle leads a change elsewhere, a quality under a pattern's heading
         ("Centralized retry handling", "webhooks", "change_account"),
         ("Replaced the retry queue with a scheduler", "Webhook Retry Pattern", "change_account"),
@@ -257,6 +262,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Draw calls go through the queue", "Immediate Mode Rendering"),
         ("Answers are cached for a day", "Frequently Asked Questions"),
         ("Centralized retry handling", "Webhook Retry Pattern"),
+        ("Entries expire after an hour", "How the Cache Is Updated"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
