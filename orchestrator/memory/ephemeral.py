@@ -7,19 +7,27 @@ Steps", "Completed", "Current Focus", "Recent Changes", "Current Status", "What'
 Build", "Current Considerations", "Evolution of Project Decisions", and wish lists:
 "Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"; finished lists and
 stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Priority: High)",
-"(Week 3)", "Ledger Enhancements"); a neutral heading
+"(Weeks 3-4)", "(Next Month)", "(Next Session)", "Immediate (Current Session)", "Design
+Questions", "Ledger Enhancements",
+"Technical Gaps"; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
+"Team Invites Consolidated"; a
+log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
+(v1.4.1)"); a neutral heading
 ("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
 itself. Under a heading that lists problems ("Design Challenges", "Risks") a fact led by
 a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
 
 - `change_account`: what was added, replaced, fixed, moved or removed, in any verb of
   change in the past tense at the head of the fact ("Replaced SerpAPI with a scraper",
-  "`X` collapsed into `y()`", "... — now collected into ..."), or "Previously"/"Originally".
-  A past participle used as a description ("Built with Vite", "Configured via env vars")
-  and a present passive ("Files are moved to `archive/`") are not accounts.
+  "`X` collapsed into `y()`", "... — now collected into ...", after a log's stamp:
+  "[2031-05-02] - Rewrote ..."), or "Previously"/"Originally", "previously had ...", "have
+  been rewritten".
+  A past participle used as a description ("Built with Vite", "Configured via env vars"),
+  a present passive ("Files are moved to `archive/`") and a short phrase naming a quality
+  under a pattern's heading ("Centralized error logging") are not accounts.
 - `progress_status`: done, complete, check marks (at the head or the end of the fact),
   a bold label's percentage ("**Backend**: 100% - ..."), "feature-complete", "is ready
-  for use", "All 57 checks pass", "Status: ...",
+  for use", "All 57 checks pass", "Status: ...", "**Status:** Done",
   "40% complete", what is built so far and what not yet ("not yet implemented", "in place,
   but ...", "(UI only)", "a placeholder"), the stage a project is in ("in the early
   prototype phase"); not inside a condition ("close a ticket once all its subtasks are
@@ -32,7 +40,8 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
 - `session_summary`: what one session or run did or found ("Key achievement", "the most
   recent development", an "Example:" told in the past tense).
 - `dated_status`: a state stamped with its date ("Last updated: 2031-03-14", "Completion
-  date", "Created on 17.09.2030").
+  date", "Created on 17.09.2030", a log's line stamped to the minute: "2031-05-02
+  09:15:00 - Initial notes created").
 """
 
 from __future__ import annotations
@@ -73,29 +82,40 @@ class Ephemeral:
     evidence: str  # the words that matched, or the heading
 
 
+# a calendar date: "2031-05-02", "May 2, 2031", "May 2031"
+_DATE = (
+    r"(?:\b\d{4}-\d\d-\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? "
+    r"(?:\d{1,2},? )?\d{4}\b)"
+)
+# a stamp that opens a log's entry: "[2031-05-02 14:03:00] - ", "2031-05-02: "
+_STAMP = r"(?:\[?\d{4}-\d\d-\d\d(?:[ T]\d\d?:\d\d(?::\d\d)?)?\]?\s*[-\u2013\u2014:]?\s*)?"
+
 # Headings that name a class outright: every fact filed under one belongs to it.
 _HEADINGS: tuple[tuple[str, str], ...] = (
     (
         "todo_next",
         r"\b(?:next steps?|next candidates|to-?dos?|to do|ongoing tasks|backlog|roadmap|"
-        r"priorities|to consider|to be determined|tbd|known gaps|open tasks|"
+        r"priorities|to consider|to be determined|tbd|gaps|open tasks|"
         r"pending tasks|ready for (?:a )?new task|future work|planned work|"
         r"next (?:milestones?|phases?|tasks?|goals?|iterations?)(?: goals)?|"
-        r"immediate (?:tasks|steps|goals)|(?:short|long|medium)[- ]term goals|"
-        r"(?:high|medium|low) priority|open questions|under consideration|"
+        r"immediate (?:tasks|steps|goals|actions)|(?:short|long|medium)[- ]term goals|"
+        r"(?:high|medium|low) priority|(?:open|design|pending|unresolved|outstanding) questions|"
+        r"under consideration|"
         r"future (?:\w+ )?(?:enhancements|improvements|features|plans|considerations|"
         r"ideas|directions|scope|development|versions?|releases?)|"
         # wish lists: work someone may do one day, not what the project is
         r"feature (?:expansion|requests|ideas|wish ?list)|wish ?list|nice[- ]to[- ]haves?|"
         r"(?:potential|possible|proposed|planned|upcoming) (?:\w+ )?(?:features|improvements|"
-        r"enhancements|additions|extensions|changes)|stretch goals|icebox|parking lot|"
+        r"enhancements|additions|extensions|changes|fixes)|stretch goals|icebox|parking lot|"
         r"someday|areas for improvement|improvement (?:ideas|opportunities)|"
         r"(?:enhancement|new|product) ideas|what'?s left|what is left|left to (?:build|do)|"
         r"remaining (?:work|tasks|items|steps)|upcoming (?:work|tasks|items|milestones?)|"
         r"actions? needed|(?:decisions?|questions?) (?:pending|to validate|for clarification)|"
         r"next focus|(?:integration|feature|growth) opportunities|"
         r"(?:improvements|enhancements) (?:planned|needed|to make))\b"
-        r"|^(?:ideas|later|maybe)\b|\(next \d|\(priority: ?\w+\)|\(week \d+\)"
+        r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)"
+        r"|\(next (?:\d|month|week|sprint|quarter|release|iteration|session)|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
+        r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling) needs$"
         r"|\b(?:verification|assessment|review|work|changes|fixes) needed$"
         r"|(?<!completed )(?<!recent )(?<!implemented )\b(?:improvements|enhancements)$",
     ),
@@ -105,11 +125,15 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"(?:current|overall|development|project|implementation) progress|"
         r"progress (?:report|log|update)s?|"
         r"(?:current|project|development|implementation) status(?!\s*[a-z])|"
-        r"files (?:modified|created|changed)|quality assurance|blockers|what works|"
+        r"files (?:modified|created|changed)|quality assurance(?:\s+status)?(?=\s*$)|blockers|what works|"
         r"status report)\b"
         r"|^(?:completed|finished|implemented|done) (?:\w+ )?(?:components|features|items|"
         r"tasks|milestones|modules|pages|screens|endpoints|phases|parts)$"
         r"|\s[-\u2013\u2014:]\s*(?:complete|completed|done|fixed|resolved)$|\(complete[d]?\)$"
+        # what was finished, then the word ("Theme Editor Complete"; not "Mark as Complete")
+        r"|(?<!\bwhen)(?<!\bonce)(?<!\bif)(?<!\bas)(?<!\bis)(?<!\bare)(?<!\bbe)(?<!\bof)"
+        r"(?<!\bmarked)"
+        r"\s(?:complete|completed)$"
         r"|\bstatus: ",
     ),
     (
@@ -127,7 +151,19 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"history|recent changes|earlier changes|change ?log(?!\s+\w)|"
         r"corrections applied|what changed|recent updates|changes made|fixes applied|"
         r"(?:major|latest) (?:updates|changes|milestones?)|recent (?:activit(?:y|ies)|milestones?)|"
-        r"achievements)\b|\((?:today|yesterday)\)",
+        r"achievements|accomplishments|recent (?:bug ?)?fixes)\b|\((?:today|yesterday)\)"
+        # a list of fixes made ("Login Form Fixes"; not a troubleshooting list: "Common Fixes")
+        r"|(?<!\bcommon)(?<!\bknown)(?<!\bquick)(?<!\bsuggested)(?<!\bpossible)\sfixes$"
+        # a heading closing on what was done to the part it names ("Team Invites Consolidated";
+        # not how it happens: "How the Cache Is Updated")
+        r"|(?<!\bis)(?<!\bare)(?<!\bbe)(?<!\bget)(?<!\bgets)\s(?:consolidated|refactored|migrated|rewritten|replaced|removed|simplified|added|"
+        r"implemented|updated|upgraded|improved|enhanced|streamlined|introduced)\W*$"
+        # an entry of a log, stamped with its date, naming a fix, an upgrade, a release,
+        # a version or finished work ("[2031-05-02] Cache Fix (v1.4.1)"); a dated decision
+        # or pattern is no account
+        rf"|^(?=.*{_DATE})(?!.*\b(?:decisions?|patterns?|adr)\b).*\b(?:fix(?:es)?|hotfix(?:es)?|"
+        r"upgrade|release|refactor(?:ing)?|implementation|creation|enhancements?|"
+        r"improvements?|planning|complete[d]?|v\d+\.\d+(?:\.\d+)?)\b",
     ),
     (
         "session_summary",
@@ -190,7 +226,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         # a short item closing on the participle of its work ("Memory bank initialized")
         # (not a passive or a condition: "The cache is never updated", "... once completed")
         r"|^(?!.*\b(?:is|are|was|were|be|been|being|never|not|once|when|until|if|after|before)\b)"
-        r"\W{0,4}(?:[\w./-]+\s){0,5}[\w./-]+\s(?:completed|initialized|documented|updated|"
+        rf"\W{{0,4}}{_STAMP}(?:[\w./-]+\s){{0,5}}[\w./-]+\s(?:completed|initialized|documented|updated|"
         r"created|implemented|added|configured|fixed|deployed|finished|established|integrated|"
         r"refactored)\W{0,3}$",
     ),
@@ -203,28 +239,36 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "dated_status",
         r"\b(?:last updated|completion date|updated on|created on)\b"
-        r"|^\W{0,4}\*\*date\*\*\s*:",  # "**Date**: 3 March 2025"
+        r"|^\W{0,4}\*\*date\*\*\s*:"  # "**Date**: 3 March 2025"
+        # a log's line stamped to the minute ("2031-05-02 14:03:00 - Log of updates below")
+        r"|\b\d{4}-\d\d-\d\d[ T]\d\d?:\d\d(?::\d\d)?\]?\s*[-\u2013\u2014]\s*"
+        r"(?:log of updates|(?:\w+ ){0,3}(?:created|updated|added|made|initiali[sz]ed)\b)",
     ),
     (
         "change_account",
         # (a participle opening a bold label names the part: "**Integrated Modules:** ...")
-        rf"{_LEAD}(?:\w+:\*{{0,2}}\s+|{_BOLD_LABEL})?{_CHANGED}\s+(?!{_DESCRIBING})"
+        rf"{_LEAD}{_STAMP}(?:\w+:\*{{0,2}}\s+|{_BOLD_LABEL})?{_CHANGED}\s+(?!{_DESCRIBING})"
         r"(?![^*\n]{0,40}(?::\*\*|\*\*\s*:))(?=\S)"
         rf"|{_LEAD}(?:{_BOLD_LABEL})?{_CHANGED_BEFORE_SCOPE}"
         rf"|{_LEAD}(?:previously|originally)\b"
         r"|^\W{0,4}(?:improvements|changes|fixes)\W{0,4}:"
-        rf"|\b(?:previously|formerly)\s*[:,]"
+        rf"|\b(?:previously|formerly)\s*[:,]|\b(?:previously|formerly) (?:had|was|were|used|did)\b"
         r"|\s[—–-]+\s*(?:now|fixed|restored|rewritten|removed|resolved|wired)\b"
         r"|\b(?:fixed|updated|added|removed|changed|deleted|applied)\s*:"
         r"|\band (?:fixed|resolved|removed|restored)(?=\s*\()"
         # the team's own account ("We've successfully implemented ...")
         rf"|\b(?:successfully|we'?ve|we have)\s+(?:now\s+|successfully\s+)?{_CHANGED}\b"
-        r"|\bpivot(?:ed|ing)? (?:away )?from\b",
+        r"|\bpivot(?:ed|ing)? (?:away )?from\b"
+        # an account in the present perfect ("The loaders have been rewritten around streams")
+        r"|\b(?:has|have) been (?:successfully )?(?:refactored|rewritten|replaced|migrated|"
+        r"renamed|removed|deleted|restructured|reorgani[sz]ed|consolidated|standardi[sz]ed)\b",
     ),
     (
         "change_account",
         r"\b(?:collapsed|moved|migrated|renamed|converted|replaced|rewritten|slimmed|"
-        r"refreshed|updated|upgraded|bumped|evolved|matured)\s+(?:into|from|to)\b",
+        r"refreshed|updated|upgraded|bumped|evolved|matured|switched)\s+(?:into|from|to)\b"
+        # where a decision started and how it went ("**Initial**: npm", "**Evolution**: ...")
+        r"|^\W{0,4}\*\*(?:initial(?:ly)?|original(?:ly)?|evolution|before)\*\*\s*:",
     ),
     (
         "change_account",
@@ -236,12 +280,14 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"\b(?:is|are|was|were|now|planning|all \w+)\s+(?:\*\*)?(?:complete|completed|"
         r"done|finished)\b"
         r"|\b(?:complete|done)\s*\(\d+\s*%\)"
-        r"|\*\*status\*\*\s*:|^\W{0,4}status\s*:"
+        r"|\*\*status(?:\*\*\s*:|:\*\*)|^\W{0,4}status\s*:"
         r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
-        r"|\bproduction-ready\b|\bin a stable state\b|\b(?:is|are) now (?:stable|working)\b"
+        r"|\bproduction-ready\b|\bin a stable state\b"
+        r"|\b(?:is|are) now (?:stable|working|implemented|in place|live)\b"
         r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b"
         r"|\b\d{1,3}\s*% (?:complete|completion|done)\b"
         r"|\bfeature[- ]complete\b|\b(?:is|are|now) fully (?:functional|operational)\b"
+        r"|(?<!\bbe )\bfully (?:functional|operational)\W{0,3}$|\(currently [~≈]?\d{1,3}\s*%\)"
         r"|\b(?:is|are) (?:now )?ready for (?:use|production|release|deployment)\b"
         r"|\bimplemented and working\b"
         # what is left, or not there yet ("(30% Remaining)", "No tests implemented yet",
@@ -253,12 +299,12 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "progress_status",
         r"\bnot (?:yet|fully|properly|completely) (?:implemented|integrated|functional|wired|"
-        r"connected|begun)\b"
+        r"connected|begun|deployed|released|tested|started|published)\b"
         r"|\b(?:is|are|currently) non-functional\b"
         r"|(?:\b(?:is|are|currently) |\()(?:visual only|visual-only|ui only|ui-only)\b"
         r"|\bin place(?: \([^)]*\))?,? but\b"
         r"|\b(?:is|are|currently|still) in (?:the |an? )?(?:\w+ ){0,3}?(?:early|initial|conceptual|"
-        r"prototype|planning)\b(?: \w+){0,3}? (?:phase|stage)\b"
+        r"prototype|planning|development|testing|alpha|beta)\b(?: \w+){0,3}? (?:phase|stage)\b"
         r"|^\W{0,4}(?:current )?(?:project phase|project stage)\W{0,4}:|\bnow focusing on\b"
         r"|\b(?:implemented|exists|is|are) (?:only )?as a placeholder\b",
     ),
@@ -268,7 +314,12 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"to be (?:determined|decided|done|documented|implemented|addressed|added|written|"
         r"defined|confirmed))"
         r"|\bto be (?:determined|defined)\b|\btbd\b|\bdeferred\b|\bstill pending\b"
-        r"|\bcould benefit from\b"
+        r"|\bcould benefit from\b|\bcould be (?:optimi[sz]ed|improved|simplified|refactored)\b"
+        r"|^\W{0,4}\*\*future\*\*\s*:"
+        # a plan's next phase and its estimate ("**Next Phase**: Exports", "**Estimated
+        # Time:** 3 days")
+        r"|\*\*(?:next (?:phases?|steps?|milestones?|tasks?)|estimated (?:duration|time|effort))"
+        r"(?::\*\*|\*\*\s*:)"
         r"|\bneeds? to be (?:defined|decided|determined|documented|implemented|addressed)\b"
         r"|\bnext steps?\b",
     ),
@@ -303,7 +354,8 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "session_summary",
         r"\bkey achievements?\b|\bmost recent (?:development|work|session|changes)\b"
-        r"|\bfirst (?:real )?run\b|\bthis (?:session|run)\b"
+        r"|\bfirst (?:real )?run\b(?![- ](?:guide|experience|wizard|setup|screen|flow|instructions))"
+        r"|\bthis (?:session|run)\b"
         r"|^\W{0,4}example:\s.*\b(?:was|were|didn't|wasn't|weren't|did not|had|used)\b",
     ),
     ("in_progress", _GERUND_LED),
@@ -323,6 +375,8 @@ _RX = Patterns(
         re.I,
     ),
     problems=(r"\b(?:challenges|risks|trade-?offs|pitfalls|problems)\b", re.I),
+    # headings whose items name qualities of a design: "Error Handling Pattern", "Benefits"
+    qualities=(r"\b(?:patterns?|benefits|advantages|principles)\b", re.I),
     # a condition open up to the end of the text read: no clause has ended since
     condition=(
         r"\b(?:if|whether|when|whenever|until|once|unless|ensure|make sure)\b[^.;:!?→]*$",
@@ -481,8 +535,11 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
             if i in heads and _HEADING_SCREEN[i].search(subject):
                 return Ephemeral(cls, f"filed under {subject!r}")
     problems = bool(subject) and _RX.problems.search(subject) is not None
+    quality = _names_a_quality(text, subject)
     for i, (cls, _) in enumerate(_FACT_RULES):
         if i not in possible or (problems and i in _GERUND_RULES):
+            continue
+        if quality and cls == "change_account":
             continue
         for match in _FACT_SCREEN[i].finditer(text):
             if cls == "change_account" and _RX.present_passive.search(text, 0, match.start()):
@@ -491,3 +548,15 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
                 continue  # "close a ticket once its subtasks are complete": a rule
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     return None
+
+
+def _names_a_quality(text: str, subject: str) -> bool:
+    """Whether `text` is a short phrase naming a quality under a heading of a design's
+    patterns, benefits or principles: there a participle describes ("Centralized error
+    logging" under "Error Handling Pattern"), where elsewhere it may recount a change."""
+    return (
+        bool(subject)
+        and len(text.split()) <= 4
+        and "`" not in text
+        and _RX.qualities.search(subject) is not None
+    )

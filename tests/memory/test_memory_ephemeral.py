@@ -130,6 +130,62 @@ from orchestrator.store.memfile import Memory
         ("Statement import: parser wired, totals off by a cent", "Active Context", "in_progress"),
         ("**Rate limits**: found the feed's daily cap", "Sprint Achievements", "change_account"),
         ("Fallback fonts for the PDF export", "Update - exports (today)", "change_account"),
+        # a log's entries: led by their stamp, or a line stamped to the minute
+        ("[2031-05-02 09:15] - Rewrote the invoice parser around streams", "", "change_account"),
+        ("[2031-05-02 09:15:00] - Initial ledger notes created", "notes", "progress_status"),
+        ("Tracks open work. 2031-05-02 09:15:00 - Log of updates begins.", "log", "dated_status"),
+        ("**Estimate:** 2 days **Status:** Done", "Phase 3: Exports", "progress_status"),
+        ("The importer previously had no check for duplicate rows", "imports", "change_account"),
+        # headings of fixes made, of finished work, and a log's dated entries of a fix, an
+        # upgrade or a release
+        ("Totals rounded once per invoice", "Invoice Rounding Fixes", "change_account"),
+        ("Rates refreshed every hour", "Recent Bug Fixes", "change_account"),
+        ("Amounts shown with two decimals", "Statement Export Complete", "progress_status"),
+        (
+            "Rates cached per currency pair",
+            "[2031-05-02] Rate Cache Hotfix (v1.4.1)",
+            "change_account",
+        ),
+        ("Ledgers kept per tenant", "May 2, 2031 - Ledger Upgrade", "change_account"),
+        ("A summary mail per statement", "[2031-05-02] Statement Mails (v2.1.0)", "change_account"),
+        # gaps, a plan's weeks, what the documentation needs; accomplishments; work not yet
+        # shipped, a stage of development; an account in the present perfect
+        ("Exports run on the web process", "Technical Gaps", "todo_next"),
+        ("Wire the OFX export", "Phase 2: Exports (Weeks 3-4)", "todo_next"),
+        ("Examples for every endpoint", "Documentation Needs", "todo_next"),
+        ("A flowchart of the ledger's import", "Recent Accomplishments", "change_account"),
+        ("Not yet deployed to the shared server", "deployment", "progress_status"),
+        ("The ledger is still in the testing phase", "", "progress_status"),
+        ("The statement parsers have been rewritten around streams", "", "change_account"),
+        # a plan for the session or the next month; where a decision started, where it went
+        # and where it goes; how far along; work suggested
+        ("Continue the sync job", "Immediate (Current Session)", "todo_next"),
+        ("Move the reports to the worker", "Medium Term (Next Month)", "todo_next"),
+        ("**Evolution**: Switched to SQLite for the ledger", "storage", "change_account"),
+        ("**Initial**: flat CSV files for the ledger", "storage", "change_account"),
+        ("**Future**: share ledgers between teams", "storage", "todo_next"),
+        ("**Coverage**: Target 90% (currently ~70%)", "quality", "progress_status"),
+        ("**Ledger Engine**: statement import fully functional", "engine", "progress_status"),
+        ("Rate lookups could be optimized with a cache", "rates", "todo_next"),
+        # the next session's actions, questions still open, a plan's next phase and estimate,
+        # work now in place
+        ("Wire the OFX export", "Immediate Actions (Next Session)", "todo_next"),
+        ("Which banks come first?", "Design Questions", "todo_next"),
+        ("**Next Phase**: Exports and statements", "Phase: Ledger", "todo_next"),
+        ("**Estimated Duration**: 3 days", "Phase: Ledger", "todo_next"),
+        (
+            "**Summary**: OFX and CSV exports are now implemented",
+            "Phase: Exports",
+            "progress_status",
+        ),
+        (
+            "Each team picks its members in one dialog",
+            "Team Invites Consolidated",
+            "change_account",
+        ),
+        # a participle leads a change elsewhere, a quality under a pattern's heading
+        ("Centralized retry handling", "webhooks", "change_account"),
+        ("Replaced the retry queue with a scheduler", "Webhook Retry Pattern", "change_account"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -190,6 +246,23 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Every change is logged with its author", "Recent Improvements Log"),
         ("A status line prints under the prompt", "Status Line"),
         ("The ledger is kept per user", "Active Context: Ledger App"),
+        ("Retry the upload, then clear the cache", "Common Fixes"),
+        ("Tags follow the version in the project file", "[2031-05-02] Release Tagging Pattern"),
+        ("[2031-05-02 09:15:00] - Adopt SQLite for the local cache", "decisions"),
+        ("getting-started.md: installation and first run guide", "docs"),
+        ("A ticket closes when its checks pass", "Mark as Complete"),
+        ("Ledger totals balance to zero", "Definition of Complete"),
+        ("The dialog restores the previously selected tab", "tabs"),
+        ("Each clinic's needs are gathered in interviews", "User Needs"),
+        ("Features still in development sit behind a flag", "flags"),
+        ("The parser has been designed to stream its input", "parsing"),
+        ("Hooks run the linter before each commit", "Quality Assurance System"),
+        ("Every export must be fully functional", "exports"),
+        ("Snapshots are kept for a year", "Long-Term Storage"),
+        ("Draw calls go through the queue", "Immediate Mode Rendering"),
+        ("Answers are cached for a day", "Frequently Asked Questions"),
+        ("Centralized retry handling", "Webhook Retry Pattern"),
+        ("Entries expire after an hour", "How the Cache Is Updated"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
