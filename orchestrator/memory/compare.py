@@ -213,6 +213,26 @@ def clause_conflict(a: Clause, b: Clause) -> str | None:
 # A list item that names what it describes first: "`GET /tasks`: lists tasks",
 # "`src/views` - screen views", "Helpers: lib/[name].ts", "**Caching:** ...".
 _LABEL = re.compile(r"^\W{0,4}(`[^`]{1,80}`|[\w][\w ./{}\[\]()-]{0,40}?)\**\s*(?::|\s[-–—]\s)")
+# The same, read as an entry of a list that fills its own slot: after its number in a
+# numbered list ("3. **`app.xml`** -- ..."), a link's text ("[Setup guide](docs/setup.md)
+# — ..."; a link alone is an entry of a table of contents), a code span whole ("`npm
+# test:watch` - ...": its colon is part of the name) or within the name ("**Retry logic
+# in `jobs.py`** -- ...").
+_ENTRY = re.compile(
+    r"^(?:\d{1,3}[.)]\s+)?(?:[^\w`\[]{0,4}(\[[^\]]{1,80}\]\([^)\s]*\))"
+    r"(?=\W*$|\**\s*(?::|\s(?:--|[-–—])\s))|[^\w`]{0,4}"
+    r"(`[^`]{1,80}`|[\w`][\w ./{}\[\]()`-]{0,60}?)(?=\**\s*(?::|\s(?:--|[-–—])\s)))"
+)
+# ...or a short entry that is a name and an aside in brackets: "Report Builder
+# (`src/report.py`)", "retries (array of 3 items)"; a name of five words at most, with no
+# number and no verb of being or having ("The timeout is 45 seconds (`TIMEOUT`)" states a
+# value).
+_NAMED_ASIDE = re.compile(
+    r"^(?:\d{1,3}[.)]\s+)?[^\w`]{0,4}"
+    r"((?!.*\b(?:is|are|was|were|has|have|uses|runs)\b)[A-Za-z_][\w-]*(?: [A-Za-z_][\w-]*){0,4})"
+    r"\s*\([^()]{1,120}\)\W*$"
+)
+_LINK_TEXT = re.compile(r"^\[([^\]]+)\]\(")
 
 
 _LABEL_CODE = re.compile(r"[`/.{}\[\]_]")
@@ -225,13 +245,27 @@ def label(fact: str) -> str:
     return found.group(1).strip("` ").lower() if found else ""
 
 
+@lru_cache(maxsize=65536)
+def entry_label(fact: str) -> str:
+    """The name a list item gives itself, read as widely as an entry of a list can be
+    (`_ENTRY`, `_NAMED_ASIDE`; lower case), or ''."""
+    found = _ENTRY.match(fact) or _NAMED_ASIDE.match(fact)
+    if found is None:
+        return ""
+    name = next(part for part in found.groups() if part)
+    link = _LINK_TEXT.match(name)
+    return (link.group(1) if link else name).strip("` ").lower()
+
+
 def different_slots(a: Memory, b: Memory, *, nested: bool = False) -> bool:
     """Two list items labelled with different names describe different things: the
     endpoints of an API, the folders of a tree, the libraries of a project. With `nested`,
     labels in plain words are one name when one's stems hold the other's ("Search
     Index" and "Search Index (Elasticsearch)", "API" and "API routes"); a label that
-    is code or a path must be the very same."""
-    la, lb = label(a.fact), label(b.fact)
+    is code or a path must be the very same. Without `nested` (one slot for a conflict) a
+    list's entries are read by `entry_label`: their numbers, links and asides too."""
+    read = label if nested else entry_label
+    la, lb = read(a.fact), read(b.fact)
     if not (la and lb and la != lb):
         return False
     if not nested or _LABEL_CODE.search(la + lb):

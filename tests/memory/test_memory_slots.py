@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from orchestrator.memory import slots
+from orchestrator.memory import compare, slots
 from orchestrator.memory.audit import audit
 from orchestrator.store.layout import Layout
 
@@ -153,3 +153,38 @@ def test_one_slot_told_three_ways_still_conflicts(layout: Layout, put: Put) -> N
         frozenset({"suite-b", "suite-c"}),
         frozenset({"store-a", "store-b"}),
     }
+
+
+def test_entries_read_by_their_numbers_links_and_asides_fill_their_own_slots(
+    mk: Callable[..., Any],
+) -> None:
+    """Numbered entries with bold labels, entries named by a link, entries that are a
+    name and an aside, and code-span labels holding a colon each name their own thing."""
+    pairs = [
+        (
+            "2. **`deploy/nginx.conf`** -- `gzip on` is set on purpose. Do not turn it off.",
+            "5. **`deploy/Procfile`** -- Removing the worker line stops the mail queue.",
+        ),
+        (
+            "[web/cart.js](web/cart.js) — added `clearCart()` and a `reset` event",
+            "[app/main.py](app/main.py) — added the `--verbose` flag",
+        ),
+        (
+            "4. **Retry logic in `jobs.py`** -- The backoff doubles; do not make it linear.",
+            "6. **`queue/` folder** -- Never rename it; the workers look it up by name.",
+        ),
+        ("3. [Cache Layout (3/4/2025)](#cache-layout)", "4. [Cache Tuning (3/4/2025)](#tuning)"),
+        ("retries (list of 4 delays)", "fallbacks (list of 2 hosts)"),
+        ("`make lint` - Check the style of the Python files", "`make lint:fix` - Fix the style"),
+        (
+            "[2024-03-02 09:10:00] - **Replaced the Celery queue with RQ**",
+            "[2024-05-11 16:40:00] - **Replaced the cron job with a systemd timer**",
+        ),
+    ]
+    for left, right in pairs:
+        a, b = mk("a", left, subject="notes"), mk("b", right, subject="notes")
+        assert compare.conflict(a, b) is None, (left, right)
+    # one entry named two ways still gives its slot two values
+    a = mk("a", "2. **`deploy/nginx.conf`** -- workers: 4", subject="notes")
+    b = mk("b", "2. **`deploy/nginx.conf`** -- workers: 8", subject="notes")
+    assert compare.conflict(a, b) is not None
