@@ -217,11 +217,11 @@ _LABEL = re.compile(r"^\W{0,4}(`[^`]{1,80}`|[\w][\w ./{}\[\]()-]{0,40}?)\**\s*(?
 # numbered list ("3. **`app.xml`** -- ..."), a link's text ("[Setup guide](docs/setup.md)
 # — ..."; a link alone is an entry of a table of contents), a code span whole ("`npm
 # test:watch` - ...": its colon is part of the name) or within the name ("**Retry logic
-# in `jobs.py`** -- ...").
+# in `jobs.py`** -- ...", "**The worker's queue** — ...").
 _ENTRY = re.compile(
     r"^(?:\d{1,3}[.)]\s+)?(?:[^\w`\[]{0,4}(\[[^\]]{1,80}\]\([^)\s]*\))"
     r"(?=\W*$|\**\s*(?::|\s(?:--|[-–—])\s))|[^\w`]{0,4}"
-    r"(`[^`]{1,80}`|[\w`][\w ./{}\[\]()`-]{0,60}?)(?=\**\s*(?::|\s(?:--|[-–—])\s)))"
+    r"(`[^`]{1,80}`|[\w`][\w ./{}\[\]()`'’-]{0,60}?)(?=\**\s*(?::|\s(?:--|[-–—])\s)))"
 )
 # ...or a short entry that is a name and an aside in brackets: "Report Builder
 # (`src/report.py`)", "retries (array of 3 items)"; a name of five words at most, with no
@@ -277,9 +277,11 @@ def different_slots(a: Memory, b: Memory, *, nested: bool = False) -> bool:
 def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Conflict | None:
     """How `a` and `b` disagree, or None (callers check that the subjects match). The two
     must fill one slot: list items with different labels never conflict, nor do two
-    prohibitions or a chain of arrows (`slots`)."""
+    prohibitions, a chain of arrows or a fact that states no value (`slots`)."""
     if different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
+    if any(slots.unstated(m.fact, m.subject or "") for m in (a, b)):
+        return None  # a lead-in, an option weighed, an example
     if _bare_value(a.fact) and _bare_value(b.fact):
         return None  # two entries of a list under one heading (two files it touched)
     ra, rb = reading(a, readings), reading(b, readings)
@@ -346,7 +348,7 @@ def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
     bound against a value, parallel statements about two parts (they differ in words one
     subject names), and a subject that narrows its fact (the words a subject adds to the
     other's do not appear in the other memory: "import page size limit" against "import
-    page size")."""
+    page size"), and two facts that each name a place the other does not (`_own_things`)."""
     if linked(a, b) or different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
     ra, rb = readings.plain(a), readings.plain(b)
@@ -357,10 +359,24 @@ def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
     if (sa < sb or sb < sa) and not _subjects_compatible(a, b, readings):
         return None
     found = slots.count(ra, rb, a.fact, b.fact)
-    if found is None:
+    if found is None or _own_things(a, b):
         return None
     left, right = (Clause(frozenset(), v, False) for v in (found.left, found.right))
     return Conflict(left, right, "count", found.slot)
+
+
+# the places a fact names: code spans, paths, file names ("OrderModal.jsx")
+_PLACES = re.compile(r"`[^`\n]+`|[\w.-]*/[\w./-]+|\b[\w-]+\.[a-z][a-z0-9]{0,4}\b")
+
+
+def _own_things(a: Memory, b: Memory) -> bool:
+    """Each fact names a place (a code span, a path, a file) that the other does not:
+    "Fixed OrderModal.jsx 404 errors" and "Fixed 401 errors in InvoiceTab.jsx" count for
+    two files, not one count twice."""
+    fa, fb = a.fact.lower(), b.fact.lower()
+    own_a = {p for p in _PLACES.findall(fa) if p.strip("`") not in fb}
+    own_b = {p for p in _PLACES.findall(fb) if p.strip("`") not in fa}
+    return bool(own_a) and bool(own_b)
 
 
 def _same_purpose(ra: Reading, rb: Reading) -> bool:

@@ -162,19 +162,23 @@ def test_entries_read_by_their_numbers_links_and_asides_fill_their_own_slots(
     name and an aside, and code-span labels holding a colon each name their own thing."""
     pairs = [
         (
-            "2. **`deploy/nginx.conf`** -- `gzip on` is set on purpose. Do not turn it off.",
-            "5. **`deploy/Procfile`** -- Removing the worker line stops the mail queue.",
+            "2. **`deploy/nginx.conf`** -- the file is never edited by hand",
+            "5. **`deploy/Procfile`** -- the file is edited by hand",
         ),
         (
             "[web/cart.js](web/cart.js) — added `clearCart()` and a `reset` event",
             "[app/main.py](app/main.py) — added the `--verbose` flag",
         ),
         (
-            "4. **Retry logic in `jobs.py`** -- The backoff doubles; do not make it linear.",
-            "6. **`queue/` folder** -- Never rename it; the workers look it up by name.",
+            "4. **Retry logic in `jobs.py`** -- workers are never restarted",
+            "6. **`queue/` folder** -- workers are restarted nightly",
+        ),
+        (
+            "1. **The worker's retry loop** — it retries a failed job twice",
+            "2. Mailer cleanup (Scenario 4) — it never retries a failed job",
         ),
         ("3. [Cache Layout (3/4/2025)](#cache-layout)", "4. [Cache Tuning (3/4/2025)](#tuning)"),
-        ("retries (list of 4 delays)", "fallbacks (list of 2 hosts)"),
+        ("retries (list of 4 items)", "fallbacks (list of 2 items)"),
         ("`make lint` - Check the style of the Python files", "`make lint:fix` - Fix the style"),
         (
             "[2024-03-02 09:10:00] - **Replaced the Celery queue with RQ**",
@@ -188,3 +192,44 @@ def test_entries_read_by_their_numbers_links_and_asides_fill_their_own_slots(
     a = mk("a", "2. **`deploy/nginx.conf`** -- workers: 4", subject="notes")
     b = mk("b", "2. **`deploy/nginx.conf`** -- workers: 8", subject="notes")
     assert compare.conflict(a, b) is not None
+
+
+def test_lead_ins_options_weighed_and_examples_state_no_value(mk: Callable[..., Any]) -> None:
+    """A lead-in ending on a colon, the pros and cons of an option and an example under a
+    heading of examples state no value of a slot; the same facts stated plainly do."""
+    pairs = [
+        (
+            "Before any release of the service, read `docs/release-checklist.md` to understand:",
+            "Before any release of the service, read `docs/rollback-plan.md` to understand:",
+            "releases",
+        ),
+        (
+            "Cons: no router, every route wired by hand",
+            "The project leans on a router and its conventions",
+            "web framework",
+        ),
+        ("Pros: ships with Postgres support", "The project ships with MySQL support", "web"),
+        ("Run the suite with `pytest -x`", "Run the suite with `nox -s tests`", "examples"),
+        ("Redis Streams for the job queue", "Redis Pub/Sub for the job queue", "usage examples"),
+    ]
+    for left, right, subject in pairs:
+        a, b = mk("a", left, subject=subject), mk("b", right, subject=subject)
+        assert compare.conflict(a, b) is None, (left, right)
+    a = mk("a", "The job queue runs on Redis Streams", subject="job queue")
+    b = mk("b", "The job queue runs on Redis Pub/Sub", subject="job queue")
+    assert compare.conflict(a, b) is not None
+
+
+def test_numbers_naming_which_one_or_ending_a_range_are_no_counts() -> None:
+    assert slots.counts("Stage 2.5 adds retries to the importer") == frozenset()
+    assert slots.counts("The harness compares 1-5 models side by side") == frozenset()
+    assert slots.counts("It compares 1 to 5 models") == frozenset({("1", "to")})
+    assert slots.counts("The harness compares 3 models") == frozenset({("3", "model")})
+
+
+def test_counts_said_of_two_things_named_apart_are_not_one_count(layout: Layout, put: Put) -> None:
+    put("fix-a", "Fixed OrderModal.jsx 404 errors: the route was renamed", subject="fixes")
+    put("fix-b", "Fixed 401 errors in InvoiceTab.jsx calls", subject="recent changes")
+    put("cols-a", "The output is a fixed 138-column spreadsheet layout.", subject="overview")
+    put("cols-b", "`config.json` maps the output to 139 columns.", subject="key files")
+    assert contradictions(layout) == {frozenset({"cols-a", "cols-b"})}
