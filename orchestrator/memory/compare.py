@@ -257,13 +257,26 @@ def entry_label(fact: str) -> str:
     return (link.group(1) if link else name).strip("` ").lower()
 
 
+_STEP = re.compile(r"^\s*(\d{1,3})[.)]\s")
+
+
+def _steps_apart(a: str, b: str) -> bool:
+    """Both facts are items of a numbered list, numbered apart."""
+    sa, sb = _STEP.match(a), _STEP.match(b)
+    return sa is not None and sb is not None and sa.group(1) != sb.group(1)
+
+
 def different_slots(a: Memory, b: Memory, *, nested: bool = False) -> bool:
     """Two list items labelled with different names describe different things: the
     endpoints of an API, the folders of a tree, the libraries of a project. With `nested`,
     labels in plain words are one name when one's stems hold the other's ("Search
     Index" and "Search Index (Elasticsearch)", "API" and "API routes"); a label that
     is code or a path must be the very same. Without `nested` (one slot for a conflict) a
-    list's entries are read by `entry_label`: their numbers, links and asides too."""
+    list's entries are read by `entry_label`: their numbers, links and asides too; and
+    two items of a numbered list with different numbers ("1. Check the env file", "2.
+    Check the deploy checklist") are two steps or rules, each its own."""
+    if not nested and _steps_apart(a.fact, b.fact):
+        return True
     read = label if nested else entry_label
     la, lb = read(a.fact), read(b.fact)
     if not (la and lb and la != lb):

@@ -162,8 +162,8 @@ def test_entries_read_by_their_numbers_links_and_asides_fill_their_own_slots(
     name and an aside, and code-span labels holding a colon each name their own thing."""
     pairs = [
         (
-            "2. **`deploy/nginx.conf`** -- the file is never edited by hand",
-            "5. **`deploy/Procfile`** -- the file is edited by hand",
+            "2. **`deploy/nginx.conf`** -- the file is never touched by hand",
+            "5. **`deploy/Procfile`** -- the file is touched by hand",
         ),
         (
             "[web/cart.js](web/cart.js) — added `clearCart()` and a `reset` event",
@@ -188,6 +188,10 @@ def test_entries_read_by_their_numbers_links_and_asides_fill_their_own_slots(
     for left, right in pairs:
         a, b = mk("a", left, subject="notes"), mk("b", right, subject="notes")
         assert compare.conflict(a, b) is None, (left, right)
+    # two numbered steps are two entries, labelled or not
+    a = mk("a", "1. Check `.env.example` for the mail settings", subject="before a release")
+    b = mk("b", "2. Check the mail settings in `deploy/mail.toml`", subject="before a release")
+    assert compare.conflict(a, b) is None
     # one entry named two ways still gives its slot two values
     a = mk("a", "2. **`deploy/nginx.conf`** -- workers: 4", subject="notes")
     b = mk("b", "2. **`deploy/nginx.conf`** -- workers: 8", subject="notes")
@@ -209,8 +213,12 @@ def test_lead_ins_options_weighed_and_examples_state_no_value(mk: Callable[..., 
             "web framework",
         ),
         ("Pros: ships with Postgres support", "The project ships with MySQL support", "web"),
-        ("Run the suite with `pytest -x`", "Run the suite with `nox -s tests`", "examples"),
-        ("Redis Streams for the job queue", "Redis Pub/Sub for the job queue", "usage examples"),
+        ("Run the suite with `pytest -x -q`", "Run the suite with `nox -s unit`", "examples"),
+        (
+            "Redis Streams carry the report jobs",
+            "Redis Pub/Sub carries the report jobs",
+            "usage examples",
+        ),
     ]
     for left, right, subject in pairs:
         a, b = mk("a", left, subject=subject), mk("b", right, subject=subject)
