@@ -302,7 +302,9 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
     for ca in ra.clauses[:MAX_CLAUSES]:
         for cb in rb.clauses[:MAX_CLAUSES]:
             how = clause_conflict(ca, cb)
-            if how is None:
+            if how is None or (
+                how == "polarity" and slots.contrast_only((a if ca.negated else b).fact)
+            ):
                 continue
             if how == "values" and (_agree(ca, cb, ra, rb) or _describes_label(a, b, ca, cb)):
                 continue

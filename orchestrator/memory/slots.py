@@ -13,6 +13,10 @@ values. Two shapes of fact fill no slot that way:
 A fact that opens with a prohibition ("Don't use class components (no
 componentDidMount)") is one however many negations it holds (`forbids`).
 
+A denial that only says "without X" or "instead of X" (`contrast_only`: "Without a unique
+key, the upsert inserted duplicates"; "jobs now update the row instead of adding one")
+sets a condition or names what was turned down: it denies no statement of another fact.
+
 Nor does a fact that states no value of its own (`unstated`): a lead-in ending on a colon
 ("Read `docs/setup.md` to understand:") introduces the list or block that follows; an
 option weighed ("Cons: no built-in validation", "Pros: ships with a router") says what
@@ -35,7 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from orchestrator.checks.secrets import Patterns
-from orchestrator.memory.text import Clause, Reading, stem
+from orchestrator.memory.text import ANTONYMS, NEGATIONS, Clause, Reading, stem
 
 MIN_ARROWS = 2  # a chain: three steps at least
 _UNITS = {"pass": "test"}  # a stem written after a count -> the unit it counts
@@ -62,7 +66,10 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
         re.IGNORECASE,
     ),
     examples=(r"\bexamples?\b", re.IGNORECASE),
+    contrast=(r"\b(?:without|instead of|rather than)\b", re.IGNORECASE),
+    word=r"[a-z]+(?:n't)?",
 )
+_DENYING = (NEGATIONS - {"without"}) | frozenset(ANTONYMS)
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,16 @@ def unstated(fact: str, subject: str) -> bool:
         or _RX.option.match(fact) is not None
         or _RX.examples.search(subject) is not None
     )
+
+
+def contrast_only(fact: str) -> bool:
+    """The fact's negations are all "without", "instead of" or "rather than" (no "not",
+    "never", "n't" or antonym): a condition or an alternative turned down (see the
+    module)."""
+    if _RX.contrast.search(fact) is None:
+        return False
+    words = _RX.word.findall(fact.lower())
+    return not any(w in _DENYING or w.endswith("n't") for w in words)
 
 
 def bounds(fact: str) -> bool:

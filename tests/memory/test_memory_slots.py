@@ -241,3 +241,20 @@ def test_counts_said_of_two_things_named_apart_are_not_one_count(layout: Layout,
     put("cols-a", "The output is a fixed 138-column spreadsheet layout.", subject="overview")
     put("cols-b", "`config.json` maps the output to 139 columns.", subject="key files")
     assert contradictions(layout) == {frozenset({"cols-a", "cols-b"})}
+
+
+def test_a_condition_or_an_alternative_turned_down_denies_nothing(
+    mk: Callable[..., Any],
+) -> None:
+    """ "Without X" and "instead of X" set a condition or name what was turned down; a
+    plain "not" still denies."""
+    a = mk("a", "The importer updates a row on a unique key conflict", subject="importer")
+    b = mk(
+        "b", "Without a unique key, the importer updated no row but added one", subject="importer"
+    )
+    c = mk("c", "Webhooks now update the ledger row instead of adding a new row", subject="hooks")
+    d = mk("d", "A new ledger row is added for each refund", subject="hooks")
+    e = mk("e", "The importer does not update a row on a unique key conflict", subject="importer")
+    assert compare.conflict(c, d) is None
+    assert compare.conflict(a, e) is not None
+    assert slots.contrast_only(c.fact) and not slots.contrast_only(b.fact)
