@@ -216,6 +216,26 @@ def clause_conflict(a: Clause, b: Clause) -> str | None:
 # A list item that names what it describes first: "`GET /tasks`: lists tasks",
 # "`src/views` - screen views", "Helpers: lib/[name].ts", "**Caching:** ...".
 _LABEL = re.compile(r"^\W{0,4}(`[^`]{1,80}`|[\w][\w ./{}\[\]()-]{0,40}?)\**\s*(?::|\s[-–—]\s)")
+# The same, read as an entry of a list that fills its own slot: after its number in a
+# numbered list ("3. **`app.xml`** -- ..."), a link's text ("[Setup guide](docs/setup.md)
+# — ..."; a link alone is an entry of a table of contents), a code span whole ("`npm
+# test:watch` - ...": its colon is part of the name) or within the name ("**Retry logic
+# in `jobs.py`** -- ...", "**The worker's queue** — ...").
+_ENTRY = re.compile(
+    r"^(?:\d{1,3}[.)]\s+)?(?:[^\w`\[]{0,4}(\[[^\]]{1,80}\]\([^)\s]*\))"
+    r"(?=\W*$|\**\s*(?::|\s(?:--|[-–—])\s))|[^\w`]{0,4}"
+    r"(`[^`]{1,80}`|[\w`][\w ./{}\[\]()`'’-]{0,60}?)(?=\**\s*(?::|\s(?:--|[-–—])\s)))"
+)
+# ...or a short entry that is a name and an aside in brackets: "Report Builder
+# (`src/report.py`)", "retries (array of 3 items)"; a name of five words at most, with no
+# number and no verb of being or having ("The timeout is 45 seconds (`TIMEOUT`)" states a
+# value).
+_NAMED_ASIDE = re.compile(
+    r"^(?:\d{1,3}[.)]\s+)?[^\w`]{0,4}"
+    r"((?!.*\b(?:is|are|was|were|has|have|uses|runs)\b)[A-Za-z_][\w-]*(?: [A-Za-z_][\w-]*){0,4})"
+    r"\s*\([^()]{1,120}\)\W*$"
+)
+_LINK_TEXT = re.compile(r"^\[([^\]]+)\]\(")
 
 
 _LABEL_CODE = re.compile(r"[`/.{}\[\]_]")
@@ -228,13 +248,40 @@ def label(fact: str) -> str:
     return found.group(1).strip("` ").lower() if found else ""
 
 
+@lru_cache(maxsize=65536)
+def entry_label(fact: str) -> str:
+    """The name a list item gives itself, read as widely as an entry of a list can be
+    (`_ENTRY`, `_NAMED_ASIDE`; lower case), or ''."""
+    found = _ENTRY.match(fact) or _NAMED_ASIDE.match(fact)
+    if found is None:
+        return ""
+    name = next(part for part in found.groups() if part)
+    link = _LINK_TEXT.match(name)
+    return (link.group(1) if link else name).strip("` ").lower()
+
+
+_STEP = re.compile(r"^\s*(\d{1,3})[.)]\s")
+
+
+def _steps_apart(a: str, b: str) -> bool:
+    """Both facts are items of a numbered list, numbered apart."""
+    sa, sb = _STEP.match(a), _STEP.match(b)
+    return sa is not None and sb is not None and sa.group(1) != sb.group(1)
+
+
 def different_slots(a: Memory, b: Memory, *, nested: bool = False) -> bool:
     """Two list items labelled with different names describe different things: the
     endpoints of an API, the folders of a tree, the libraries of a project. With `nested`,
     labels in plain words are one name when one's stems hold the other's ("Search
     Index" and "Search Index (Elasticsearch)", "API" and "API routes"); a label that
-    is code or a path must be the very same."""
-    la, lb = label(a.fact), label(b.fact)
+    is code or a path must be the very same. Without `nested` (one slot for a conflict) a
+    list's entries are read by `entry_label`: their numbers, links and asides too; and
+    two items of a numbered list with different numbers ("1. Check the env file", "2.
+    Check the deploy checklist") are two steps or rules, each its own."""
+    if not nested and _steps_apart(a.fact, b.fact):
+        return True
+    read = label if nested else entry_label
+    la, lb = read(a.fact), read(b.fact)
     if not (la and lb and la != lb):
         return False
     if not nested or _LABEL_CODE.search(la + lb):
@@ -246,9 +293,11 @@ def different_slots(a: Memory, b: Memory, *, nested: bool = False) -> bool:
 def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Conflict | None:
     """How `a` and `b` disagree, or None (callers check that the subjects match). The two
     must fill one slot: list items with different labels never conflict, nor do two
-    prohibitions or a chain of arrows (`slots`)."""
+    prohibitions, a chain of arrows or a fact that states no value (`slots`)."""
     if different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
+    if any(slots.unstated(m.fact, m.subject or "") for m in (a, b)):
+        return None  # a lead-in, an option weighed, an example
     if _bare_value(a.fact) and _bare_value(b.fact):
         return None  # two entries of a list under one heading (two files it touched)
     ra, rb = reading(a, readings), reading(b, readings)
@@ -256,7 +305,9 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
     for ca in ra.clauses[:MAX_CLAUSES]:
         for cb in rb.clauses[:MAX_CLAUSES]:
             how = clause_conflict(ca, cb)
-            if how is None:
+            if how is None or (
+                how == "polarity" and slots.contrast_only((a if ca.negated else b).fact)
+            ):
                 continue
             if how == "values" and (_agree(ca, cb, ra, rb) or _describes_label(a, b, ca, cb)):
                 continue
@@ -315,7 +366,7 @@ def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
     bound against a value, parallel statements about two parts (they differ in words one
     subject names), and a subject that narrows its fact (the words a subject adds to the
     other's do not appear in the other memory: "import page size limit" against "import
-    page size")."""
+    page size"), and two facts that each name a place the other does not (`_own_things`)."""
     if linked(a, b) or different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
     ra, rb = readings.plain(a), readings.plain(b)
@@ -326,10 +377,24 @@ def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
     if (sa < sb or sb < sa) and not _subjects_compatible(a, b, readings):
         return None
     found = slots.count(ra, rb, a.fact, b.fact)
-    if found is None:
+    if found is None or _own_things(a, b):
         return None
     left, right = (Clause(frozenset(), v, False) for v in (found.left, found.right))
     return Conflict(left, right, "count", found.slot)
+
+
+# the places a fact names: code spans, paths, file names ("OrderModal.jsx")
+_PLACES = re.compile(r"`[^`\n]+`|[\w.-]*/[\w./-]+|\b[\w-]+\.[a-z][a-z0-9]{0,4}\b")
+
+
+def _own_things(a: Memory, b: Memory) -> bool:
+    """Each fact names a place (a code span, a path, a file) that the other does not:
+    "Fixed OrderModal.jsx 404 errors" and "Fixed 401 errors in InvoiceTab.jsx" count for
+    two files, not one count twice."""
+    fa, fb = a.fact.lower(), b.fact.lower()
+    own_a = {p for p in _PLACES.findall(fa) if p.strip("`") not in fb}
+    own_b = {p for p in _PLACES.findall(fb) if p.strip("`") not in fa}
+    return bool(own_a) and bool(own_b)
 
 
 def _same_purpose(ra: Reading, rb: Reading) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from orchestrator.memory import slots
+from orchestrator.memory import compare, slots
 from orchestrator.memory.audit import audit
 from orchestrator.store.layout import Layout
 
@@ -153,3 +153,108 @@ def test_one_slot_told_three_ways_still_conflicts(layout: Layout, put: Put) -> N
         frozenset({"suite-b", "suite-c"}),
         frozenset({"store-a", "store-b"}),
     }
+
+
+def test_entries_read_by_their_numbers_links_and_asides_fill_their_own_slots(
+    mk: Callable[..., Any],
+) -> None:
+    """Numbered entries with bold labels, entries named by a link, entries that are a
+    name and an aside, and code-span labels holding a colon each name their own thing."""
+    pairs = [
+        (
+            "2. **`deploy/nginx.conf`** -- the file is never touched by hand",
+            "5. **`deploy/Procfile`** -- the file is touched by hand",
+        ),
+        (
+            "[web/cart.js](web/cart.js) — added `clearCart()` and a `reset` event",
+            "[app/main.py](app/main.py) — added the `--verbose` flag",
+        ),
+        (
+            "4. **Retry logic in `jobs.py`** -- workers are never restarted",
+            "6. **`queue/` folder** -- workers are restarted nightly",
+        ),
+        (
+            "1. **The worker's retry loop** — it retries a failed job twice",
+            "2. Mailer cleanup (Scenario 4) — it never retries a failed job",
+        ),
+        ("3. [Cache Layout (3/4/2025)](#cache-layout)", "4. [Cache Tuning (3/4/2025)](#tuning)"),
+        ("retries (list of 4 items)", "fallbacks (list of 2 items)"),
+        ("`make lint` - Check the style of the Python files", "`make lint:fix` - Fix the style"),
+        (
+            "[2024-03-02 09:10:00] - **Replaced the Celery queue with RQ**",
+            "[2024-05-11 16:40:00] - **Replaced the cron job with a systemd timer**",
+        ),
+    ]
+    for left, right in pairs:
+        a, b = mk("a", left, subject="notes"), mk("b", right, subject="notes")
+        assert compare.conflict(a, b) is None, (left, right)
+    # two numbered steps are two entries, labelled or not
+    a = mk("a", "1. Check `.env.example` for the mail settings", subject="before a release")
+    b = mk("b", "2. Check the mail settings in `deploy/mail.toml`", subject="before a release")
+    assert compare.conflict(a, b) is None
+    # one entry named two ways still gives its slot two values
+    a = mk("a", "2. **`deploy/nginx.conf`** -- workers: 4", subject="notes")
+    b = mk("b", "2. **`deploy/nginx.conf`** -- workers: 8", subject="notes")
+    assert compare.conflict(a, b) is not None
+
+
+def test_lead_ins_options_weighed_and_examples_state_no_value(mk: Callable[..., Any]) -> None:
+    """A lead-in ending on a colon, the pros and cons of an option and an example under a
+    heading of examples state no value of a slot; the same facts stated plainly do."""
+    pairs = [
+        (
+            "Before any release of the service, read `docs/release-checklist.md` to understand:",
+            "Before any release of the service, read `docs/rollback-plan.md` to understand:",
+            "releases",
+        ),
+        (
+            "Cons: no router, every route wired by hand",
+            "The project leans on a router and its conventions",
+            "web framework",
+        ),
+        ("Pros: ships with Postgres support", "The project ships with MySQL support", "web"),
+        ("Run the suite with `pytest -x -q`", "Run the suite with `nox -s unit`", "examples"),
+        (
+            "Redis Streams carry the report jobs",
+            "Redis Pub/Sub carries the report jobs",
+            "usage examples",
+        ),
+    ]
+    for left, right, subject in pairs:
+        a, b = mk("a", left, subject=subject), mk("b", right, subject=subject)
+        assert compare.conflict(a, b) is None, (left, right)
+    a = mk("a", "The job queue runs on Redis Streams", subject="job queue")
+    b = mk("b", "The job queue runs on Redis Pub/Sub", subject="job queue")
+    assert compare.conflict(a, b) is not None
+
+
+def test_numbers_naming_which_one_or_ending_a_range_are_no_counts() -> None:
+    assert slots.counts("Stage 2.5 adds retries to the importer") == frozenset()
+    assert slots.counts("The harness compares 1-5 models side by side") == frozenset()
+    assert slots.counts("It compares 1 to 5 models") == frozenset({("1", "to")})
+    assert slots.counts("The harness compares 3 models") == frozenset({("3", "model")})
+
+
+def test_counts_said_of_two_things_named_apart_are_not_one_count(layout: Layout, put: Put) -> None:
+    put("fix-a", "Fixed OrderModal.jsx 404 errors: the route was renamed", subject="fixes")
+    put("fix-b", "Fixed 401 errors in InvoiceTab.jsx calls", subject="recent changes")
+    put("cols-a", "The output is a fixed 138-column spreadsheet layout.", subject="overview")
+    put("cols-b", "`config.json` maps the output to 139 columns.", subject="key files")
+    assert contradictions(layout) == {frozenset({"cols-a", "cols-b"})}
+
+
+def test_a_condition_or_an_alternative_turned_down_denies_nothing(
+    mk: Callable[..., Any],
+) -> None:
+    """ "Without X" and "instead of X" set a condition or name what was turned down; a
+    plain "not" still denies."""
+    a = mk("a", "The importer updates a row on a unique key conflict", subject="importer")
+    b = mk(
+        "b", "Without a unique key, the importer updated no row but added one", subject="importer"
+    )
+    c = mk("c", "Webhooks now update the ledger row instead of adding a new row", subject="hooks")
+    d = mk("d", "A new ledger row is added for each refund", subject="hooks")
+    e = mk("e", "The importer does not update a row on a unique key conflict", subject="importer")
+    assert compare.conflict(c, d) is None
+    assert compare.conflict(a, e) is not None
+    assert slots.contrast_only(c.fact) and not slots.contrast_only(b.fact)
