@@ -14,7 +14,7 @@ exist). Then it times `orch memory verify`, as a separate process each time:
 - after one code file changed: every result is checked again, the file facts of unchanged
   files come from the cache.
 
-Targets (issue 12): warm under 1 s; cold reported, aimed under 10 s by parsing only the
+Targets: warm under 1 s; cold reported, aimed under 10 s by parsing only the
 files that hold a name some claim asks about (one `grep -F -w`), not the whole tree. Each
 figure is the median of `--runs` runs (default 3), in wall-clock and in CPU seconds of the
 `orch` process (what a loaded machine distorts least), with the number of files whose facts

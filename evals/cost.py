@@ -15,7 +15,7 @@ by what changed since the phase's previous executor request (`new_head`: the con
 starts differently, after a compaction or in a new attempt; `masking`: more masked
 results; `new_round`: neither, only the turn's new tool round), and per other role.
 
-Targets (issue 14): billed / ideal <= 1.05 on the demo, <= 1.10 over the replay; a
+Targets: billed / ideal <= 1.05 on the demo, <= 1.10 over the replay; a
 cache read share >= 80% over the replay.
 """
 

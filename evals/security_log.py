@@ -1,4 +1,4 @@
-"""The event log's tamper table (issue 11, item 2): every attack detected and refused.
+"""The event log's tamper table: every attack detected and refused.
 
     python -m evals.security_log [--json]
 

@@ -1,1 +1,1 @@
-"""The real-memory pollution-audit evaluation (issue 13): see README.md."""
+"""The real-memory pollution-audit evaluation: see README.md."""

@@ -32,8 +32,8 @@ from evals.realmem.score import PR, SplitScore, score
 from evals.realmem.trees import TreeError
 
 FILE_MODE_SKIPPED = (
-    "--file mode: skipped: this orch has no `orch memory verify --file` "
-    "(issue 12 item 6); it is scored as soon as it has"
+    "--file mode: skipped: this orch has no `orch memory verify --file`; "
+    "it is scored as soon as it has"
 )
 
 
