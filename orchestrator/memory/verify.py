@@ -75,7 +75,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 14
+RESULTS_VERSION = 15
 WHOLE_BELOW = 6  # a name shorter than this names a commented-out line only as a whole word
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
@@ -1821,7 +1821,9 @@ class Verifier:
         and bare names of a build's output the words name."""
         if states_change(memory.fact):
             failures = [f for f in failures if f.claim.origin != "body"]
-        if failures and ("`" in memory.body or _PROSE_GONE.search(memory.body)):
+        if failures and (
+            "`" in memory.body or _PROSE_GONE.search(memory.body) or _WRONG_WAY.match(memory.body)
+        ):
             warned = counter_examples(memory.body)
             failures = [f for f in failures if f.claim.origin != "body" or not warned(f.claim)]
             if self.names_build_output(memory.body):

@@ -185,6 +185,18 @@ def test_a_name_the_fact_warns_against_is_expected_absent(
     assert [f.claim.text for f in results["prefer"].failures] == ["legacy_setup()"]
 
 
+def test_a_fact_marked_as_the_wrong_way_names_what_not_to_write(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    (layout.root / "app" / "Ledger.java").write_text("class Ledger {\n    void post() {}\n}\n")
+    commit(layout.root, "a ledger")
+    put("wrong", "❌ Ledger.postTwice() (an old habit)")
+    put("plain", "Ledger.postTwice() posts twice.")
+    results = verify_all(layout)
+    assert results["wrong"].result == "ok"
+    assert [f.reason for f in results["plain"].failures] == ["Ledger has no member postTwice"]
+
+
 def test_a_word_boundary_search_checks_other_languages(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
