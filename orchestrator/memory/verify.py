@@ -1821,13 +1821,11 @@ class Verifier:
         and bare names of a build's output the words name."""
         if states_change(memory.fact):
             failures = [f for f in failures if f.claim.origin != "body"]
-        if failures and (
-            "`" in memory.body or _PROSE_GONE.search(memory.body) or _WRONG_WAY.match(memory.body)
-        ):
+        if failures:
             warned = counter_examples(memory.body)
             failures = [f for f in failures if f.claim.origin != "body" or not warned(f.claim)]
-            if self.names_build_output(memory.body):
-                failures = [f for f in failures if not bare_name(f.claim)]
+        if failures and "`" in memory.body and self.names_build_output(memory.body):
+            failures = [f for f in failures if not bare_name(f.claim)]
         return failures
 
     def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
