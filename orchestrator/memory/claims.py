@@ -286,6 +286,24 @@ BARE_FILES = frozenset(
 )
 
 
+# claims of a bare word, not a place (an identifier, a call, a flag, an environment
+# variable, a class or a member), and file patterns (a kind of file, `*.vbx`): only what the
+# code had and lost makes one stale
+WORD_KINDS = frozenset(
+    {
+        "identifier",
+        "function",
+        "flag",
+        "env",
+        "class",
+        "type",
+        "member",
+        "instance",
+        "pattern",
+    }
+)
+
+
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement. `kind`: path, line, symbol, function, member, module,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from orchestrator.memory.claims import CODE_SPAN, Claim
+from orchestrator.memory.claims import CODE_SPAN, WORD_KINDS, Claim
 from orchestrator.memory.codeindex import git, is_code, tree_at
 from orchestrator.memory.verify import (
     Verifier,
@@ -29,22 +29,6 @@ from orchestrator.memory.verify import (
 from orchestrator.store.layout import Layout
 
 STATUSES = ("ok", "moved", "stale")
-# claims of a bare word, not a place (an identifier, a call, a flag, an environment
-# variable, a class or a member), and file patterns (a kind of file, `*.vbx`): only what the
-# code had and lost makes one stale
-WORD_KINDS = frozenset(
-    {
-        "identifier",
-        "function",
-        "flag",
-        "env",
-        "class",
-        "type",
-        "member",
-        "instance",
-        "pattern",
-    }
-)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")

@@ -36,6 +36,7 @@ from orchestrator.memory import kinds, past, symbols
 from orchestrator.memory.claims import (
     CODE_SPAN,
     FILE_EXTENSIONS,
+    WORD_KINDS,
     Claim,
     body_claims,
     citation_claims,
@@ -75,7 +76,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 15
+RESULTS_VERSION = 16
 WHOLE_BELOW = 6  # a name shorter than this names a commented-out line only as a whole word
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
@@ -118,7 +119,7 @@ class Verification:
     failures: tuple[ClaimFailure, ...] = ()
     changed: tuple[str, ...] = ()  # paths changed since the recorded verification
     moved: tuple[Move, ...] = ()  # gone paths and where they live now
-    unconfirmed: tuple[ClaimFailure, ...] = ()  # failed at the recorded commit too
+    unconfirmed: tuple[ClaimFailure, ...] = ()  # failed where the memory was written too
 
     @property
     def stale(self) -> bool:
@@ -134,7 +135,8 @@ class Verification:
         if self.unconfirmed:
             return (
                 f"{len(self.unconfirmed)} of {self.claims} claims never confirmed (they failed "
-                "at the recorded commit too): " + "; ".join(f.reason for f in self.unconfirmed)
+                "where the memory was written too): "
+                + "; ".join(f.reason for f in self.unconfirmed)
             )
         return f"{self.claims} claims hold"
 
@@ -198,6 +200,7 @@ class Verifier:
         self._past_projects: dict[str, kinds.Project | None] = {}
         self._ci_hits: dict[tuple[str, str | None], str | None] = {}
         self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
+        self._born_at: dict[str, str | None] = {}  # a memory's `created` -> HEAD's commit then
         self._notes_only: dict[str, bool] = {}  # commit -> only memory notes changed since
         self._managers: dict[str | None, set[str]] = {}  # commit (None: now) -> lock files
         self._declared: dict[str | None, set[str]] = {}  # commit -> managers package.json names
@@ -443,17 +446,39 @@ class Verifier:
     def _never_confirmed(
         self, memory: Memory, failures: list[ClaimFailure]
     ) -> tuple[tuple[ClaimFailure, ...], list[ClaimFailure]]:
-        """The failures that also fail at the commit the memory was verified ok at (it was
-        never confirmed there: not newly stale), and the failures left. A memory with no
-        record, or recorded stale, keeps every failure."""
+        """The failures that also fail where the memory was written (it was never
+        confirmed there: not newly stale), and the failures left. Where it was last
+        verified ok, every failure is weighed; a memory with no such record was written
+        against the commit HEAD had when it was `created` (`_written_against`), and only a
+        bare word (`WORD_KINDS`: a name, a flag, a variable, a pattern) is weighed there,
+        as the lint weighs an instruction file's words: a word the code never had was
+        another tool's or an example's, not a fact that went stale. Paths, scripts and
+        the rest stay failures as they stand."""
         commit = _recorded_ok(memory)
+        weighed = failures
         if commit is None:
+            commit = self._written_against(memory.created)
+            weighed = [f for f in failures if f.claim.kind in WORD_KINDS]
+        if commit is None or not weighed:
             return (), failures
-        then = self._answers_at(commit, [f.claim for f in failures])
+        then = self._answers_at(commit, [f.claim for f in weighed])
         if then is None:
             return (), failures
-        unconfirmed = tuple(f for f in failures if then.get(f.claim) is not None)
-        return unconfirmed, [f for f in failures if then.get(f.claim) is None]
+        unconfirmed = tuple(f for f in weighed if then.get(f.claim) is not None)
+        return unconfirmed, [f for f in failures if f not in unconfirmed]
+
+    def _written_against(self, created: str | None) -> str | None:
+        """The commit HEAD's first-parent line had reached at `created` (a memory's birth
+        date; HEAD itself for a memory newer than every commit), or None: no date, or none
+        of the line is that old."""
+        if not created:
+            return None
+        if created not in self._born_at:
+            found = git(
+                self.layout.root, "rev-list", "-1", "--first-parent", f"--before={created}", "HEAD"
+            )
+            self._born_at[created] = found.decode().strip() or None
+        return self._born_at[created]
 
     def lapsed(
         self, body: str, claims: list[Claim], commit: str, about: str = ""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from conftest import recorded_ok, verify_all
 
@@ -246,6 +247,39 @@ def test_a_claim_that_never_held_at_the_recorded_commit_is_not_newly_stale(
     assert "never confirmed" in never.summary()
     # answered again from the cache (the commit's tree is not checked out twice)
     assert verify_all(layout)["never"].unconfirmed == never.unconfirmed
+
+
+def test_a_word_the_code_lacked_when_an_unrecorded_memory_was_created_is_not_stale(
+    layout: Layout,
+    put: Callable[..., Any],
+    commit_all: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A memory never verified was written against the commit HEAD had at its `created`
+    date: a bare word the code lacked there too was never this code's (never confirmed),
+    a word it had there and lost since is stale, and a path is checked as it stands."""
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2030-01-01T10:00:00Z")
+    (layout.root / "app" / "legacy.py").write_text("def gone_helper():\n    return 1\n")
+    commit_all(layout.root, "a helper")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2030-01-10T10:00:00Z")
+    (layout.root / "app" / "legacy.py").unlink()
+    commit_all(layout.root, "the helper removed")
+    born = "2030-01-05T10:00:00Z"  # between the two commits
+    put("never", "Call `never_defined_fn()` first.", created=born)
+    put("lost", "Call `gone_helper()` first.", created=born)
+    put("no-path", "Settings are read from `config/never_there.yaml`.", created=born)
+    put("older", "Call `never_defined_fn()` to start.", created="2001-01-01T10:00:00Z")
+
+    results = verify_all(layout)
+    never = results["never"]
+    assert never.result == "ok" and not never.failures
+    assert [f.claim.symbol for f in never.unconfirmed] == ["never_defined_fn"]
+    assert "where the memory was written" in never.summary()
+    assert results["lost"].result == "stale"
+    assert "gone_helper" in results["lost"].summary()
+    assert results["no-path"].result == "stale"
+    # born before every commit: nothing it was written against is known, it stays stale
+    assert results["older"].result == "stale"
 
 
 def test_a_claim_that_never_held_on_an_unchanged_tree_is_answered_by_the_same_verifier(
