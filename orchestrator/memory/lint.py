@@ -271,11 +271,25 @@ def _import_targets(source: str) -> list[str]:
 
 def _followed(root: Path, path: str, words: str, code: bool) -> str:
     """`words` without the imports the lint follows (`@docs/more.md`, linted on its own):
-    an import is no claim about the code."""
+    an import is no claim about the code. An import of no file is a path the words name,
+    its `@` dropped and written from the repository's root, so that it is checked as any
+    path is: a local file git ignores (`@.claude/user.md`, one's own instructions) or a
+    submodule's file holds, a file never written is stale."""
     if code or "@" not in words:
         return words
     folder = (root / path).parent
-    return _IMPORT.sub(lambda m: "" if (folder / m.group(1)).is_file() else m.group(0), words)
+    base = root.resolve()
+
+    def one(match: re.Match[str]) -> str:
+        target = folder / match.group(1)
+        if target.is_file():
+            return ""
+        try:
+            return target.resolve().relative_to(base).as_posix()
+        except ValueError:
+            return match.group(0)
+
+    return _IMPORT.sub(one, words)
 
 
 def as_body(words: str, code: bool) -> str:

@@ -204,6 +204,30 @@ def test_a_claude_md_lints_the_files_it_imports(plain_repo: Path) -> None:
     assert "CLAUDE.md: 0 claims name code" in text.stdout
 
 
+def test_an_import_of_a_local_file_git_ignores_holds_and_one_of_no_file_is_stale(
+    plain_repo: Path,
+) -> None:
+    """`@.claude/mine.md`, one's own instructions that git ignores, is no missing file; an
+    import of a file never written is a path that does not exist, named without its `@`."""
+    (plain_repo / ".gitignore").write_text(".claude/mine.md\n")
+    (plain_repo / "CLAUDE.md").write_text(
+        "# Notes\n\n- Personal settings: see @.claude/mine.md\n"
+        "- The release steps: see @docs/releasing.md\n"
+    )
+    done = subprocess.run(
+        [str(ORCH), "memory", "verify", "--file", "CLAUDE.md", "--json"],
+        cwd=plain_repo,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("ORCH_")},
+    )
+    report = json.loads(done.stdout)
+    by_line = {c["line"]: c for c in report["claims"]}
+    assert 3 not in by_line or by_line[3]["status"] == "ok", report
+    assert by_line[4]["status"] == "stale"
+    assert by_line[4]["reason"].startswith("docs/releasing.md does not exist"), report
+
+
 def test_a_wrapped_bullet_is_one_claim_and_a_sentence_runs_across_lines(plain_repo: Path) -> None:
     (plain_repo / "AGENTS.md").write_text(
         "- ALWAYS keep helpers in `src/helpers.py` and call them from scripts\n"
