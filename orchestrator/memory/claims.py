@@ -566,6 +566,8 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
     out: list[Claim] = []
     for word in _PROSE_PATH.findall(prose) if "/" in prose else ():
         word = word.rstrip(".,;:)")
+        if word.startswith("@") and (word.startswith("@.") or word.endswith(".md")):
+            word = word[1:]  # Claude Code's import of a file (`@.claude/notes.md`): its path
         parts = word.strip("/").split("/")
         if len(parts) < 2 or word.startswith("//") or not all(parts):
             continue
