@@ -21,7 +21,8 @@ fact, code spans read as their words, proper names folded to the stem of their l
   description of the product inside the project line that adds its stack): not two list items labelled with different names (two endpoints of one
   API), the same polarity and no clause of one denying the other, values nested once
   folded (code spans and paths as their words, names as their stems: one may add a value,
-  neither may assert one the other lacks), numbers nested, more shared than a quantity
+  neither may assert one the other lacks, though a value the other says as a plain word
+  it does not lack), numbers nested, more shared than a quantity
   (a number and its unit: two steps of "(30 minutes)" each), and not parallel statements
   about two parts (one fact has words the other lacks that are its own subject's). Labels
   in plain words one inside the other are one name (`compare.different_slots`), a short
@@ -279,6 +280,25 @@ def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading, *, task: bool = Fa
     return all(own) if task else any(own)
 
 
+def _nested(va: frozenset[str], vb: frozenset[str], ra: Reading, rb: Reading) -> bool:
+    """The folded values `va` and `vb` of two facts are nested: one set holds the other,
+    or the values one fact asserts beyond the other's are all plain names that the other
+    says as words ("`deploy/helm/values.prod.yaml` - Kubernetes settings" and
+    "`values.prod.yaml` for Kubernetes": the platform is a value in one reading and a word
+    in the other). A word of a code span or a path is no plain name: `make deploy-queue`
+    and `make release-queue` name two commands, though the other fact speaks of deploys."""
+    return (
+        va <= vb or vb <= va or _said_as_words(vb - va, rb, ra) or _said_as_words(va - vb, ra, rb)
+    )
+
+
+def _said_as_words(values: frozenset[str], own: Reading, other: Reading) -> bool:
+    """Each of `values` (folded, of the reading `own`) is a plain name `own` asserts and a
+    term of `other`."""
+    names = folded(frozenset(v for v in own.values if v.isalpha()))
+    return values <= names and values <= terms(other)
+
+
 def _generic(reading: Reading) -> bool:
     """A fact of at most `compare.GENERIC` words besides its numbers, naming no code span,
     path or URL ("Simple stock alerts", "Nightly sync cycle")."""
@@ -343,7 +363,7 @@ def alike(
     if compare.opposite_sides(a, b):
         return False
     va, vb = folded(ra.flat_values), folded(rb.flat_values)
-    if va and vb and not (va <= vb or vb <= va):
+    if va and vb and not _nested(va, vb, ra, rb):
         return False
     if not va & vb and score.jaccard < RARE_UNNAMED and score.held < RARE_WHOLE:
         return False  # sharing no named thing, the facts must share more of their words

@@ -353,3 +353,23 @@ def test_an_item_of_work_repeating_its_plans_heading_is_no_parallel(
     dups = found(audit(layout))
     assert frozenset({"mailer-a", "mailer-b"}) in dups
     assert frozenset({"retry-a", "retry-b"}) not in dups
+
+
+def test_a_value_the_other_fact_says_as_a_word_is_not_one_it_lacks(
+    layout: Layout, put: Put
+) -> None:
+    plant_filler(put)
+    # one file named by its path and by its name; the platform a value in one, a word in
+    # the other
+    put("helm-a", "`deploy/helm/values.prod.yaml` - Kubernetes settings", subject="environments")
+    put("helm-b", "`values.prod.yaml` for Kubernetes", subject="cluster config")
+    # each names a store the other does not speak of at all: two facts
+    put("token-a", "Session tokens are cached in Redis between requests", subject="caching")
+    put("token-b", "Session tokens are cached in Memcached between requests", subject="sessions")
+    # a word of a code span is no plain name, though the other fact says it: two commands
+    put("ship-a", "Shipping the billing worker runs `make ship-billing`.", subject="billing")
+    put("ship-b", "Shipping the billing worker runs `make publish-billing`.", subject="releases")
+    dups = found(audit(layout))
+    assert frozenset({"helm-a", "helm-b"}) in dups
+    assert frozenset({"token-a", "token-b"}) not in dups
+    assert frozenset({"ship-a", "ship-b"}) not in dups
