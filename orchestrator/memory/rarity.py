@@ -21,7 +21,8 @@ fact, code spans read as their words, proper names folded to the stem of their l
   description of the product inside the project line that adds its stack): not two list items labelled with different names (two endpoints of one
   API), the same polarity and no clause of one denying the other, values nested once
   folded (code spans and paths as their words, names as their stems: one may add a value,
-  neither may assert one the other lacks), numbers nested, more shared than a quantity
+  neither may assert one the other lacks, though a value the other says as a plain word
+  it does not lack), numbers nested, more shared than a quantity
   (a number and its unit: two steps of "(30 minutes)" each), and not parallel statements
   about two parts (one fact has words the other lacks that are its own subject's). Labels
   in plain words one inside the other are one name (`compare.different_slots`), a short
@@ -265,14 +266,37 @@ def _score(
     )
 
 
-def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading) -> bool:
+def _parallel(a: Memory, b: Memory, ra: Reading, rb: Reading, *, task: bool = False) -> bool:
     """The facts differ where their subjects do: one has words the other lacks that are
     its own subject's ("the api client sends requests over HTTP/1.1" under api against
     "the database client ..."; "the scheduler cache is shared" under scheduler cache
-    against "the cache is shared")."""
+    against "the cache is shared"). Two items of work (`task`) must each have such words:
+    an item under a plan's heading often repeats one of its words ("**BUG-004**: Replace
+    the stub mailer" under "Phase 1: Critical Bug Fixes") where the same item in the next
+    steps does not, and that names no part."""
     own_a, own_b = ra.flat_stems - rb.flat_stems, rb.flat_stems - ra.flat_stems
     sa, sb = subject_stems(a.subject or ""), subject_stems(b.subject or "")
-    return bool(own_a & (sa - sb) or own_b & (sb - sa))
+    own = bool(own_a & (sa - sb)), bool(own_b & (sb - sa))
+    return all(own) if task else any(own)
+
+
+def _nested(va: frozenset[str], vb: frozenset[str], ra: Reading, rb: Reading) -> bool:
+    """The folded values `va` and `vb` of two facts are nested: one set holds the other,
+    or the values one fact asserts beyond the other's are all plain names that the other
+    says as words ("`deploy/helm/values.prod.yaml` - Kubernetes settings" and
+    "`values.prod.yaml` for Kubernetes": the platform is a value in one reading and a word
+    in the other). A word of a code span or a path is no plain name: `make deploy-queue`
+    and `make release-queue` name two commands, though the other fact speaks of deploys."""
+    return (
+        va <= vb or vb <= va or _said_as_words(vb - va, rb, ra) or _said_as_words(va - vb, ra, rb)
+    )
+
+
+def _said_as_words(values: frozenset[str], own: Reading, other: Reading) -> bool:
+    """Each of `values` (folded, of the reading `own`) is a plain name `own` asserts and a
+    term of `other`."""
+    names = folded(frozenset(v for v in own.values if v.isalpha()))
+    return values <= names and values <= terms(other)
 
 
 def _generic(reading: Reading) -> bool:
@@ -312,8 +336,15 @@ def _quantity_only(ra: Reading, rb: Reading) -> bool:
     return bool(shared) and shared <= {w for pair in both for w in pair}
 
 
-def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> bool:
-    """Whether a pair `rare_pairs` scored high enough says one thing (see the module)."""
+def alike(
+    a: Memory, b: Memory, readings: compare.Readings, score: Score, *, task: bool = False
+) -> bool:
+    """Whether a pair `rare_pairs` scored high enough says one thing (see the module).
+    Two items of ephemeral task state (`task`) may differ in polarity: "❌ Dark mode for
+    the reader" and "Dark mode for the reader is not built yet" are one item, its state
+    told with a mark or with a negation (a clause of one denying a clause of the other
+    still sets them apart); and they are parallel only as `_parallel` reads items of
+    work."""
     if compare.linked(a, b) or compare.different_slots(a, b, nested=True):
         return False
     if compare.two_acts(a, b):
@@ -327,10 +358,12 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
         return False  # a state of work naming nothing: its heading says what it is about
     if not compare.same_subject(a, b) and (_vague(ra, rb) or _vague(rb, ra)):
         return False
-    if ra.negated != rb.negated or compare.opposed(ra, rb) or compare.opposite_sides(a, b):
+    if (ra.negated != rb.negated and not task) or compare.opposed(ra, rb):
+        return False
+    if compare.opposite_sides(a, b):
         return False
     va, vb = folded(ra.flat_values), folded(rb.flat_values)
-    if va and vb and not (va <= vb or vb <= va):
+    if va and vb and not _nested(va, vb, ra, rb):
         return False
     if not va & vb and score.jaccard < RARE_UNNAMED and score.held < RARE_WHOLE:
         return False  # sharing no named thing, the facts must share more of their words
@@ -339,7 +372,7 @@ def alike(a: Memory, b: Memory, readings: compare.Readings, score: Score) -> boo
         return False
     if _quantity_only(ra, rb):
         return False
-    return not _parallel(a, b, ra, rb)
+    return not _parallel(a, b, ra, rb, task=task)
 
 
 def rare_duplicates(
@@ -355,6 +388,6 @@ def rare_duplicates(
         a, b = active[i], active[j]
         if not score.passes:
             continue
-        if alike(a, b, readings, score):
+        if alike(a, b, readings, score, task=a.name in passing):
             out.add((min(a.name, b.name), max(a.name, b.name)))
     return out

@@ -313,3 +313,63 @@ def test_facts_that_share_only_a_quantity_are_two_facts(layout: Layout, put: Put
     put("disk-again", "24GB gp3 disk", subject="storage")
     dups = found(audit(layout))
     assert dups == {frozenset({"disk-notebook", "disk-again"})}
+
+
+def test_an_item_of_work_put_off_or_denied_is_one_item(layout: Layout, put: Put) -> None:
+    plant_filler(put)
+    # one item put off, told as a plan in one list and as a gap in another
+    put(
+        "sync-a",
+        "Offline sync for the mobile client deferred to a later milestone",
+        subject="next steps",
+    )
+    put("sync-b", "No offline sync in the mobile client at first (deferred)", subject="known gaps")
+    # durable facts that differ so in polarity still say two things
+    put("pager-a", "The pager rotation covers weekend nights too.", subject="on call")
+    put("pager-b", "The pager rotation never covers weekend nights.", subject="staffing")
+    dups = found(audit(layout))
+    assert frozenset({"sync-a", "sync-b"}) in dups
+    assert frozenset({"pager-a", "pager-b"}) not in dups
+
+
+def test_an_item_of_work_repeating_its_plans_heading_is_no_parallel(
+    layout: Layout, put: Put
+) -> None:
+    plant_filler(put)
+    # the item under a plan's heading repeats a word of it ("bug"); the next steps do not
+    put(
+        "mailer-a",
+        "**BUG-004**: Replace the stub mailer with real SMTP delivery",
+        subject="Phase 1: Critical Bug Fixes (Week 1)",
+    )
+    put(
+        "mailer-b",
+        "Replace the stub mailer with real SMTP delivery for invites",
+        subject="next steps",
+    )
+    # one item of work under each of two parts, each naming its own part: two items
+    put("retry-a", "[ ] Unit tests for the billing adapter retry queue", subject="billing adapter")
+    put("retry-b", "[ ] Unit tests for the invoice adapter retry queue", subject="invoice adapter")
+    dups = found(audit(layout))
+    assert frozenset({"mailer-a", "mailer-b"}) in dups
+    assert frozenset({"retry-a", "retry-b"}) not in dups
+
+
+def test_a_value_the_other_fact_says_as_a_word_is_not_one_it_lacks(
+    layout: Layout, put: Put
+) -> None:
+    plant_filler(put)
+    # one file named by its path and by its name; the platform a value in one, a word in
+    # the other
+    put("helm-a", "`deploy/helm/values.prod.yaml` - Kubernetes settings", subject="environments")
+    put("helm-b", "`values.prod.yaml` for Kubernetes", subject="cluster config")
+    # each names a store the other does not speak of at all: two facts
+    put("token-a", "Session tokens are cached in Redis between requests", subject="caching")
+    put("token-b", "Session tokens are cached in Memcached between requests", subject="sessions")
+    # a word of a code span is no plain name, though the other fact says it: two commands
+    put("ship-a", "Shipping the billing worker runs `make ship-billing`.", subject="billing")
+    put("ship-b", "Shipping the billing worker runs `make publish-billing`.", subject="releases")
+    dups = found(audit(layout))
+    assert frozenset({"helm-a", "helm-b"}) in dups
+    assert frozenset({"token-a", "token-b"}) not in dups
+    assert frozenset({"ship-a", "ship-b"}) not in dups
