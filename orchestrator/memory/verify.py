@@ -1007,9 +1007,15 @@ class Verifier:
         return out
 
     def _dropped_ci_commands(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`pip install lxml --user`: a command with an option that a CI file ran word for
+        word at `commit` and none runs now. A command that runs a script the project
+        still defines (`pnpm build --filter "@acme/*"`) still works wherever CI
+        runs it, so is no claim of this kind."""
         out = []
         for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
             if len(span.split()) < 3 or not _OPTION.search(span) or self._in_ci(span, None):
+                continue
+            if self._runs_defined(span):
                 continue
             ran = self._in_ci(span, commit)
             if ran is not None:
@@ -1017,12 +1023,24 @@ class Verifier:
                 out.append(ClaimFailure(Claim("command", span, "body"), reason))
         return out
 
+    def _runs_defined(self, command: str) -> bool:
+        """Whether `command` runs a script some package.json of the project defines now."""
+        names = [
+            (c.symbol or "").rstrip("?")
+            for c in kinds.text_claims(f"`{command}`")
+            if c.kind == "script"
+        ]
+        scripts = self.project().scripts.values()
+        return bool(names) and all(any(n in s for s in scripts) for n in names)
+
     def _switched_manager(self, body: str, commit: str) -> list[ClaimFailure]:
         """`yarn run lint`, `poetry install --with dev`: a command of a package manager
         whose lock file the project tracked at `commit` and tracks nowhere now, while
         another manager of the same language locks it: the project switched managers (the
         scripts and targets may live on)."""
-        spans = [m.group(1) for m in CODE_SPAN.finditer(body)]
+        spans = [
+            m.group(1) for m in CODE_SPAN.finditer(body) if not _GLOBAL_INSTALL.search(m.group(1))
+        ]
         used = {m.group(1) for s in spans for m in _MANAGER_COMMAND.finditer(s)}
         if not used:
             return []
@@ -2155,6 +2173,12 @@ _LOCK_FILES = {
 _JS_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 _ECOSYSTEMS = (set(_JS_MANAGERS), {"poetry", "pipenv", "pdm", "uv"})
 # a package manager run as a command: first in a span, or after `&&`, `;` or `|`
+# a tool installed on the machine, not into the project: `npm install -g pnpm`, `yarn global
+# add serve`, `uv tool install ruff` say nothing of the manager that locks the project
+_GLOBAL_INSTALL = re.compile(
+    r"\b(?:npm|pnpm|bun)\s+(?:i|install|add)\b[^&;|]*\s(?:-g|--global)\b"
+    r"|\byarn\s+global\s|\buv\s+tool\s"
+)
 _MANAGER_COMMAND = re.compile(r"(?:^|&&|;|\|)\s*(npm|yarn|pnpm|bun|poetry|pipenv|pdm|uv)(?=\s|$)")
 
 
