@@ -266,8 +266,27 @@ class Verifier:
                     found = same[0]
             if found is None and "." in path.rsplit("/", 1)[-1]:
                 found = self._sibling_format(path)
+            if found is None and path.count("/") >= 2:
+                found = self._rewritten_below(path)
         self._moves[path] = found
         return found
+
+    def _added_by_removal(self, path: str) -> list[str]:
+        """The files the commit that removed `path` added; none when git knows no such commit."""
+        sha = removed_in(self.layout.root, path)
+        if sha is None:
+            return []
+        added = git(self.layout.root, "diff", "--name-only", "--diff-filter=A", f"{sha}^", sha)
+        return added.decode("utf-8", "replace").splitlines()
+
+    def _rewritten_below(self, path: str) -> str | None:
+        """The one tracked file the commit that removed `path` added with the same folder
+        and name at its end (`.prompts/lint/GUIDE.md` -> `.agent/prompts/lint/GUIDE.md`):
+        the file rewritten in a folder moved, where git's rename detection cannot follow
+        when most lines changed and the name alone (`GUIDE.md` in every folder) is not one."""
+        tail = "/" + "/".join(path.rsplit("/", 2)[-2:])
+        found = [p for p in self._added_by_removal(path) if p.endswith(tail) and p != path]
+        return found[0] if len(found) == 1 and self._exists(found[0]) else None
 
     def _sibling_format(self, path: str) -> str | None:
         """The one tracked file beside a gone one with its stem and another extension
@@ -280,11 +299,7 @@ class Verifier:
             return None
         # the commit that removed the file added the other: a rewrite, not a file that
         # was there all along
-        sha = removed_in(self.layout.root, path)
-        if sha is None:
-            return None
-        added = git(self.layout.root, "diff", "--name-only", "--diff-filter=A", f"{sha}^", sha)
-        return found[0] if found[0] in added.decode("utf-8", "replace").splitlines() else None
+        return found[0] if found[0] in self._added_by_removal(path) else None
 
     def _cited_move(self, citation: Citation) -> Move | None:
         """Where a cited path that is gone went, when its symbol is defined there: git's
