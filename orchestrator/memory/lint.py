@@ -40,6 +40,10 @@ _TREE_LINE = re.compile(
     r"(?P<rest>(?:\s{2,}|\s+(?=#|//|<-|←|-\s|—)).*)?$"
 )
 _BOX = re.compile(r"[├└│]")
+# a line of code that enters a folder, after the commands that made it on the same line
+_ENTER = re.compile(
+    r"^(?:\$\s+)?(?:(?P<made>[^&;|]+?)\s*&&\s*)?cd\s+(?P<folder>[\w./@+-]+)(?:\s|$)"
+)
 # a line that gives the folder the names listed below it are in ("Located in `.x/skills/`,
 # these are:"), and a bullet that starts with one bare name (`- **lint-rule** - what it does`)
 _LIST_FOLDER = re.compile(r"`(?:\./)?((?:[\w.@+-]+/)+)`[^`]*:\s*$")
@@ -118,13 +122,37 @@ def split_claims(source: str) -> list[Part]:
 
 
 def _code_claims(code: list[tuple[int, str]]) -> list[Part]:
-    """A code block's lines, a folder tree's with the path each line's nesting gives it."""
+    """A code block's lines, a folder tree's with the path each line's nesting gives it;
+    a line entering a folder the block made is none (`_enters_made`)."""
     paths = tree_paths(code)
+    lines = [line.strip() for _, line in code]
     return [
         Part(number, number, line.strip(), True, line.strip(), paths.get(number, ""))
-        for number, line in code
-        if line.strip()
+        for i, (number, line) in enumerate(code)
+        if line.strip() and not _enters_made(lines[i], lines[:i])
     ]
+
+
+def _enters_made(line: str, before: list[str]) -> bool:
+    """`cd my-app` after `npx create-app my-app`, `git clone .../tool.git` then `cd tool`,
+    `mkdir out && cd out`: a folder an earlier command of the block (or of the line)
+    named last, the one it makes, is the reader's new folder, not one of the repository;
+    the commands run in it are about what was made there."""
+    found = _ENTER.match(line)
+    if found is None:
+        return False
+    folder = found.group("folder").removeprefix("./").split("/", 1)[0]
+    made = [*before, found.group("made") or ""]
+    return any(_last_named(earlier) == folder for earlier in made if earlier)
+
+
+def _last_named(command: str) -> str:
+    """The name a command gives last: its last word's last part, without `.git`; none
+    for a comment or a change of folder."""
+    words = command.split()
+    if not words or words[0] == "cd" or words[0].startswith(("#", "//")):
+        return ""  # a comment says what comes, it makes nothing
+    return words[-1].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
 
 
 def tree_paths(code: list[tuple[int, str]]) -> dict[int, str]:

@@ -76,7 +76,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 16
+RESULTS_VERSION = 17
 WHOLE_BELOW = 6  # a name shorter than this names a commented-out line only as a whole word
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
@@ -266,8 +266,27 @@ class Verifier:
                     found = same[0]
             if found is None and "." in path.rsplit("/", 1)[-1]:
                 found = self._sibling_format(path)
+            if found is None and path.count("/") >= 2:
+                found = self._rewritten_below(path)
         self._moves[path] = found
         return found
+
+    def _added_by_removal(self, path: str) -> list[str]:
+        """The files the commit that removed `path` added; none when git knows no such commit."""
+        sha = removed_in(self.layout.root, path)
+        if sha is None:
+            return []
+        added = git(self.layout.root, "diff", "--name-only", "--diff-filter=A", f"{sha}^", sha)
+        return added.decode("utf-8", "replace").splitlines()
+
+    def _rewritten_below(self, path: str) -> str | None:
+        """The one tracked file the commit that removed `path` added with the same folder
+        and name at its end (`.prompts/lint/GUIDE.md` -> `.agent/prompts/lint/GUIDE.md`):
+        the file rewritten in a folder moved, where git's rename detection cannot follow
+        when most lines changed and the name alone (`GUIDE.md` in every folder) is not one."""
+        tail = "/" + "/".join(path.rsplit("/", 2)[-2:])
+        found = [p for p in self._added_by_removal(path) if p.endswith(tail) and p != path]
+        return found[0] if len(found) == 1 and self._exists(found[0]) else None
 
     def _sibling_format(self, path: str) -> str | None:
         """The one tracked file beside a gone one with its stem and another extension
@@ -280,11 +299,7 @@ class Verifier:
             return None
         # the commit that removed the file added the other: a rewrite, not a file that
         # was there all along
-        sha = removed_in(self.layout.root, path)
-        if sha is None:
-            return None
-        added = git(self.layout.root, "diff", "--name-only", "--diff-filter=A", f"{sha}^", sha)
-        return found[0] if found[0] in added.decode("utf-8", "replace").splitlines() else None
+        return found[0] if found[0] in self._added_by_removal(path) else None
 
     def _cited_move(self, citation: Citation) -> Move | None:
         """Where a cited path that is gone went, when its symbol is defined there: git's
@@ -1007,9 +1022,15 @@ class Verifier:
         return out
 
     def _dropped_ci_commands(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`pip install lxml --user`: a command with an option that a CI file ran word for
+        word at `commit` and none runs now. A command that runs a script the project
+        still defines (`pnpm build --filter "@acme/*"`) still works wherever CI
+        runs it, so is no claim of this kind."""
         out = []
         for span in dict.fromkeys(m.group(1).strip() for m in CODE_SPAN.finditer(body)):
             if len(span.split()) < 3 or not _OPTION.search(span) or self._in_ci(span, None):
+                continue
+            if self._runs_defined(span):
                 continue
             ran = self._in_ci(span, commit)
             if ran is not None:
@@ -1017,12 +1038,24 @@ class Verifier:
                 out.append(ClaimFailure(Claim("command", span, "body"), reason))
         return out
 
+    def _runs_defined(self, command: str) -> bool:
+        """Whether `command` runs a script some package.json of the project defines now."""
+        names = [
+            (c.symbol or "").rstrip("?")
+            for c in kinds.text_claims(f"`{command}`")
+            if c.kind == "script"
+        ]
+        scripts = self.project().scripts.values()
+        return bool(names) and all(any(n in s for s in scripts) for n in names)
+
     def _switched_manager(self, body: str, commit: str) -> list[ClaimFailure]:
         """`yarn run lint`, `poetry install --with dev`: a command of a package manager
         whose lock file the project tracked at `commit` and tracks nowhere now, while
         another manager of the same language locks it: the project switched managers (the
         scripts and targets may live on)."""
-        spans = [m.group(1) for m in CODE_SPAN.finditer(body)]
+        spans = [
+            m.group(1) for m in CODE_SPAN.finditer(body) if not _GLOBAL_INSTALL.search(m.group(1))
+        ]
         used = {m.group(1) for s in spans for m in _MANAGER_COMMAND.finditer(s)}
         if not used:
             return []
@@ -2155,6 +2188,12 @@ _LOCK_FILES = {
 _JS_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 _ECOSYSTEMS = (set(_JS_MANAGERS), {"poetry", "pipenv", "pdm", "uv"})
 # a package manager run as a command: first in a span, or after `&&`, `;` or `|`
+# a tool installed on the machine, not into the project: `npm install -g pnpm`, `yarn global
+# add serve`, `uv tool install ruff` say nothing of the manager that locks the project
+_GLOBAL_INSTALL = re.compile(
+    r"\b(?:npm|pnpm|bun)\s+(?:i|install|add)\b[^&;|]*\s(?:-g|--global)\b"
+    r"|\byarn\s+global\s|\buv\s+tool\s"
+)
 _MANAGER_COMMAND = re.compile(r"(?:^|&&|;|\|)\s*(npm|yarn|pnpm|bun|poetry|pipenv|pdm|uv)(?=\s|$)")
 
 

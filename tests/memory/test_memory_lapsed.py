@@ -253,6 +253,7 @@ def test_commands_of_a_package_manager_the_project_left_are_stale(
             "npx": "One-off tools run through `npx`, never installed.",
             "poetry": "Set up with `poetry install --with dev`.",
             "pipenv": "The docs build in `pipenv run mkdocs build`.",
+            "global": "Install the CLI with `yarn global add ext-cli` before `yarn lint`.",
         },
     )
     (layout.root / "ext" / "yarn.lock").unlink()
@@ -270,6 +271,7 @@ def test_commands_of_a_package_manager_the_project_left_are_stale(
         "the project now locks with pnpm"
     )
     assert results["npx"].result == "ok"  # `npx` runs a tool, it names no manager
+    assert results["global"].result == "stale"  # `yarn lint` names yarn; the global add not
     assert results["poetry"].failures[0].reason == (
         f"poetry: poetry.lock was the lock file at {verified['commit'][:10]}; "
         "the project now locks with uv"
@@ -281,6 +283,32 @@ def test_commands_of_a_package_manager_the_project_left_are_stale(
     # pnpm lock left is another language's)
     assert verify_all(layout)["poetry"].result == "ok"
     assert results["pnpm"].result == "ok"
+
+
+def test_a_tool_installed_globally_names_no_manager_of_the_project(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """`npm install -g pnpm@9` puts a tool on the machine: the project moving from npm's
+    lock to pnpm's leaves it true, while `npm ci` is stale."""
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {"package.json": json.dumps({"name": "owl"}), "package-lock.json": "{}\n"},
+        {
+            "tool": "Get the manager itself with `npm install -g pnpm@9`.",
+            "global": "Or `npm i --global pnpm` once per machine.",
+            "ci": "Install exactly what is locked with `npm ci`.",
+        },
+    )
+    (layout.root / "package-lock.json").unlink()
+    (layout.root / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    commit_all(layout.root, "pnpm locks the project")
+
+    results = verify_all(layout)
+    assert results["tool"].result == "ok"
+    assert results["global"].result == "ok"
+    assert results["ci"].result == "stale"
 
 
 def test_a_ruby_constant_whose_conventional_file_is_gone_is_stale(
@@ -465,6 +493,37 @@ def test_a_command_ci_ran_word_for_word_and_runs_no_more_is_stale(
     assert failure.reason.startswith(".github/workflows/ci.yml ran `pytest -q --maxfail=1 tests`")
     assert results["local"].result == "ok"  # never a CI command
     assert results["short"].result == "ok"  # two words: too short to tell a quoted command
+
+
+def test_a_command_ci_ran_no_more_holds_while_the_script_it_runs_is_defined(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """CI building through turbo now, `pnpm bundle --filter "@kite/*"` still runs the
+    script `bundle` the project defines; one whose script went is stale."""
+    package = json.dumps({"name": "kite", "scripts": {"bundle": "tsc -b", "e2e": "vitest"}})
+    ci = (
+        'jobs:\n  build:\n    steps:\n      - run: pnpm bundle --filter "@kite/*"\n'
+        '      - run: pnpm e2e --filter "@kite/*"\n'
+    )
+    verified = _planted(
+        layout,
+        put,
+        commit_all,
+        {"package.json": package, ".github/workflows/ci.yml": ci, "pnpm-lock.yaml": "x: 1\n"},
+        {"bundle": 'Build the packages with `pnpm bundle --filter "@kite/*"`.'},
+    )
+    put("e2e", 'End-to-end: `pnpm e2e --filter "@kite/*"`.', verified=verified)
+    (layout.root / ".github" / "workflows" / "ci.yml").write_text(
+        "jobs:\n  build:\n    steps:\n      - run: pnpm turbo run bundle\n"
+    )
+    (layout.root / "package.json").write_text(
+        json.dumps({"name": "kite", "scripts": {"bundle": "tsc -b"}})
+    )
+    commit_all(layout.root, "ci builds through turbo; no e2e script")
+
+    results = verify_all(layout)
+    assert results["bundle"].result == "ok"
+    assert results["e2e"].result == "stale"
 
 
 def test_notes_written_since_the_record_leave_commands_as_they_were_judged(

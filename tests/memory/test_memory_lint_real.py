@@ -203,3 +203,25 @@ def test_names_listed_under_a_heading_that_names_their_folder_are_entries_there(
     found = statuses(repo, HEADED)
     assert found[3] == "stale"
     assert found.get(4, "ok") == "ok"
+
+
+def test_a_folder_the_block_made_is_entered_without_a_claim(repo: Path) -> None:
+    """`cd heron-demo` after the command that makes it (a clone, a starter copied, a
+    `mkdir` on the same line) enters the reader's new folder; `cd addons/gone` after a
+    comment naming it, and `cd toolkit` after a command naming nothing, are still checked."""
+    text = (
+        "```sh\n"
+        "npx degit acme/starters/heron heron-demo\n"
+        "cd heron-demo\n"
+        "git clone https://example.invalid/acme/quill.git\n"
+        "cd quill && make\n"
+        "mkdir scratch-out && cd scratch-out\n"
+        "# then into addons\n"
+        "cd addons/gone\n"
+        "ls\n"
+        "cd toolkit\n"
+        "cd addons/cron\n"
+        "```\n"
+    )
+    found = statuses(repo, text)
+    assert [line for line, status in sorted(found.items()) if status != "ok"] == [8, 10]

@@ -450,6 +450,40 @@ def test_a_file_rewritten_in_another_format_beside_it_is_moved(
     assert results["cfg"].result == "stale"
 
 
+def test_a_file_rewritten_below_a_moved_folder_is_moved(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """`.prompts/lint/GUIDE.md` rewritten as `.agent/prompts/lint/GUIDE.md` by the commit
+    that removed it (too changed for git to call it a rename, a `GUIDE.md` in every folder):
+    moved; one removed while nothing of its folder and name was added is stale."""
+    old = {
+        ".prompts/lint/GUIDE.md": "# Lint\n\nRun the linter on changed files only.\n",
+        ".prompts/docs/GUIDE.md": "# Docs\n\nWrite in the present tense.\n",
+        ".prompts/ship/GUIDE.md": "# Ship\n\nTag, then publish the wheel.\n",
+    }
+    for path, text in old.items():
+        (layout.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (layout.root / path).write_text(text)
+    commit_all(layout.root, "prompts")
+    put("lint", "Lint rules: `.prompts/lint/GUIDE.md`.")
+    put("ship", "Releasing: `.prompts/ship/GUIDE.md`.")
+    commit_all(layout.root, "memories")
+    for path in old:
+        (layout.root / path).unlink()
+    for name in ("lint", "docs"):
+        new = layout.root / ".agent" / "prompts" / name / "GUIDE.md"
+        new.parent.mkdir(parents=True, exist_ok=True)
+        new.write_text(f"# {name}\n\nA new text, every line of it rewritten for agents.\n")
+    commit_all(layout.root, "prompts for agents, rewritten")
+
+    results = verify_all(layout)
+    assert results["lint"].result == "moved"
+    assert {(m.path, m.to) for m in results["lint"].moved} == {
+        (".prompts/lint/GUIDE.md", ".agent/prompts/lint/GUIDE.md")
+    }
+    assert results["ship"].result == "stale"
+
+
 def test_a_file_whose_whole_life_was_on_a_merged_branch_is_followed(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
