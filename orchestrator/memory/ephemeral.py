@@ -8,8 +8,9 @@ Build", "Current Considerations", "Evolution of Project Decisions", and wish lis
 "Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"; finished lists and
 stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Priority: High)",
 "(Weeks 3-4)", "(Next Month)", "(Next Session)", "Immediate (Current Session)", "Design
-Questions", "Ledger Enhancements",
-"Technical Gaps"; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
+Questions", "Ledger Enhancements", "Technical Gaps", "Next Actions", "Questions to Address",
+"Phase 2: Exports (Next)", "Release Stages (Anticipated)", a weekday; progress: "Ledger
+Import (Stage 1 Complete)", "Stage 2 Progress", "Overall Status"; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
 "Team Invites Consolidated"; a
 log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
 (v1.4.1)"); a neutral heading
@@ -30,7 +31,8 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
   for use", "All 57 checks pass", "Status: ...", "**Status:** Done",
   "40% complete", what is built so far and what not yet ("not yet implemented", "in place,
   but ...", "(UI only)", "a placeholder"), the stage a project is in ("in the early
-  prototype phase"); not inside a condition ("close a ticket once all its subtasks are
+  prototype phase"), ready for the next work ("Ready to begin ...", "**Staging**: Ready for
+  the first deploy"), "**Actual Effort**: 3 hours"; not inside a condition ("close a ticket once all its subtasks are
   complete": a rule's trigger).
 - `todo_next`: unchecked boxes and crosses (❌ not done; not "❌ Don't ..."), to-dos, next
   steps, "Need for ...", "Decision needed", "to be determined", "to be documented",
@@ -112,7 +114,12 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"remaining (?:work|tasks|items|steps)|upcoming (?:work|tasks|items|milestones?)|"
         r"actions? needed|(?:decisions?|questions?) (?:pending|to validate|for clarification)|"
         r"next focus|(?:integration|feature|growth) opportunities|"
-        r"(?:improvements|enhancements) (?:planned|needed|to make))\b"
+        r"(?:improvements|enhancements) (?:planned|needed|to make)|next (?:\w+ )?actions?|next up|"
+        r"questions? to (?:address|answer|resolve|consider|decide))\b"
+        # a stage marked as the next or as foreseen ("Phase 2: Exports (Next)", "Release
+        # Stages (Anticipated)"), and a week's plan by its days
+        r"|\((?:next|anticipated|upcoming|planned|future|later|not started)\)$"
+        r"|^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)$"
         r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)"
         r"|\(next (?:\d|month|week|sprint|quarter|release|iteration|session)|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
         r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling) needs$"
@@ -129,7 +136,13 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"status report)\b"
         r"|^(?:completed|finished|implemented|done) (?:\w+ )?(?:components|features|items|"
         r"tasks|milestones|modules|pages|screens|endpoints|phases|parts)$"
-        r"|\s[-\u2013\u2014:]\s*(?:complete|completed|done|fixed|resolved)$|\(complete[d]?\)$"
+        r"|\s[-\u2013\u2014:]\s*(?:complete|completed|done|fixed|resolved)$"
+        # a stage stamped done ("Ledger Import (Stage 1 Complete)"; not "(Once Complete)")
+        r"|\((?![^)]*\b(?:when|once|if|until|after|mark)\b)(?:[^)]*\s)?(?:complete[d]?|done|finished)\)$"
+        # a numbered stage's progress and the overall status ("Stage 2 Progress"; not
+        # "Upload Progress")
+        r"|^(?:phase|stage|sprint|milestone|week|step|iteration) \d+\w* progress$"
+        r"|^(?:overall|progress) status$"
         # what was finished, then the word ("Theme Editor Complete"; not "Mark as Complete")
         r"|(?<!\bwhen)(?<!\bonce)(?<!\bif)(?<!\bas)(?<!\bis)(?<!\bare)(?<!\bbe)(?<!\bof)"
         r"(?<!\bmarked)"
@@ -141,7 +154,8 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
         r"working on|current sprint|current challenges|current considerations|ongoing work|"
         r"(?:primary )?focus areas|(?:active|team|main|primary|immediate) (?:\w+ )?focus|"
-        r"current (?:goals?|objectives?|priorities|tasks?))\b"
+        r"current (?:goals?|objectives?|priorities|tasks?)|"
+        r"current (?:\w+ )?(?:phase|stage|milestone|iteration))\b"
         # the page of a memory bank that holds the work at hand, by its own title
         r"|^active context$",
     ),
@@ -308,6 +322,17 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|^\W{0,4}(?:current )?(?:project phase|project stage)\W{0,4}:|\bnow focusing on\b"
         r"|\b(?:implemented|exists|is|are) (?:only )?as a placeholder\b",
     ),
+    # ready for the next piece of work ("Ready to begin the exports", "**Staging**: Ready for
+    # the first deploy", "(ready for the first push)"), a check mark before the word of done
+    # inside the line, and the effort spent or the files made so far
+    (
+        "progress_status",
+        rf"^\W{{0,4}}(?:{_BOLD_LABEL})?ready (?:to|for)\b|\(ready (?:to|for)\b"
+        r"|\bready to (?:begin|start|proceed|continue|move on)\b"
+        r"|(?:✅|✔️?)\s*(?:complete|completed|done|finished|fixed|working)\b"
+        r"|\*\*(?:files (?:created|modified|changed|added)|lines of code|"
+        r"actual (?:effort|time|duration)|completion)(?::\*\*|\*\*\s*:)",
+    ),
     (
         "todo_next",
         r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|decision needed\b|"
@@ -367,6 +392,10 @@ _GERUND_RULES = frozenset(
     i for i, (_, source) in enumerate(_FACT_RULES) if source in (_WEIGHING, _GERUND_LED)
 )
 
+
+# Classes whose words inside an open condition make a rule's trigger, not a state ("close
+# a ticket once its subtasks are complete", "read the notes when you plan the next step")
+_CONDITIONED = frozenset({"progress_status", "todo_next"})
 
 _RX = Patterns(
     present_passive=(
@@ -544,7 +573,7 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
         for match in _FACT_SCREEN[i].finditer(text):
             if cls == "change_account" and _RX.present_passive.search(text, 0, match.start()):
                 continue  # "files are moved to `archive/`": what happens, not what did
-            if cls == "progress_status" and _RX.condition.search(text, 0, match.start()):
+            if cls in _CONDITIONED and _RX.condition.search(text, 0, match.start()):
                 continue  # "close a ticket once its subtasks are complete": a rule
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     return None

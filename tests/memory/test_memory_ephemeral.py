@@ -186,6 +186,30 @@ from orchestrator.store.memfile import Memory
         # a participle leads a change elsewhere, a quality under a pattern's heading
         ("Centralized retry handling", "webhooks", "change_account"),
         ("Replaced the retry queue with a scheduler", "Webhook Retry Pattern", "change_account"),
+        # plans by their heading: next actions, a phase marked next or anticipated, questions
+        # still to address, a week's plan by weekday
+        ("Publish the nightly build", "Next Actions", "todo_next"),
+        ("Wire the export dialog", "Next Priority Actions", "todo_next"),
+        ("Table of open invoices", "Phase 2: Invoice List (Next)", "todo_next"),
+        ("**Stage 3**: Shared ledgers", "Release Stages (Anticipated)", "todo_next"),
+        ("Which currencies come first?", "Questions to Address", "todo_next"),
+        ("Draft the report layout", "Tuesday", "todo_next"),
+        # a stage stamped done, a numbered stage's progress, the overall status, the current phase
+        ("**Parser**: Reads OFX 2.2 files", "Ledger Import (Stage 1 Complete)", "progress_status"),
+        ("Summary cards on the home page", "Stage 2 Progress", "progress_status"),
+        ("Stage: Data model", "Overall Status", "progress_status"),
+        ("**Ledger import** - Wiring the parser in", "Current Development Phase", "in_progress"),
+        # ready for the next piece of work, a check mark before the word of done, effort spent
+        ("Ready to begin the export work", "notes", "progress_status"),
+        ("**Staging Server**: Ready for the first deploy", "environment", "progress_status"),
+        (
+            "**Repo**: `git.example.org/ledger` (ready for the first push)",
+            "setup",
+            "progress_status",
+        ),
+        ("**Workspace**: `~/code/ledger` ✅ Complete setup", "environment", "progress_status"),
+        ("**Actual Effort**: 3 hours", "L-04: Exports", "progress_status"),
+        ("**Files Created**: 12 modules", "Metrics", "progress_status"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -263,6 +287,10 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Answers are cached for a day", "Frequently Asked Questions"),
         ("Centralized retry handling", "Webhook Retry Pattern"),
         ("Entries expire after an hour", "How the Cache Is Updated"),
+        ("The worker waits until the queue is ready for reads", "workers"),
+        ("Rows are greyed out", "Row Styling (Once Complete)"),
+        ("Upload progress is shown in the status bar", "Upload Progress"),
+        ("Always read the scratchpad when you plan the next step", "workflow"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
