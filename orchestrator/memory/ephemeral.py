@@ -10,7 +10,8 @@ stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Prior
 "(Weeks 3-4)", "(Next Month)", "(Next Session)", "Immediate (Current Session)", "Design
 Questions", "Ledger Enhancements", "Technical Gaps", "Next Actions", "Questions to Address",
 "Phase 2: Exports (Next)", "Release Stages (Anticipated)", a weekday; progress: "Ledger
-Import (Stage 1 Complete)", "Stage 2 Progress", "Overall Status"; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
+Import (Stage 1 Complete)", "Stage 2 Progress", "Overall Status"; a horizon alone: "Short Term"; a numbered phase of a plan, "Phase 3: Ledger Grid",
+when the fact's own words name no class; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
 "Team Invites Consolidated"; a
 log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
 (v1.4.1)"); a neutral heading
@@ -100,7 +101,8 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"priorities|to consider|to be determined|tbd|gaps|open tasks|"
         r"pending tasks|ready for (?:a )?new task|future work|planned work|"
         r"next (?:milestones?|phases?|tasks?|goals?|iterations?)(?: goals)?|"
-        r"immediate (?:tasks|steps|goals|actions)|(?:short|long|medium)[- ]term goals|"
+        r"immediate (?:tasks|steps|goals|actions)|"
+        r"(?:short|long|medium|near)[- ]term (?:goals|plans?|tasks|work|priorities|roadmap|steps)|"
         r"(?:high|medium|low) priority|(?:open|design|pending|unresolved|outstanding) questions|"
         r"under consideration|"
         r"future (?:\w+ )?(?:enhancements|improvements|features|plans|considerations|"
@@ -120,9 +122,9 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         # Stages (Anticipated)"), and a week's plan by its days
         r"|\((?:next|anticipated|upcoming|planned|future|later|not started)\)$"
         r"|^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)$"
-        r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)"
+        r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)|^(?:short|long|medium|near)[- ]term$"
         r"|\(next (?:\d|month|week|sprint|quarter|release|iteration|session)|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
-        r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling) needs$"
+        r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling|monitoring) needs$"
         r"|\b(?:verification|assessment|review|work|changes|fixes) needed$"
         r"|(?<!completed )(?<!recent )(?<!implemented )\b(?:improvements|enhancements)$",
     ),
@@ -275,7 +277,9 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\bpivot(?:ed|ing)? (?:away )?from\b"
         # an account in the present perfect ("The loaders have been rewritten around streams")
         r"|\b(?:has|have) been (?:successfully )?(?:refactored|rewritten|replaced|migrated|"
-        r"renamed|removed|deleted|restructured|reorgani[sz]ed|consolidated|standardi[sz]ed)\b",
+        r"renamed|removed|deleted|restructured|reorgani[sz]ed|consolidated|standardi[sz]ed)\b"
+        # a name said to be another now ("Column `orders.shopId` is now `orders.storeId`")
+        r"|`[^`\n]+`\s+(?:is|are) now\s+(?:called\s+|named\s+)?`",
     ),
     (
         "change_account",
@@ -368,6 +372,9 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"introducing|creating|replacing|splitting|extracting)\b",
     ),
     ("in_progress", _WEIGHING),
+    # an hourglass, a loop or a barrier at the head: work still open ("⏳ Cleanup of stale
+    # sessions", "🔄 **Rates cached per currency**")
+    ("in_progress", r"^\W{0,4}(?:⏳|⌛|🔄|🚧)"),
     (
         "in_progress",
         r"\bcurrently (?:being|working on|focused|focusing|under (?:development|review)|"
@@ -406,6 +413,9 @@ _RX = Patterns(
     problems=(r"\b(?:challenges|risks|trade-?offs|pitfalls|problems)\b", re.I),
     # headings whose items name qualities of a design: "Error Handling Pattern", "Benefits"
     qualities=(r"\b(?:patterns?|benefits|advantages|principles)\b", re.I),
+    # a numbered phase, milestone or sprint of the project's plan ("Phase 3: Ledger Grid"):
+    # its facts are work planned or done, whichever their own words do not say
+    plan_stage=(r"^(?:phase|milestone|sprint) \d+\b", re.I),
     # a condition open up to the end of the text read: no clause has ended since
     condition=(
         r"\b(?:if|whether|when|whenever|until|once|unless|ensure|make sure)\b[^.;:!?→]*$",
@@ -576,6 +586,8 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
             if cls in _CONDITIONED and _RX.condition.search(text, 0, match.start()):
                 continue  # "close a ticket once its subtasks are complete": a rule
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
+    if subject and _RX.plan_stage.search(subject):
+        return Ephemeral("todo_next", f"filed under {subject!r}")
     return None
 
 

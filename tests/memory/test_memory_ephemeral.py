@@ -210,6 +210,17 @@ from orchestrator.store.memfile import Memory
         ("**Workspace**: `~/code/ledger` ✅ Complete setup", "environment", "progress_status"),
         ("**Actual Effort**: 3 hours", "L-04: Exports", "progress_status"),
         ("**Files Created**: 12 modules", "Metrics", "progress_status"),
+        # a numbered phase of the project's plan; its own words give the class when they can
+        ("Drag to reorder the rows", "Phase 3: Ledger Grid", "todo_next"),
+        ("✅ Drag to reorder the rows", "Phase 3: Ledger Grid", "progress_status"),
+        # a name said to be another now: a rename told
+        ("Column `orders.shopId` is now `orders.storeId`", "database rules", "change_account"),
+        # a horizon alone, what still needs watching, an hourglass or a loop marking work open
+        ("Add request queuing", "Short Term", "todo_next"),
+        ("Load balancing across regions", "Long-Term Plans", "todo_next"),
+        ("Request latency by endpoint", "Monitoring Needs", "todo_next"),
+        ("⏳ Cleanup of stale sessions", "sessions", "in_progress"),
+        ("🔄 **Rates cached per currency**", "Success Criteria", "in_progress"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -291,6 +302,8 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Rows are greyed out", "Row Styling (Once Complete)"),
         ("Upload progress is shown in the status bar", "Upload Progress"),
         ("Always read the scratchpad when you plan the next step", "workflow"),
+        ("Each import runs in three phases", "Phase Design"),
+        ("`retries` is now and then raised by hand", "retries"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
