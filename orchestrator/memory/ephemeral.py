@@ -11,7 +11,8 @@ stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Prior
 Questions", "Ledger Enhancements", "Technical Gaps", "Next Actions", "Questions to Address",
 "Phase 2: Exports (Next)", "Release Stages (Anticipated)", a weekday; progress: "Ledger
 Import (Stage 1 Complete)", "Stage 2 Progress", "Overall Status"; a horizon alone: "Short Term"; a numbered phase of a plan, "Phase 3: Ledger Grid",
-when the fact's own words name no class; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
+when the fact's own words name no class, or a day's ("Day 3-4: Reports"); "(Not Yet
+Created)", "Recent Progress"; never under a legend of marks ("Status Legend"); fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
 "Team Invites Consolidated"; a
 log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
 (v1.4.1)"); a neutral heading
@@ -120,7 +121,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"questions? to (?:address|answer|resolve|consider|decide))\b"
         # a stage marked as the next or as foreseen ("Phase 2: Exports (Next)", "Release
         # Stages (Anticipated)"), and a week's plan by its days
-        r"|\((?:next|anticipated|upcoming|planned|future|later|not started)\)$"
+        r"|\((?:next|anticipated|upcoming|planned|future|later|not started|not yet \w+)\)$"
         r"|^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)$"
         r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)|^(?:short|long|medium|near)[- ]term$"
         r"|\(next (?:\d|month|week|sprint|quarter|release|iteration|session)|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
@@ -131,7 +132,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
     (
         "progress_status",
         r"^(?:progress|done|completed|status|works)$|\(\d+% complete\)|\b(?:completed (?:steps|tasks|work)|current step|"
-        r"(?:current|overall|development|project|implementation) progress|"
+        r"(?:current|overall|development|project|implementation|recent) progress|"
         r"progress (?:report|log|update)s?|"
         r"(?:current|project|development|implementation) status(?!\s*[a-z])|"
         r"files (?:modified|created|changed)|quality assurance(?:\s+status)?(?=\s*$)|blockers|what works|"
@@ -317,7 +318,13 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "progress_status",
         r"\bnot (?:yet|fully|properly|completely) (?:implemented|integrated|functional|wired|"
-        r"connected|begun|deployed|released|tested|started|published)\b"
+        r"connected|begun|deployed|released|tested|started|published|created|running|installed|"
+        r"configured|written|built|added|defined|set up|done|merged)\b"
+        # part ready, the rest still wanted ("Parser ready, the export writer still needed")
+        r"|\b(?:ready|done|complete|in place),\s+(?:\w+ ){0,5}(?:pending|needed|remains?|missing)\b"
+        # a count so far under a label of work ("**Statements Imported**: 0")
+        r"|\*\*[\w ]{0,40}(?:created|written|implemented|imported|ingested|measured|completed|"
+        r"elapsed|remaining|fixed|resolved|added|closed)\*\*\s*:\s*[~≈]?\d"
         r"|\b(?:is|are|currently) non-functional\b"
         r"|(?:\b(?:is|are|currently) |\()(?:visual only|visual-only|ui only|ui-only)\b"
         r"|\bin place(?: \([^)]*\))?,? but\b"
@@ -415,7 +422,9 @@ _RX = Patterns(
     qualities=(r"\b(?:patterns?|benefits|advantages|principles)\b", re.I),
     # a numbered phase, milestone or sprint of the project's plan ("Phase 3: Ledger Grid"):
     # its facts are work planned or done, whichever their own words do not say
-    plan_stage=(r"^(?:phase|milestone|sprint) \d+\b", re.I),
+    plan_stage=(r"^(?:phase|milestone|sprint|day|week) \d+\b", re.I),
+    # a legend of the marks a page uses ("Status Legend": "✅ Done: ..."), not a state
+    legend=(r"(?:^|\s)legend$", re.I),
     # a condition open up to the end of the text read: no clause has ended since
     condition=(
         r"\b(?:if|whether|when|whenever|until|once|unless|ensure|make sure)\b[^.;:!?→]*$",
@@ -568,6 +577,8 @@ def ephemeral(fact: str, subject: str = "") -> Ephemeral | None:
 def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | None:
     """`ephemeral` of a fact with its whitespace collapsed (`text`), given which rules
     (indexes in `FACT_SOURCES`) it may match (`Screen.possible`)."""
+    if subject and _RX.legend.search(subject):
+        return None
     if subject:
         heads = _HEADING_SCREEN.possible(lowered(subject))
         for i, (cls, _) in enumerate(_HEADINGS):

@@ -221,6 +221,13 @@ from orchestrator.store.memfile import Memory
         ("Request latency by endpoint", "Monitoring Needs", "todo_next"),
         ("⏳ Cleanup of stale sessions", "sessions", "in_progress"),
         ("🔄 **Rates cached per currency**", "Success Criteria", "in_progress"),
+        # recent progress, what is not there yet, a day's plan, counts so far, part ready
+        ("**Result**: 40 statements parsed", "Recent Progress", "progress_status"),
+        ("Staging database: Not yet created", "environment", "progress_status"),
+        ("`exports/` - statement writers", "Planned Folders (Not Yet Created)", "todo_next"),
+        ("Ledger import validated", "Day 3-4: Import and Reports", "todo_next"),
+        ("**Statements Imported**: 0", "metrics", "progress_status"),
+        ("Parser ready, the export writer still needed.", "notes", "progress_status"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -304,6 +311,9 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Always read the scratchpad when you plan the next step", "workflow"),
         ("Each import runs in three phases", "Phase Design"),
         ("`retries` is now and then raised by hand", "retries"),
+        ("✅ Done: the item is finished and checked", "Status Legend"),
+        ("🔄 Planned: not started yet", "Legend"),
+        ("Rates cached per currency", "Legend State Setup"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
