@@ -285,7 +285,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "change_account",
         r"\b(?:collapsed|moved|migrated|renamed|converted|replaced|rewritten|slimmed|"
-        r"refreshed|updated|upgraded|bumped|evolved|matured|switched)\s+(?:into|from|to)\b"
+        r"refreshed|updated|upgraded|bumped|evolved|matured|switched|transitioned)\s+(?:into|from|to)\b"
         # where a decision started and how it went ("**Initial**: npm", "**Evolution**: ...")
         r"|^\W{0,4}\*\*(?:initial(?:ly)?|original(?:ly)?|evolution|before)\*\*\s*:",
     ),
@@ -321,7 +321,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"connected|begun|deployed|released|tested|started|published|created|running|installed|"
         r"configured|written|built|added|defined|set up|done|merged)\b"
         # part ready, the rest still wanted ("Parser ready, the export writer still needed")
-        r"|\b(?:ready|done|complete|in place),\s+(?:\w+ ){0,5}(?:pending|needed|remains?|missing)\b"
+        r"|\b(?:ready|done|complete|in place),\s+(?:\w+ ){0,7}(?:pending|needed|remains?|missing)\b"
         # a count so far under a label of work ("**Statements Imported**: 0")
         r"|\*\*[\w ]{0,40}(?:created|written|implemented|imported|ingested|measured|completed|"
         r"elapsed|remaining|fixed|resolved|added|closed)\*\*\s*:\s*[~≈]?\d"
@@ -379,6 +379,9 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"introducing|creating|replacing|splitting|extracting)\b",
     ),
     ("in_progress", _WEIGHING),
+    # the stage now and the one after, by a bold label ("**Current**: review stage")
+    ("in_progress", r"^\W{0,4}\*\*current\*\*\s*:"),
+    ("todo_next", r"^\W{0,4}\*\*next\*\*\s*:"),
     # an hourglass, a loop or a barrier at the head: work still open ("⏳ Cleanup of stale
     # sessions", "🔄 **Rates cached per currency**")
     ("in_progress", r"^\W{0,4}(?:⏳|⌛|🔄|🚧)"),

@@ -228,6 +228,15 @@ from orchestrator.store.memfile import Memory
         ("Ledger import validated", "Day 3-4: Import and Reports", "todo_next"),
         ("**Statements Imported**: 0", "metrics", "progress_status"),
         ("Parser ready, the export writer still needed.", "notes", "progress_status"),
+        (
+            "Core parsers done, only the OFX reader and the fixtures remain.",
+            "notes",
+            "progress_status",
+        ),
+        # the stage now and the next one, by a bold label; a move from one stage to the next
+        ("**Current**: review stage (checks passing)", "workflow stages", "in_progress"),
+        ("**Next**: release stage", "workflow stages", "todo_next"),
+        ("Transitioned from the pilot to the rollout", "rollout", "change_account"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
