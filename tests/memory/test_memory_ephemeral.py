@@ -322,7 +322,7 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("`retries` is now and then raised by hand", "retries"),
         ("✅ Done: the item is finished and checked", "Status Legend"),
         ("🔄 Planned: not started yet", "Legend"),
-        ("Rates cached per currency", "Legend State Setup"),
+        ("Rates cached per currency", "Legend State Store"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
