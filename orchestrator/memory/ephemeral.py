@@ -8,8 +8,11 @@ Build", "Current Considerations", "Evolution of Project Decisions", and wish lis
 "Nice to Have", "Future Considerations", "Feature Expansion", "Ideas"; finished lists and
 stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Priority: High)",
 "(Weeks 3-4)", "(Next Month)", "(Next Session)", "Immediate (Current Session)", "Design
-Questions", "Ledger Enhancements",
-"Technical Gaps"; fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
+Questions", "Ledger Enhancements", "Technical Gaps", "Next Actions", "Questions to Address",
+"Phase 2: Exports (Next)", "Release Stages (Anticipated)", a weekday; progress: "Ledger
+Import (Stage 1 Complete)", "Stage 2 Progress", "Overall Status"; a horizon alone: "Short Term"; a numbered phase of a plan, "Phase 3: Ledger Grid",
+when the fact's own words name no class, or a day's ("Day 3-4: Reports"); "(Not Yet
+Created)", "Recent Progress"; never under a legend of marks ("Status Legend"); fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
 "Team Invites Consolidated"; a
 log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
 (v1.4.1)"); a neutral heading
@@ -30,7 +33,8 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
   for use", "All 57 checks pass", "Status: ...", "**Status:** Done",
   "40% complete", what is built so far and what not yet ("not yet implemented", "in place,
   but ...", "(UI only)", "a placeholder"), the stage a project is in ("in the early
-  prototype phase"); not inside a condition ("close a ticket once all its subtasks are
+  prototype phase"), ready for the next work ("Ready to begin ...", "**Staging**: Ready for
+  the first deploy"), "**Actual Effort**: 3 hours"; not inside a condition ("close a ticket once all its subtasks are
   complete": a rule's trigger).
 - `todo_next`: unchecked boxes and crosses (❌ not done; not "❌ Don't ..."), to-dos, next
   steps, "Need for ...", "Decision needed", "to be determined", "to be documented",
@@ -98,7 +102,8 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"priorities|to consider|to be determined|tbd|gaps|open tasks|"
         r"pending tasks|ready for (?:a )?new task|future work|planned work|"
         r"next (?:milestones?|phases?|tasks?|goals?|iterations?)(?: goals)?|"
-        r"immediate (?:tasks|steps|goals|actions)|(?:short|long|medium)[- ]term goals|"
+        r"immediate (?:tasks|steps|goals|actions)|"
+        r"(?:short|long|medium|near)[- ]term (?:goals|plans?|tasks|work|priorities|roadmap|steps)|"
         r"(?:high|medium|low) priority|(?:open|design|pending|unresolved|outstanding) questions|"
         r"under consideration|"
         r"future (?:\w+ )?(?:enhancements|improvements|features|plans|considerations|"
@@ -112,24 +117,35 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"remaining (?:work|tasks|items|steps)|upcoming (?:work|tasks|items|milestones?)|"
         r"actions? needed|(?:decisions?|questions?) (?:pending|to validate|for clarification)|"
         r"next focus|(?:integration|feature|growth) opportunities|"
-        r"(?:improvements|enhancements) (?:planned|needed|to make))\b"
-        r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)"
+        r"(?:improvements|enhancements) (?:planned|needed|to make)|next (?:\w+ )?actions?|next up|"
+        r"questions? to (?:address|answer|resolve|consider|decide))\b"
+        # a stage marked as the next or as foreseen ("Phase 2: Exports (Next)", "Release
+        # Stages (Anticipated)"), and a week's plan by its days
+        r"|\((?:next|anticipated|upcoming|planned|future|later|not started|not yet \w+)\)$"
+        r"|^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)$"
+        r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)|^(?:short|long|medium|near)[- ]term$"
         r"|\(next (?:\d|month|week|sprint|quarter|release|iteration|session)|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
-        r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling) needs$"
+        r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling|monitoring) needs$"
         r"|\b(?:verification|assessment|review|work|changes|fixes) needed$"
         r"|(?<!completed )(?<!recent )(?<!implemented )\b(?:improvements|enhancements)$",
     ),
     (
         "progress_status",
         r"^(?:progress|done|completed|status|works)$|\(\d+% complete\)|\b(?:completed (?:steps|tasks|work)|current step|"
-        r"(?:current|overall|development|project|implementation) progress|"
+        r"(?:current|overall|development|project|implementation|recent) progress|"
         r"progress (?:report|log|update)s?|"
         r"(?:current|project|development|implementation) status(?!\s*[a-z])|"
         r"files (?:modified|created|changed)|quality assurance(?:\s+status)?(?=\s*$)|blockers|what works|"
         r"status report)\b"
         r"|^(?:completed|finished|implemented|done) (?:\w+ )?(?:components|features|items|"
         r"tasks|milestones|modules|pages|screens|endpoints|phases|parts)$"
-        r"|\s[-\u2013\u2014:]\s*(?:complete|completed|done|fixed|resolved)$|\(complete[d]?\)$"
+        r"|\s[-\u2013\u2014:]\s*(?:complete|completed|done|fixed|resolved)$"
+        # a stage stamped done ("Ledger Import (Stage 1 Complete)"; not "(Once Complete)")
+        r"|\((?![^)]*\b(?:when|once|if|until|after|mark)\b)(?:[^)]*\s)?(?:complete[d]?|done|finished)\)$"
+        # a numbered stage's progress and the overall status ("Stage 2 Progress"; not
+        # "Upload Progress")
+        r"|^(?:phase|stage|sprint|milestone|week|step|iteration) \d+\w* progress$"
+        r"|^(?:overall|progress) status$"
         # what was finished, then the word ("Theme Editor Complete"; not "Mark as Complete")
         r"|(?<!\bwhen)(?<!\bonce)(?<!\bif)(?<!\bas)(?<!\bis)(?<!\bare)(?<!\bbe)(?<!\bof)"
         r"(?<!\bmarked)"
@@ -141,7 +157,8 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"\b(?:current focus|sprint goals?|in progress|active work|current work|"
         r"working on|current sprint|current challenges|current considerations|ongoing work|"
         r"(?:primary )?focus areas|(?:active|team|main|primary|immediate) (?:\w+ )?focus|"
-        r"current (?:goals?|objectives?|priorities|tasks?))\b"
+        r"current (?:goals?|objectives?|priorities|tasks?)|"
+        r"current (?:\w+ )?(?:phase|stage|milestone|iteration))\b"
         # the page of a memory bank that holds the work at hand, by its own title
         r"|^active context$",
     ),
@@ -261,12 +278,14 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\bpivot(?:ed|ing)? (?:away )?from\b"
         # an account in the present perfect ("The loaders have been rewritten around streams")
         r"|\b(?:has|have) been (?:successfully )?(?:refactored|rewritten|replaced|migrated|"
-        r"renamed|removed|deleted|restructured|reorgani[sz]ed|consolidated|standardi[sz]ed)\b",
+        r"renamed|removed|deleted|restructured|reorgani[sz]ed|consolidated|standardi[sz]ed)\b"
+        # a name said to be another now ("Column `orders.shopId` is now `orders.storeId`")
+        r"|`[^`\n]+`\s+(?:is|are) now\s+(?:called\s+|named\s+)?`",
     ),
     (
         "change_account",
         r"\b(?:collapsed|moved|migrated|renamed|converted|replaced|rewritten|slimmed|"
-        r"refreshed|updated|upgraded|bumped|evolved|matured|switched)\s+(?:into|from|to)\b"
+        r"refreshed|updated|upgraded|bumped|evolved|matured|switched|transitioned)\s+(?:into|from|to)\b"
         # where a decision started and how it went ("**Initial**: npm", "**Evolution**: ...")
         r"|^\W{0,4}\*\*(?:initial(?:ly)?|original(?:ly)?|evolution|before)\*\*\s*:",
     ),
@@ -299,7 +318,13 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "progress_status",
         r"\bnot (?:yet|fully|properly|completely) (?:implemented|integrated|functional|wired|"
-        r"connected|begun|deployed|released|tested|started|published)\b"
+        r"connected|begun|deployed|released|tested|started|published|created|running|installed|"
+        r"configured|written|built|added|defined|set up|done|merged)\b"
+        # part ready, the rest still wanted ("Parser ready, the export writer still needed")
+        r"|\b(?:ready|done|complete|in place),\s+(?:\w+ ){0,7}(?:pending|needed|remains?|missing)\b"
+        # a count so far under a label of work ("**Statements Imported**: 0")
+        r"|\*\*[\w ]{0,40}(?:created|written|implemented|imported|ingested|measured|completed|"
+        r"elapsed|remaining|fixed|resolved|added|closed)\*\*\s*:\s*[~≈]?\d"
         r"|\b(?:is|are|currently) non-functional\b"
         r"|(?:\b(?:is|are|currently) |\()(?:visual only|visual-only|ui only|ui-only)\b"
         r"|\bin place(?: \([^)]*\))?,? but\b"
@@ -307,6 +332,17 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"prototype|planning|development|testing|alpha|beta)\b(?: \w+){0,3}? (?:phase|stage)\b"
         r"|^\W{0,4}(?:current )?(?:project phase|project stage)\W{0,4}:|\bnow focusing on\b"
         r"|\b(?:implemented|exists|is|are) (?:only )?as a placeholder\b",
+    ),
+    # ready for the next piece of work ("Ready to begin the exports", "**Staging**: Ready for
+    # the first deploy", "(ready for the first push)"), a check mark before the word of done
+    # inside the line, and the effort spent or the files made so far
+    (
+        "progress_status",
+        rf"^\W{{0,4}}(?:{_BOLD_LABEL})?ready (?:to|for)\b|\(ready (?:to|for)\b"
+        r"|\bready to (?:begin|start|proceed|continue|move on)\b"
+        r"|(?:✅|✔️?)\s*(?:complete|completed|done|finished|fixed|working)\b"
+        r"|\*\*(?:files (?:created|modified|changed|added)|lines of code|"
+        r"actual (?:effort|time|duration)|completion)(?::\*\*|\*\*\s*:)",
     ),
     (
         "todo_next",
@@ -343,6 +379,12 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"introducing|creating|replacing|splitting|extracting)\b",
     ),
     ("in_progress", _WEIGHING),
+    # the stage now and the one after, by a bold label ("**Current**: review stage")
+    ("in_progress", r"^\W{0,4}\*\*current\*\*\s*:"),
+    ("todo_next", r"^\W{0,4}\*\*next\*\*\s*:"),
+    # an hourglass, a loop or a barrier at the head: work still open ("⏳ Cleanup of stale
+    # sessions", "🔄 **Rates cached per currency**")
+    ("in_progress", r"^\W{0,4}(?:⏳|⌛|🔄|🚧)"),
     (
         "in_progress",
         r"\bcurrently (?:being|working on|focused|focusing|under (?:development|review)|"
@@ -368,6 +410,10 @@ _GERUND_RULES = frozenset(
 )
 
 
+# Classes whose words inside an open condition make a rule's trigger, not a state ("close
+# a ticket once its subtasks are complete", "read the notes when you plan the next step")
+_CONDITIONED = frozenset({"progress_status", "todo_next"})
+
 _RX = Patterns(
     present_passive=(
         r"\b(?:is|are|be|been|being|get|gets|can be|must be)\s+(?:\w+ly\s+)?"
@@ -377,6 +423,11 @@ _RX = Patterns(
     problems=(r"\b(?:challenges|risks|trade-?offs|pitfalls|problems)\b", re.I),
     # headings whose items name qualities of a design: "Error Handling Pattern", "Benefits"
     qualities=(r"\b(?:patterns?|benefits|advantages|principles)\b", re.I),
+    # a numbered phase, milestone or sprint of the project's plan ("Phase 3: Ledger Grid"):
+    # its facts are work planned or done, whichever their own words do not say
+    plan_stage=(r"^(?:phase|milestone|sprint|day|week) \d+\b", re.I),
+    # a legend of the marks a page uses ("Status Legend": "✅ Done: ..."), not a state
+    legend=(r"(?:^|\s)legend$", re.I),
     # a condition open up to the end of the text read: no clause has ended since
     condition=(
         r"\b(?:if|whether|when|whenever|until|once|unless|ensure|make sure)\b[^.;:!?→]*$",
@@ -529,6 +580,8 @@ def ephemeral(fact: str, subject: str = "") -> Ephemeral | None:
 def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | None:
     """`ephemeral` of a fact with its whitespace collapsed (`text`), given which rules
     (indexes in `FACT_SOURCES`) it may match (`Screen.possible`)."""
+    if subject and _RX.legend.search(subject):
+        return None
     if subject:
         heads = _HEADING_SCREEN.possible(lowered(subject))
         for i, (cls, _) in enumerate(_HEADINGS):
@@ -544,9 +597,11 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
         for match in _FACT_SCREEN[i].finditer(text):
             if cls == "change_account" and _RX.present_passive.search(text, 0, match.start()):
                 continue  # "files are moved to `archive/`": what happens, not what did
-            if cls == "progress_status" and _RX.condition.search(text, 0, match.start()):
+            if cls in _CONDITIONED and _RX.condition.search(text, 0, match.start()):
                 continue  # "close a ticket once its subtasks are complete": a rule
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
+    if subject and _RX.plan_stage.search(subject):
+        return Ephemeral("todo_next", f"filed under {subject!r}")
     return None
 
 

@@ -186,6 +186,57 @@ from orchestrator.store.memfile import Memory
         # a participle leads a change elsewhere, a quality under a pattern's heading
         ("Centralized retry handling", "webhooks", "change_account"),
         ("Replaced the retry queue with a scheduler", "Webhook Retry Pattern", "change_account"),
+        # plans by their heading: next actions, a phase marked next or anticipated, questions
+        # still to address, a week's plan by weekday
+        ("Publish the nightly build", "Next Actions", "todo_next"),
+        ("Wire the export dialog", "Next Priority Actions", "todo_next"),
+        ("Table of open invoices", "Phase 2: Invoice List (Next)", "todo_next"),
+        ("**Stage 3**: Shared ledgers", "Release Stages (Anticipated)", "todo_next"),
+        ("Which currencies come first?", "Questions to Address", "todo_next"),
+        ("Draft the report layout", "Tuesday", "todo_next"),
+        # a stage stamped done, a numbered stage's progress, the overall status, the current phase
+        ("**Parser**: Reads OFX 2.2 files", "Ledger Import (Stage 1 Complete)", "progress_status"),
+        ("Summary cards on the home page", "Stage 2 Progress", "progress_status"),
+        ("Stage: Data model", "Overall Status", "progress_status"),
+        ("**Ledger import** - Wiring the parser in", "Current Development Phase", "in_progress"),
+        # ready for the next piece of work, a check mark before the word of done, effort spent
+        ("Ready to begin the export work", "notes", "progress_status"),
+        ("**Staging Server**: Ready for the first deploy", "environment", "progress_status"),
+        (
+            "**Repo**: `git.example.org/ledger` (ready for the first push)",
+            "setup",
+            "progress_status",
+        ),
+        ("**Workspace**: `~/code/ledger` ✅ Complete setup", "environment", "progress_status"),
+        ("**Actual Effort**: 3 hours", "L-04: Exports", "progress_status"),
+        ("**Files Created**: 12 modules", "Metrics", "progress_status"),
+        # a numbered phase of the project's plan; its own words give the class when they can
+        ("Drag to reorder the rows", "Phase 3: Ledger Grid", "todo_next"),
+        ("✅ Drag to reorder the rows", "Phase 3: Ledger Grid", "progress_status"),
+        # a name said to be another now: a rename told
+        ("Column `orders.shopId` is now `orders.storeId`", "database rules", "change_account"),
+        # a horizon alone, what still needs watching, an hourglass or a loop marking work open
+        ("Add request queuing", "Short Term", "todo_next"),
+        ("Load balancing across regions", "Long-Term Plans", "todo_next"),
+        ("Request latency by endpoint", "Monitoring Needs", "todo_next"),
+        ("⏳ Cleanup of stale sessions", "sessions", "in_progress"),
+        ("🔄 **Rates cached per currency**", "Success Criteria", "in_progress"),
+        # recent progress, what is not there yet, a day's plan, counts so far, part ready
+        ("**Result**: 40 statements parsed", "Recent Progress", "progress_status"),
+        ("Staging database: Not yet created", "environment", "progress_status"),
+        ("`exports/` - statement writers", "Planned Folders (Not Yet Created)", "todo_next"),
+        ("Ledger import validated", "Day 3-4: Import and Reports", "todo_next"),
+        ("**Statements Imported**: 0", "metrics", "progress_status"),
+        ("Parser ready, the export writer still needed.", "notes", "progress_status"),
+        (
+            "Core parsers done, only the OFX reader and the fixtures remain.",
+            "notes",
+            "progress_status",
+        ),
+        # the stage now and the next one, by a bold label; a move from one stage to the next
+        ("**Current**: review stage (checks passing)", "workflow stages", "in_progress"),
+        ("**Next**: release stage", "workflow stages", "todo_next"),
+        ("Transitioned from the pilot to the rollout", "rollout", "change_account"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -263,6 +314,15 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("Answers are cached for a day", "Frequently Asked Questions"),
         ("Centralized retry handling", "Webhook Retry Pattern"),
         ("Entries expire after an hour", "How the Cache Is Updated"),
+        ("The worker waits until the queue is ready for reads", "workers"),
+        ("Rows are greyed out", "Row Styling (Once Complete)"),
+        ("Upload progress is shown in the status bar", "Upload Progress"),
+        ("Always read the scratchpad when you plan the next step", "workflow"),
+        ("Each import runs in three phases", "Phase Design"),
+        ("`retries` is now and then raised by hand", "retries"),
+        ("✅ Done: the item is finished and checked", "Status Legend"),
+        ("🔄 Planned: not started yet", "Legend"),
+        ("Rates cached per currency", "Legend State Store"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
