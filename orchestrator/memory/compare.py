@@ -49,6 +49,7 @@ ACROSS = 0.6  # stems two facts share, subjects aside, to near-duplicate each ot
 FLOOR = 0.35  # stems two facts must share, subjects aside, under fitting subjects
 GENERIC = 4  # a short fact of at most this many stems naming nothing (see `rarity`)
 PURPOSE = 0.5  # the frames two facts share for a conflict of values
+SLOT_WORDS = 2  # words two clauses setting names apart share to name one slot
 
 
 @dataclass(frozen=True)
@@ -296,6 +297,8 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
     prohibitions, a chain of arrows or a fact that states no value (`slots`)."""
     if different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
+    if slots.parallel_leads(a.fact, b.fact):
+        return None  # one statement about two things
     if any(slots.unstated(m.fact, m.subject or "") for m in (a, b)):
         return None  # a lead-in, an option weighed, an example
     if _bare_value(a.fact) and _bare_value(b.fact):
@@ -305,11 +308,14 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
     for ca in ra.clauses[:MAX_CLAUSES]:
         for cb in rb.clauses[:MAX_CLAUSES]:
             how = clause_conflict(ca, cb)
-            if how is None or (
-                how == "polarity" and slots.contrast_only((a if ca.negated else b).fact)
-            ):
+            if how is None or (how == "polarity" and _no_denial(a, b, ca, cb)):
                 continue
-            if how == "values" and (_agree(ca, cb, ra, rb) or _describes_label(a, b, ca, cb)):
+            if how == "values" and (
+                _agree(ca, cb, ra, rb)
+                or _describes_label(a, b, ca, cb)
+                or slots.same_version(ca.values - cb.values, cb.values - ca.values)
+                or _slot_unnamed(ca, cb)
+            ):
                 continue
             if how == "values":
                 if forbidding is None:
@@ -321,6 +327,30 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
             if purpose or how == "polarity":
                 return Conflict(ca, cb, how)
     return None
+
+
+def _slot_unnamed(ca: Clause, cb: Clause) -> bool:
+    """Two names set against each other in clauses sharing fewer than `SLOT_WORDS` words
+    besides them ("Configured in `esbuild.config.mjs`", "Configured in `tsconfig.json`";
+    "OpenAI Agents SDK", "OpenAI API key"): nothing says which slot both fill, and a
+    list's entries read that way. A clause that says nothing but the subject's value
+    ("The warehouse is BigQuery" under "warehouse") names it. Numbers keep their own
+    test (`_numbers_clash`)."""
+    if _numbers_clash(ca, cb) or not ca.frame or not cb.frame:
+        return False
+    return len((ca.words - ca.values) & (cb.words - cb.values)) < SLOT_WORDS
+
+
+def _no_denial(a: Memory, b: Memory, ca: Clause, cb: Clause) -> bool:
+    """The negated side of a clash of polarity denies nothing of the other: it only says
+    "without" or "instead of", its negation stands in an aside in brackets, or it names
+    too little of its own to say what it denies (`slots`)."""
+    neg, clause, other = (a, ca, b) if ca.negated else (b, cb, a)
+    return (
+        slots.contrast_only(neg.fact)
+        or slots.aside_denial(neg.fact)
+        or slots.thin_denial(clause, neg.fact, other.fact)
+    )
 
 
 def _bare_value(fact: str) -> bool:
@@ -369,6 +399,8 @@ def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
     page size"), and two facts that each name a place the other does not (`_own_things`)."""
     if linked(a, b) or different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
+    if slots.dated(a.subject or "") and slots.dated(b.subject or ""):
+        return None  # two entries of a log: each records the count of its own moment
     ra, rb = readings.plain(a), readings.plain(b)
     bound_a, bound_b = (slots.bounds(f"{m.subject or ''}: {m.fact}") for m in (a, b))
     if bound_a != bound_b or _parallel(a, b, ra, rb):

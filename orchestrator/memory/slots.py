@@ -23,6 +23,15 @@ option weighed ("Cons: no built-in validation", "Pros: ships with a router") say
 one choice of several would bring, not what the project is; and an example, filed under
 a heading of examples ("Examples", "Usage examples"), is one instance of many.
 
+Four more shapes name no one slot (`thin_denial`, `aside_denial`, `parallel_leads`,
+`same_version`): a denial of one word ("it never generates" meets any fact about a
+generator under that subject: what it denies is not named); a negation only inside an
+aside in brackets ("degrades on large files (not addressed yet)" repeats the other fact
+and adds a state of work); two facts led by different names that say the rest alike
+("Write throughput > 100 MB/s", "Read throughput > 500 MB/s"; "Anvils = ...",
+"Hinges = ..."), parallel statements about two things; and one version written to two
+precisions ("3.5", "3.5.0").
+
 Across subjects one slot is read (`count`): the same count of the same thing, "a
 138-column export layout" against "export column map (139 columns)": one unit given two
 numbers, no number agreeing, in clauses that share a word besides the unit (what is
@@ -50,7 +59,7 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
         r"limit(?:s|ed)?|caps?|capped)\b",
         re.IGNORECASE,
     ),
-    count=r"(?<![\w.])(\d+(?:\.\d+)?)[\s-]+([a-z]+)",
+    count=r"(?<![\w.])(\d+(?:\.\d+)?)[\s-]+([a-z]+)(?:[ -]([a-z]+))?",
     # what stands before a number that is no count: a word naming which one of a series
     # ("Stage 1.5 provides", "Phase 2 tables") or the start of a range ("1-5 models")
     not_counted=(
@@ -68,7 +77,17 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
     examples=(r"\bexamples?\b", re.IGNORECASE),
     contrast=(r"\b(?:without|instead of|rather than)\b", re.IGNORECASE),
     word=r"[a-z]+(?:n't)?",
+    aside=r"\([^()]*\)|\[[^\[\]]*\]",
+    lead=r"^(?:\s*(?:[-*+]|\d{1,3}[.)])\s+)?(?:\[[ xX]\]\s*)?[*_]*(`[^`]+`|\"[^\"]+\"|'[^']+'|[\w.-]+)",
+    dated=(
+        r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+        r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|"
+        r"sep|oct|nov|dec)[a-z]*\.?\s+\d{4}\b",
+        re.IGNORECASE,
+    ),
 )
+MIN_DENIED = 2  # words a denial names, to say what it denies
+PARALLEL = 0.5  # the stems two facts led by different names share after their leads
 _DENYING = (NEGATIONS - {"without"}) | frozenset(ANTONYMS)
 
 
@@ -120,6 +139,76 @@ def contrast_only(fact: str) -> bool:
     return not any(w in _DENYING or w.endswith("n't") for w in words)
 
 
+def _denying(text: str) -> bool:
+    words = _RX.word.findall(text.lower())
+    return any(w in _DENYING or w.endswith("n't") for w in words)
+
+
+def aside_denial(fact: str) -> bool:
+    """The fact's negations all stand inside brackets: an aside (a state of work, a
+    caveat) added to a statement, which denies nothing of another fact."""
+    return _denying(fact) and not _denying(_RX.aside.sub(" ", fact))
+
+
+def thin_denial(clause: Clause, fact: str, other: str) -> bool:
+    """A negated clause of fewer than `MIN_DENIED` words ("it never generates", "nothing
+    built") whose word the other fact does not write as it does: what it denies is not
+    named, and a fact using another form of the word ("a one-shot generator", "a
+    from-scratch build") states something else. A denial of the very word ("do not wrap
+    them" against "Wrap errors with `%w`") still meets it."""
+    if len(clause.words) >= MIN_DENIED:
+        return False
+    written = set(_RX.word.findall(fact.lower()))
+    said = set(_RX.word.findall(other.lower()))
+    return not any(w in said for w in written if stem(w) in clause.words)
+
+
+def _lead(fact: str) -> tuple[str, str]:
+    """The name a fact opens with (a word, a code span or a quotation, lower case), and the
+    rest of the fact."""
+    found = _RX.lead.match(fact)
+    if found is None:
+        return "", fact.lower()
+    return found.group(1).strip("`\"'").lower(), fact[found.end() :].lower()
+
+
+def parallel_leads(fact_a: str, fact_b: str) -> bool:
+    """The facts open with different names, neither standing in the other fact, and say
+    the rest alike (`PARALLEL` of their stems shared): the same statement about two
+    things ("Write throughput > 100 MB/s per node", "Read throughput > 500 MB/s per
+    node"), not one thing given two values."""
+    lead_a, rest_a = _lead(fact_a)
+    lead_b, rest_b = _lead(fact_b)
+    if not lead_a or not lead_b or lead_a == lead_b:
+        return False
+    if lead_a in fact_b.lower() or lead_b in fact_a.lower():
+        return False
+    sa = {stem(w) for w in _RX.word.findall(rest_a)}
+    sb = {stem(w) for w in _RX.word.findall(rest_b)}
+    return bool(sa and sb) and len(sa & sb) >= PARALLEL * len(sa | sb)
+
+
+def _version(value: str) -> str:
+    parts = value.split(".")
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)
+
+
+def same_version(left: frozenset[str], right: frozenset[str]) -> bool:
+    """The numbers two clauses hold apart are one version written to two precisions
+    ("3.5" and "3.5.0"), nothing else."""
+    if not left or not right or not all(v[:1].isdigit() for v in left | right):
+        return False
+    return {_version(v) for v in left} == {_version(v) for v in right}
+
+
+def dated(subject: str) -> bool:
+    """The subject carries a date ("2025-03-14 - Retry fixes", "Release (June 9, 2025)"):
+    the entry of a log, recording its own moment."""
+    return _RX.dated.search(subject) is not None
+
+
 def bounds(fact: str) -> bool:
     """The fact states a bound (at most, up to, a maximum, a limit), not a value."""
     return _RX.bound.search(fact) is not None
@@ -136,6 +225,24 @@ def counts(fact: str) -> frozenset[tuple[str, str]]:
         for found in _RX.count.finditer(plain)
         if _RX.not_counted.search(plain, max(0, found.start() - 16), found.start()) is None
     )
+
+
+def _qualifiers(fact: str, numbers: frozenset[str]) -> frozenset[str]:
+    """The words written right after the units of `numbers` in the fact ("9 unit tests":
+    "test"), empty where a unit ends its phrase."""
+    plain = _RX.thousands.sub("", fact.lower())
+    return frozenset(
+        stem(found.group(3))
+        for found in _RX.count.finditer(plain)
+        if found.group(1) in numbers and found.group(3)
+    )
+
+
+def _two_things(fact_a: str, fact_b: str, na: frozenset[str], nb: frozenset[str]) -> bool:
+    """The words after the counted ones differ in both facts: "9 comprehensive unit tests"
+    and "16 comprehensive registry tests" count two suites, however alike the unit read."""
+    qa, qb = _qualifiers(fact_a, na), _qualifiers(fact_b, nb)
+    return bool(qa and qb) and not qa & qb
 
 
 def unit(word: str) -> str:
@@ -158,7 +265,7 @@ def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
                 na = frozenset(n for n, u in ka if u == what)
                 nb = frozenset(n for n, u in kb if u == what)
                 counted = sorted((ca.frame & cb.frame) - {what})
-                if counted and not na & nb:
+                if counted and not na & nb and not _two_things(fact_a, fact_b, na, nb):
                     return Count(f"{what} ({', '.join(counted)})", na, nb)
     return None
 

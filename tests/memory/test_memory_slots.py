@@ -258,3 +258,84 @@ def test_a_condition_or_an_alternative_turned_down_denies_nothing(
     assert compare.conflict(c, d) is None
     assert compare.conflict(a, e) is not None
     assert slots.contrast_only(c.fact) and not slots.contrast_only(b.fact)
+
+
+def test_parallel_statements_led_by_two_names_fill_two_slots(mk: Callable[..., Any]) -> None:
+    """Two facts that open with different names and say the rest alike speak of two
+    things; the same lead with two values is still one slot."""
+    a = mk("a", "Ingest latency < 40 ms per batch", subject="targets")
+    b = mk("b", "Query latency < 90 ms per batch", subject="targets")
+    c = mk("c", "Hinges (all wood types) = `2 x plank price`", subject="pricing")
+    d = mk("d", "Shelves (all wood types) = `plank price / 3`", subject="pricing")
+    assert compare.conflict(a, b) is None
+    assert compare.conflict(c, d) is None
+    e = mk("e", "Ingest latency < 40 ms per batch", subject="targets")
+    f = mk("f", "Ingest latency < 75 ms per batch", subject="targets")
+    assert compare.conflict(e, f) is not None
+
+
+def test_names_set_apart_with_nothing_naming_the_slot_do_not_clash(
+    mk: Callable[..., Any],
+) -> None:
+    """Two names set against each other in clauses sharing one word besides them name no
+    slot; a clause stating the subject's value, or two sharing the words of the slot, do."""
+    a = mk("a", "Set in `vite.config.ts`", subject="bundling")
+    b = mk("b", "Set in `babel.config.js`", subject="bundling")
+    assert compare.conflict(a, b) is None
+    c = mk("c", "Nightly exports are written by `export_job.py`", subject="storage")
+    d = mk("d", "Nightly exports are written by `dump_job.py`", subject="storage")
+    assert compare.conflict(c, d) is not None
+    e = mk("e", "The queue is Kafka.", subject="queue")
+    f = mk("f", "The queue is RabbitMQ (vhost billing).", subject="queue")
+    assert compare.conflict(e, f) is not None
+
+
+def test_one_version_to_two_precisions_is_one_value(mk: Callable[..., Any]) -> None:
+    a = mk("a", "The backend runs on Django 4.2 with Celery.", subject="stack")
+    b = mk("b", "The backend runs on Django 4.2.0 with Celery.", subject="stack")
+    c = mk("c", "The backend runs on Django 5.1 with Celery.", subject="stack")
+    assert compare.conflict(a, b) is None
+    assert compare.conflict(a, c) is not None
+    assert slots.same_version(frozenset({"4.2"}), frozenset({"4.2.0"}))
+
+
+def test_denials_in_an_aside_or_of_another_word_form_deny_nothing(
+    mk: Callable[..., Any],
+) -> None:
+    """A negation inside brackets adds a state of work; a one-word denial meets only the
+    word it writes ("it never renders" against "a renderer"); "do not wrap them" against
+    "Wrap errors" still denies."""
+    a = mk("a", "Parsing slows down on files over 2 GB.", subject="known issues")
+    b = mk("b", "Parsing slows down on files over 2 GB (not fixed yet).", subject="known issues")
+    assert compare.conflict(a, b) is None and slots.aside_denial(b.fact)
+    c = mk("c", "Pages come from a static renderer script run once.", subject="site build")
+    d = mk("d", "The server only serves `dist/`; it never renders.", subject="site build")
+    assert compare.conflict(c, d) is None
+    e = mk("e", "Wrap errors with context so callers can inspect them.", subject="errors")
+    f = mk("f", "Return errors as they are: do not wrap them.", subject="errors")
+    assert compare.conflict(e, f) is not None
+
+
+def test_counts_in_dated_log_entries_or_of_two_qualified_things_are_no_clash(
+    layout: Layout, put: Put
+) -> None:
+    """Two dated entries of a log each record the count of their moment; "7 unit tests"
+    and "12 integration tests" count two suites; two undated statuses of one suite still
+    clash, and so do a current state and a dated entry."""
+    put("log-a", "Suite: 210 tests green.", subject="2025-03-02 - Parser rework")
+    put("log-b", "Suite: 234 tests green.", subject="2025-03-09 - Cache layer")
+    put("unit", "Suite: 7 unit tests all green", subject="module one")
+    put("integ", "Suite: 12 integration tests all green", subject="module two")
+    put("now-a", "All 88 checks passing.", subject="current state")
+    put("now-b", "**QA**: all 91 checks passing, lint clean", subject="workflow status")
+    put("state", "All 57 tests pass.", subject="current state")
+    put(
+        "entry",
+        "Suite: 61 passed (one flaky test rewritten).",
+        subject="Recent changes (2025-04-02)",
+    )
+    assert contradictions(layout) == {
+        frozenset({"now-a", "now-b"}),
+        frozenset({"state", "entry"}),
+    }
+    assert slots.dated("Release notes (June 9, 2025)") and not slots.dated("Phase 2")
