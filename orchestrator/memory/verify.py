@@ -2187,13 +2187,13 @@ _LOCK_FILES = {
 # the managers one project picks one of (a JavaScript one and a Python one live together)
 _JS_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 _ECOSYSTEMS = (set(_JS_MANAGERS), {"poetry", "pipenv", "pdm", "uv"})
-# a package manager run as a command: first in a span, or after `&&`, `;` or `|`
 # a tool installed on the machine, not into the project: `npm install -g pnpm`, `yarn global
 # add serve`, `uv tool install ruff` say nothing of the manager that locks the project
 _GLOBAL_INSTALL = re.compile(
     r"\b(?:npm|pnpm|bun)\s+(?:i|install|add)\b[^&;|]*\s(?:-g|--global)\b"
     r"|\byarn\s+global\s|\buv\s+tool\s"
 )
+# a package manager run as a command: first in a span, or after `&&`, `;` or `|`
 _MANAGER_COMMAND = re.compile(r"(?:^|&&|;|\|)\s*(npm|yarn|pnpm|bun|poetry|pipenv|pdm|uv)(?=\s|$)")
 
 
