@@ -162,7 +162,9 @@ def test_contradictions_need_one_subject_two_active_memories_and_disagreement(
         ("http11", ("http2",)),
         ("retries-off", ("retries-on",)),
     ]
-    assert all(f.severity == "error" for f in report.findings if f.kind == "contradiction")
+    # read from words alone: a lead for a person, which does not fail `--check`
+    assert all(f.severity == "warning" for f in report.findings if f.kind == "contradiction")
+    assert not [f for f in report.errors if f.kind == "contradiction"]
 
 
 def test_stale_citations_name_the_failing_claim(layout: Layout, put: Put) -> None:

@@ -73,8 +73,10 @@ def test_the_rules_accept_only_what_they_allow(layout: Layout, put: Put, tmp_pat
     _, report, _ = audit_json("--model", model)
     assert pairs(report, "near_duplicate") == {frozenset({"shipping-a", "shipping-b"})}
     assert pairs(report, "contradiction") == {frozenset({"cols-a", "cols-b"})}
-    detail = next(f["detail"] for f in report["findings"] if f["kind"] == "contradiction")
-    assert "column count" in detail and "138" in detail and "139" in detail
+    found = next(f for f in report["findings"] if f["kind"] == "contradiction")
+    assert "column count" in found["detail"] and "138" in found["detail"]
+    assert "139" in found["detail"]
+    assert found["severity"] == "error"  # a model proposed it and the rules accepted it
     assert any(g["decay"] for g in report["groups"])
 
     # without the model, the report is the deterministic one again (the model's is not cached)
