@@ -10,12 +10,12 @@ stamped outcomes: "Completed Screens", "Rate Feed Rework - DONE"; plans: "(Prior
 "(Weeks 3-4)", "(Next Month)", "(Next Session)", "Immediate (Current Session)", "Design
 Questions", "Ledger Enhancements", "Technical Gaps", "Next Actions", "Questions to Address",
 "Phase 2: Exports (Next)", "Release Stages (Anticipated)", a weekday; progress: "Ledger
-Import (Stage 1 Complete)", "Stage 2 Progress", "Overall Status"; a horizon alone: "Short Term"; a numbered phase of a plan, "Phase 3: Ledger Grid",
-when the fact's own words name no class, or a day's ("Day 3-4: Reports"); "(Not Yet
-Created)", "Recent Progress"; never under a legend of marks ("Status Legend"); fixes made: "Login Form Fixes"; accounts: "Recent Accomplishments",
-"Team Invites Consolidated"; a
-log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
-(v1.4.1)"); a neutral heading
+Import (Stage 1 Complete)", "Stage 2 Progress", "Overall Status", "Recent Progress", "(Not
+Yet Created)"; a horizon alone: "Short Term"; a numbered phase of a plan ("Phase 3: Ledger
+Grid") or a day's ("Day 3-4: Reports") when the fact's own words name no class; fixes
+made: "Login Form Fixes"; accounts: "Recent Accomplishments", "Team Invites Consolidated";
+a log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
+(v1.4.1)"); never under a legend of marks ("Status Legend"). A neutral heading
 ("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
 itself. Under a heading that lists problems ("Design Challenges", "Risks") a fact led by
 a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
@@ -34,8 +34,8 @@ a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
   "40% complete", what is built so far and what not yet ("not yet implemented", "in place,
   but ...", "(UI only)", "a placeholder"), the stage a project is in ("in the early
   prototype phase"), ready for the next work ("Ready to begin ...", "**Staging**: Ready for
-  the first deploy"), "**Actual Effort**: 3 hours"; not inside a condition ("close a ticket once all its subtasks are
-  complete": a rule's trigger).
+  the first deploy"), "**Actual Effort**: 3 hours"; not inside a condition ("close a
+  ticket once all its subtasks are complete": a rule's trigger).
 - `todo_next`: unchecked boxes and crosses (❌ not done; not "❌ Don't ..."), to-dos, next
   steps, "Need for ...", "Decision needed", "to be determined", "to be documented",
   "deferred", "(planned)", "needs to be defined", "could benefit from ...", options
