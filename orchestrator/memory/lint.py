@@ -299,10 +299,11 @@ def _import_targets(source: str) -> list[str]:
 
 def _followed(root: Path, path: str, words: str, code: bool) -> str:
     """`words` without the imports the lint follows (`@docs/more.md`, linted on its own):
-    an import is no claim about the code. An import of no file is a path the words name,
-    its `@` dropped and written from the repository's root, so that it is checked as any
-    path is: a local file git ignores (`@.claude/user.md`, one's own instructions) or a
-    submodule's file holds, a file never written is stale."""
+    an import is no claim about the code. An import of no file (a markdown file, or a
+    path starting with a dot) is a path the words name, its `@` dropped and written from
+    the repository's root, so that it is checked as any path is: a local file git ignores
+    (`@.claude/user.md`, one's own instructions) or a submodule's file holds, a file never
+    written is stale. Any other `@x/y` is an npm scope's package, left as it is."""
     if code or "@" not in words:
         return words
     folder = (root / path).parent
@@ -312,6 +313,8 @@ def _followed(root: Path, path: str, words: str, code: bool) -> str:
         target = folder / match.group(1)
         if target.is_file():
             return ""
+        if not match.group(1).startswith(".") and not match.group(1).endswith(".md"):
+            return match.group(0)  # `@tolgee/react`: an npm scope's package, no import
         try:
             return target.resolve().relative_to(base).as_posix()
         except ValueError:

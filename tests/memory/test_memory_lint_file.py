@@ -227,6 +227,20 @@ def test_an_import_of_a_local_file_git_ignores_holds_and_one_of_no_file_is_stale
     assert by_line[4]["status"] == "stale"
     assert by_line[4]["reason"].startswith("docs/releasing.md does not exist"), report
 
+    # an npm scope's package is no import, from a file in a folder too (`.github/acme/widgets`)
+    (plain_repo / ".github").mkdir()
+    (plain_repo / ".github" / "copilot-instructions.md").write_text(
+        "# Tests\n\n- Do not mock @acme/widgets in the tests.\n"
+    )
+    scoped = subprocess.run(
+        [str(ORCH), "memory", "verify", "--file", ".github/copilot-instructions.md", "--json"],
+        cwd=plain_repo,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("ORCH_")},
+    )
+    assert json.loads(scoped.stdout)["counts"]["stale"] == 0, scoped.stdout
+
 
 def test_a_wrapped_bullet_is_one_claim_and_a_sentence_runs_across_lines(plain_repo: Path) -> None:
     (plain_repo / "AGENTS.md").write_text(
