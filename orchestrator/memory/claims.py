@@ -566,7 +566,7 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
     out: list[Claim] = []
     for word in _PROSE_PATH.findall(prose) if "/" in prose else ():
         word = word.rstrip(".,;:)")
-        if word.startswith("@") and (word.startswith("@.") or word.endswith(".md")):
+        if word.startswith("@") and imports_file(word[1:]):
             word = word[1:]  # Claude Code's import of a file (`@.claude/notes.md`): its path
         parts = word.strip("/").split("/")
         if len(parts) < 2 or word.startswith("//") or not all(parts):
@@ -581,6 +581,13 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
     for call in _PROSE_CALL.findall(prose) if "()" in prose else ():
         out += span_claims(call + "()", shape)
     return out
+
+
+def imports_file(target: str) -> bool:
+    """`target` of an `@target` is a file Claude Code imports (a markdown file, or a path
+    starting with a dot: `@docs/x.md`, `@.claude/notes.md`), not an npm scope's package
+    (`@tolgee/react`)."""
+    return target.startswith(".") or target.endswith(".md")
 
 
 def memory_claims(memory: Memory, shape: RepoShape) -> list[Claim]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from orchestrator.memory.claims import CODE_SPAN, WORD_KINDS, Claim
+from orchestrator.memory.claims import CODE_SPAN, WORD_KINDS, Claim, imports_file
 from orchestrator.memory.codeindex import git, is_code, tree_at
 from orchestrator.memory.verify import (
     Verifier,
@@ -313,7 +313,7 @@ def _followed(root: Path, path: str, words: str, code: bool) -> str:
         target = folder / match.group(1)
         if target.is_file():
             return ""
-        if not match.group(1).startswith(".") and not match.group(1).endswith(".md"):
+        if not imports_file(match.group(1)):
             return match.group(0)  # `@tolgee/react`: an npm scope's package, no import
         try:
             return target.resolve().relative_to(base).as_posix()

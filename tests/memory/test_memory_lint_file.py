@@ -78,10 +78,10 @@ def plain_repo(tmp_path: Path) -> Path:
     return root
 
 
-def lint(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def lint(root: Path, *args: str, path: str = "AGENTS.md") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_")}
     return subprocess.run(
-        [str(ORCH), "memory", "verify", "--file", "AGENTS.md", *args],
+        [str(ORCH), "memory", "verify", "--file", path, *args],
         cwd=root,
         capture_output=True,
         text=True,
@@ -180,25 +180,13 @@ def test_a_claude_md_lints_the_files_it_imports(plain_repo: Path) -> None:
     )
     (plain_repo / "docs").mkdir()
     (plain_repo / "docs" / "more.md").write_text("- Run `make lint` first. See @../AGENTS.md\n")
-    done = subprocess.run(
-        [str(ORCH), "memory", "verify", "--file", "CLAUDE.md", "--json"],
-        cwd=plain_repo,
-        capture_output=True,
-        text=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("ORCH_")},
-    )
-    report = json.loads(done.stdout)
+    report = json.loads(lint(plain_repo, "--json", path="CLAUDE.md").stdout)
     assert report["file"] == "CLAUDE.md" and report["claims"] == []
     # each imported file once, in the order met, outside the repository never read
     assert [r["file"] for r in report["imports"]] == ["AGENTS.md", "docs/more.md"]
     assert report["imports"][0]["counts"] == {"ok": 4, "moved": 1, "stale": 5}
     assert report["imports"][1]["claims"][0]["status"] == "stale"  # no Make target lint
-    text = subprocess.run(
-        [str(ORCH), "memory", "verify", "--file", "CLAUDE.md", "--check"],
-        cwd=plain_repo,
-        capture_output=True,
-        text=True,
-    )
+    text = lint(plain_repo, "--check", path="CLAUDE.md")
     assert text.returncode == 1  # a stale claim in an imported file fails the check
     assert "AGENTS.md:3: STALE" in text.stdout and "docs/more.md:1: STALE" in text.stdout
     assert "CLAUDE.md: 0 claims name code" in text.stdout
@@ -214,14 +202,7 @@ def test_an_import_of_a_local_file_git_ignores_holds_and_one_of_no_file_is_stale
         "# Notes\n\n- Personal settings: see @.claude/mine.md\n"
         "- The release steps: see @docs/releasing.md\n"
     )
-    done = subprocess.run(
-        [str(ORCH), "memory", "verify", "--file", "CLAUDE.md", "--json"],
-        cwd=plain_repo,
-        capture_output=True,
-        text=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("ORCH_")},
-    )
-    report = json.loads(done.stdout)
+    report = json.loads(lint(plain_repo, "--json", path="CLAUDE.md").stdout)
     by_line = {c["line"]: c for c in report["claims"]}
     assert 3 not in by_line or by_line[3]["status"] == "ok", report
     assert by_line[4]["status"] == "stale"
@@ -232,13 +213,7 @@ def test_an_import_of_a_local_file_git_ignores_holds_and_one_of_no_file_is_stale
     (plain_repo / ".github" / "copilot-instructions.md").write_text(
         "# Tests\n\n- Do not mock @acme/widgets in the tests.\n"
     )
-    scoped = subprocess.run(
-        [str(ORCH), "memory", "verify", "--file", ".github/copilot-instructions.md", "--json"],
-        cwd=plain_repo,
-        capture_output=True,
-        text=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("ORCH_")},
-    )
+    scoped = lint(plain_repo, "--json", path=".github/copilot-instructions.md")
     assert json.loads(scoped.stdout)["counts"]["stale"] == 0, scoped.stdout
 
 
