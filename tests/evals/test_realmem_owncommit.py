@@ -59,3 +59,15 @@ def test_a_missing_mirror_names_the_repository_to_fetch(
     code = owncommit.main(["--mirrors", str(tmp_path / "none"), "--data", str(data)])
     assert code == 2
     assert "github:acme/gone" in capsys.readouterr().err
+
+
+def test_memory_mode_verifies_each_claim_as_a_memory_made_where_the_file_was_written(
+    mirrors: tuple[Path, str],
+) -> None:
+    root, written = mirrors
+    report = owncommit.memories_at_own_commit(
+        owncommit.File("acme/shop", "AGENTS.md", written), root, Orch(ORCH)
+    )
+    assert report["counts"]["stale"] == 1  # settings.py never was; main.py was there then
+    assert [(c["line"], c["status"]) for c in report["claims"]] == [(2, "stale")]
+    assert "app/settings.py" in report["claims"][0]["reason"]
