@@ -68,6 +68,8 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
         r"|\d\s*(?:[-–]|to)\s*)$"
     ),
     thousands=r"(?<=\d),(?=\d{3}\b)",
+    year=r"(?:19|20)\d\d",
+    struck=r"~~.*?~~",
     forbids=(r"^\W*(?:don'?t|do not|never|avoid|no)\b", re.IGNORECASE),
     lead_in=r":[\s*_]*$",
     option=(
@@ -209,6 +211,12 @@ def dated(subject: str) -> bool:
     return _RX.dated.search(subject) is not None
 
 
+def struck(fact: str) -> bool:
+    """The fact is crossed out (`~~...~~` around all its words): withdrawn, it states
+    nothing."""
+    return "~~" in fact and not any(ch.isalnum() for ch in _RX.struck.sub("", fact))
+
+
 def bounds(fact: str) -> bool:
     """The fact states a bound (at most, up to, a maximum, a limit), not a value."""
     return _RX.bound.search(fact) is not None
@@ -224,6 +232,7 @@ def counts(fact: str) -> frozenset[tuple[str, str]]:
         (found.group(1), stem(found.group(2)))
         for found in _RX.count.finditer(plain)
         if _RX.not_counted.search(plain, max(0, found.start() - 16), found.start()) is None
+        and _RX.year.fullmatch(found.group(1)) is None
     )
 
 
