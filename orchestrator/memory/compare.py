@@ -348,7 +348,7 @@ def named(a: Memory, b: Memory, how: Conflict, readings: Readings) -> Conflict |
     ca, cb = how.clause_a, how.clause_b
     if how.how == "polarity":
         neg, fact = (ca, a.fact) if ca.negated else (cb, b.fact)
-        return Conflict(ca, cb, how.how, _written(fact, neg.words - neg.values))
+        return Conflict(ca, cb, how.how, slots.written(fact, neg.words - neg.values))
     if _related(ca, cb) or _nested(ca.values - cb.values, cb.values - ca.values):
         return None
     if _numbers_clash(ca, cb):
@@ -366,12 +366,12 @@ def _slot_named(ca: Clause, cb: Clause, fact: str) -> str:
     units = frozenset(u for _, u in ca.numbers | cb.numbers)
     shared = (ca.words & cb.words) - ca.values - cb.values - units
     if len(shared) >= SLOT_WORDS:
-        return _written(fact, shared | units)
+        return slots.written(fact, shared | units)
     both = sorted(v for v in ca.values & cb.values if not v[:1].isdigit())
     if both:
         return ", ".join(both)
     if shared and (_only(ca, shared | units) or _only(cb, shared | units)):
-        return _written(fact, shared)
+        return slots.written(fact, shared)
     return ""
 
 
@@ -404,20 +404,6 @@ def _nested(left: frozenset[str], right: frozenset[str]) -> bool:
         for y in ys
         for short, long in ((x, y), (y, x))
     )
-
-
-_WRITTEN = re.compile(r"[A-Za-z][\w'-]*")
-
-
-def _written(fact: str, stems: frozenset[str]) -> str:
-    """The words of `fact` whose stems are in `stems`, in the fact's order, each once."""
-    out: dict[str, str] = {}  # stem -> the word first written for it
-    for word in _WRITTEN.findall(fact):
-        low = word.lower()
-        key = low if low in stems else stem(low)
-        if key in stems:
-            out.setdefault(key, low)
-    return " ".join(out.values())
 
 
 def _slot_unnamed(ca: Clause, cb: Clause) -> bool:

@@ -70,6 +70,7 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
     thousands=r"(?<=\d),(?=\d{3}\b)",
     year=r"(?:19|20)\d\d",
     struck=r"~~.*?~~",
+    written=r"[A-Za-z][\w'-]*",
     forbids=(r"^\W*(?:don'?t|do not|never|avoid|no)\b", re.IGNORECASE),
     lead_in=r":[\s*_]*$",
     option=(
@@ -273,10 +274,23 @@ def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
             for what in {u for _, u in ka} & {u for _, u in kb}:
                 na = frozenset(n for n, u in ka if u == what)
                 nb = frozenset(n for n, u in kb if u == what)
-                counted = sorted((ca.frame & cb.frame) - {what})
+                counted = (ca.frame & cb.frame) - {what}
                 if counted and not na & nb and not _two_things(fact_a, fact_b, na, nb):
-                    return Count(f"{what} ({', '.join(counted)})", na, nb)
+                    unit_word = written(fact_a, frozenset({what})) or what
+                    return Count(f"{unit_word} ({written(fact_a, counted)})", na, nb)
     return None
+
+
+def written(fact: str, stems: frozenset[str]) -> str:
+    """The words of `fact` whose stems are in `stems`, in the fact's order, each once: a
+    slot named as the fact writes it ("runs" and "scheduler", not "run" and "schedul")."""
+    out: dict[str, str] = {}  # stem -> the word first written for it
+    for word in _RX.written.findall(fact):
+        low = word.lower()
+        key = low if low in stems else stem(low)
+        if key in stems:
+            out.setdefault(key, low)
+    return " ".join(out.values())
 
 
 @lru_cache(maxsize=65536)

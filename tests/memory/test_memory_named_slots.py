@@ -106,6 +106,8 @@ def test_numbers_on_one_subject_clash_as_one_count(mk: Callable[..., Any]) -> No
     big = mk("batch-b", "Each import chunk holds 2,500 lines.", subject="import chunk size")
     found = named(small, big)
     assert found is not None and found.how == "count"
+    # the slot as the fact writes it, not as stems
+    assert found.detail() == "the number of lines (chunk): one says 400, the other 2500"
     # a range's ends under a label: no count, and nothing else names the slot
     one = mk("est-a", "Effort: 3-4 sprints", subject="schedule")
     two = mk("est-b", "Effort: 7-8 sprints", subject="schedule")
