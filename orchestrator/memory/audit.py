@@ -5,7 +5,7 @@ Finding kinds and their severity (`--check` fails on errors only):
 | kind | severity | what |
 |---|---|---|
 | near_duplicate | warning | a decay candidate of a near-duplicate group (`related`: keeper first) |
-| contradiction | warning | two active memories give one slot two values; neither supersedes the other (an error when a configured model proposed the pair and the rules accepted it) |
+| contradiction | warning | two active memories give one slot, named in both facts, two values; neither supersedes the other (an error when a configured model proposed the pair and the rules accepted it) |
 | stale_citation | error | a claim (citation or backticked name) fails against the working tree |
 | moved_citation | warning | a path a memory names went elsewhere; its fact holds (`orch memory verify --fix`) |
 | excluded_content | warning | a save exclusion: git history, ephemeral task state, derivable from code |
