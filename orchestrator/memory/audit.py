@@ -5,7 +5,7 @@ Finding kinds and their severity (`--check` fails on errors only):
 | kind | severity | what |
 |---|---|---|
 | near_duplicate | warning | a decay candidate of a near-duplicate group (`related`: keeper first) |
-| contradiction | warning | two active memories give one slot two values; neither supersedes the other (an error when a configured model proposed the pair and the rules accepted it) |
+| contradiction | warning | two active memories give one slot, named in both facts, two values; neither supersedes the other (an error when a configured model proposed the pair and the rules accepted it) |
 | stale_citation | error | a claim (citation or backticked name) fails against the working tree |
 | moved_citation | warning | a path a memory names went elsewhere; its fact holds (`orch memory verify --fix`) |
 | excluded_content | warning | a save exclusion: git history, ephemeral task state, derivable from code |
@@ -100,7 +100,7 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 22
+REPORT_VERSION = 23
 ENUMERATION = 3  # facts of one subject clashing by names with each other: a list
 HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment across subjects
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
@@ -523,7 +523,8 @@ def contradictions(
 def _subject_conflicts(
     memories: list[Memory], readings: compare.Readings
 ) -> list[tuple[Memory, Memory, compare.Conflict]]:
-    """Pairs on one subject that `compare.conflict` calls contradictory, in name order."""
+    """Pairs on one subject that `compare.conflict` calls contradictory and whose facts
+    name the slot (`compare.named`), in name order."""
     buckets: dict[str, list[Memory]] = defaultdict(list)
     for m in memories:
         subject = normalise_subject(m.subject)
@@ -540,7 +541,10 @@ def _subject_conflicts(
                 if how is not None:
                     first, second = sorted((a, b), key=lambda m: m.name)
                     pairs.append((first, second, how))
-        found += _without_enumerations(pairs)
+        for a, b, how in _without_enumerations(pairs):
+            named = compare.named(a, b, how, readings)
+            if named is not None:
+                found.append((a, b, named))
     return found
 
 

@@ -329,6 +329,83 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
     return None
 
 
+def named(a: Memory, b: Memory, how: Conflict, readings: Readings) -> Conflict | None:
+    """The clash `how` (of `a` and `b`, on one subject) as the audit reports it, the slot
+    named as the facts write it, or None when the facts themselves do not name one slot
+    (docs/memory.md, "A reported contradiction names its slot"): a heading two list items
+    share names a section, not a slot. Reported are: a denial of what the other fact
+    states; one count of one counted thing given two numbers (`slots.count`); and two
+    values set against each other in clauses that write the slot's name alike
+    (`SLOT_WORDS` words besides the values and units, or one code span, path or name
+    both write, or a clause that says nothing but the slot and its value: "The queue is
+    Kafka"). Never a fact crossed out, nor values one clause relates to the other's (it
+    writes the other's value too, in any form) or holds inside its own (a path under a
+    path)."""
+    if how.how == "count":
+        return how
+    if slots.struck(a.fact) or slots.struck(b.fact):
+        return None
+    ca, cb = how.clause_a, how.clause_b
+    if how.how == "polarity":
+        neg, fact = (ca, a.fact) if ca.negated else (cb, b.fact)
+        return Conflict(ca, cb, how.how, slots.written(fact, neg.words - neg.values))
+    if _related(ca, cb) or _nested(ca.values - cb.values, cb.values - ca.values):
+        return None
+    if _numbers_clash(ca, cb):
+        found = slots.count(readings.plain(a), readings.plain(b), a.fact, b.fact)
+        if found is not None:
+            left, right = (Clause(frozenset(), v, False) for v in (found.left, found.right))
+            return Conflict(left, right, "count", found.slot)
+    slot = _slot_named(ca, cb, a.fact)
+    return Conflict(ca, cb, how.how, slot) if slot else None
+
+
+def _slot_named(ca: Clause, cb: Clause, fact: str) -> str:
+    """The slot two clashing clauses write alike (see `named`), as `fact` writes it, or
+    ''."""
+    units = frozenset(u for _, u in ca.numbers | cb.numbers)
+    shared = (ca.words & cb.words) - ca.values - cb.values - units
+    if len(shared) >= SLOT_WORDS:
+        return slots.written(fact, shared | units)
+    both = sorted(v for v in ca.values & cb.values if not v[:1].isdigit())
+    if both:
+        return ", ".join(both)
+    if shared and (_only(ca, shared | units) or _only(cb, shared | units)):
+        return slots.written(fact, shared)
+    return ""
+
+
+def _only(clause: Clause, words: frozenset[str]) -> bool:
+    """The clause writes nothing but `words` besides its values."""
+    return clause.words - clause.values <= words
+
+
+def _related(ca: Clause, cb: Clause) -> bool:
+    """A value one clause sets apart stands in the other clause too, in some form: that
+    clause relates the two ("StatsCollector now caches job totals in a Deque" against
+    "Queries cached job totals from StatsCollector"), or the two are one word ("API" and
+    "APIs")."""
+    return any(stem(v) in {stem(w) for w in other.words} for v, other in _apart(ca, cb))
+
+
+def _apart(ca: Clause, cb: Clause) -> list[tuple[str, Clause]]:
+    """Each value one clause sets against the other, with that other clause."""
+    return [(v, cb) for v in ca.values - cb.values] + [(v, ca) for v in cb.values - ca.values]
+
+
+def _nested(left: frozenset[str], right: frozenset[str]) -> bool:
+    """A path, code span or URL of one side lies under one of the other's (`/docs` and
+    `/docs/{id}/link`): both hold."""
+    xs = [x.strip("`").rstrip("/") for x in left]
+    ys = [y.strip("`").rstrip("/") for y in right]
+    return any(
+        "/" in short and long.startswith(short + "/")
+        for x in xs
+        for y in ys
+        for short, long in ((x, y), (y, x))
+    )
+
+
 def _slot_unnamed(ca: Clause, cb: Clause) -> bool:
     """Two names set against each other in clauses sharing fewer than `SLOT_WORDS` words
     besides them ("Configured in `esbuild.config.mjs`", "Configured in `tsconfig.json`";

@@ -68,6 +68,9 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
         r"|\d\s*(?:[-–]|to)\s*)$"
     ),
     thousands=r"(?<=\d),(?=\d{3}\b)",
+    year=r"(?:19|20)\d\d",
+    struck=r"~~.*?~~",
+    written=r"[A-Za-z][\w'-]*",
     forbids=(r"^\W*(?:don'?t|do not|never|avoid|no)\b", re.IGNORECASE),
     lead_in=r":[\s*_]*$",
     option=(
@@ -209,6 +212,12 @@ def dated(subject: str) -> bool:
     return _RX.dated.search(subject) is not None
 
 
+def struck(fact: str) -> bool:
+    """The fact is crossed out (`~~...~~` around all its words): withdrawn, it states
+    nothing."""
+    return "~~" in fact and not any(ch.isalnum() for ch in _RX.struck.sub("", fact))
+
+
 def bounds(fact: str) -> bool:
     """The fact states a bound (at most, up to, a maximum, a limit), not a value."""
     return _RX.bound.search(fact) is not None
@@ -224,6 +233,7 @@ def counts(fact: str) -> frozenset[tuple[str, str]]:
         (found.group(1), stem(found.group(2)))
         for found in _RX.count.finditer(plain)
         if _RX.not_counted.search(plain, max(0, found.start() - 16), found.start()) is None
+        and _RX.year.fullmatch(found.group(1)) is None
     )
 
 
@@ -264,10 +274,23 @@ def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
             for what in {u for _, u in ka} & {u for _, u in kb}:
                 na = frozenset(n for n, u in ka if u == what)
                 nb = frozenset(n for n, u in kb if u == what)
-                counted = sorted((ca.frame & cb.frame) - {what})
+                counted = (ca.frame & cb.frame) - {what}
                 if counted and not na & nb and not _two_things(fact_a, fact_b, na, nb):
-                    return Count(f"{what} ({', '.join(counted)})", na, nb)
+                    unit_word = written(fact_a, frozenset({what})) or what
+                    return Count(f"{unit_word} ({written(fact_a, counted)})", na, nb)
     return None
+
+
+def written(fact: str, stems: frozenset[str]) -> str:
+    """The words of `fact` whose stems are in `stems`, in the fact's order, each once: a
+    slot named as the fact writes it ("runs" and "scheduler", not "run" and "schedul")."""
+    out: dict[str, str] = {}  # stem -> the word first written for it
+    for word in _RX.written.findall(fact):
+        low = word.lower()
+        key = low if low in stems else stem(low)
+        if key in stems:
+            out.setdefault(key, low)
+    return " ".join(out.values())
 
 
 @lru_cache(maxsize=65536)
