@@ -373,3 +373,31 @@ def test_a_value_the_other_fact_says_as_a_word_is_not_one_it_lacks(
     assert frozenset({"helm-a", "helm-b"}) in dups
     assert frozenset({"token-a", "token-b"}) not in dups
     assert frozenset({"ship-a", "ship-b"}) not in dups
+
+
+def test_a_decay_candidate_pairs_with_its_keeper_itself(layout: Layout, put: Put) -> None:
+    """Two facts that each say what a third says, but not what each other says, are not
+    one group: the one its keeper does not pair with is not a decay candidate of it."""
+    plant_filler(put)
+    put(
+        "gap-term",
+        "**Row gap**: the space between table rows (`row_gap_px`)",
+        subject="terminology",
+        updated="2026-11-09T00:00:00Z",  # the keeper: as specific as the others, most recent
+    )
+    put(
+        "gap-setting",
+        "`row_gap_px` sets the space between table rows; a larger value spreads the rows"
+        " further apart",
+        subject="table layout",
+        updated="2026-11-08T00:00:00Z",
+    )
+    put(
+        "gap-larger",
+        "A larger `row_gap_px` spreads the table rows further apart",
+        subject="settings guide",
+        updated="2026-11-07T00:00:00Z",
+    )
+    report = audit(layout)
+    assert found(report) == {frozenset({"gap-term", "gap-setting"})}
+    assert [(g.keeper, g.decay) for g in report.groups] == [("gap-term", ("gap-setting",))]
