@@ -401,3 +401,54 @@ def test_a_decay_candidate_pairs_with_its_keeper_itself(layout: Layout, put: Put
     report = audit(layout)
     assert found(report) == {frozenset({"gap-term", "gap-setting"})}
     assert [(g.keeper, g.decay) for g in report.groups] == [("gap-term", ("gap-setting",))]
+
+
+def test_the_effect_of_a_direction_or_a_side_is_another_fact(layout: Layout, put: Put) -> None:
+    """What a setting is and what a higher value of it does; what a positive and a negative
+    value do; the same check made by the frontend and by the backend: two facts each."""
+    plant_filler(put)
+    put(
+        "retry-term",
+        "**Retry budget**: how many times a failed upload is tried again (`retry_budget`)",
+        subject="terminology",
+    )
+    put(
+        "retry-higher",
+        "A higher `retry_budget` means a failed upload is tried again more times",
+        subject="tuning guide",
+    )
+    put(
+        "bias-positive",
+        "Positive `rank_bias` values put pinned items first, then recent ones",
+        subject="ranking",
+    )
+    put(
+        "bias-negative",
+        "Negative `rank_bias` values put recent items first, then pinned ones",
+        subject="ranking",
+    )
+    put(
+        "dates-front",
+        "The frontend checks every date field of a booking before saving it",
+        subject="validation",
+    )
+    put(
+        "dates-back",
+        "The backend checks every date field of a booking before saving it",
+        subject="validation",
+    )
+    # the same direction, worded apart, is one fact
+    put(
+        "retry-more",
+        "A higher `retry_budget` tries a failed upload again more times",
+        subject="settings",
+    )
+    dups = found(audit(layout))
+    assert frozenset({"retry-term", "retry-higher"}) not in dups
+    assert frozenset({"bias-positive", "bias-negative"}) not in dups
+    assert frozenset({"dates-front", "dates-back"}) not in dups
+    assert frozenset({"retry-higher", "retry-more"}) in dups
+    assert compare.one_direction(memory_of("Larger pages load slower"), memory_of("Pages"))
+    assert not compare.one_direction(
+        memory_of("Larger pages load slower"), memory_of("A larger page loads slower")
+    )
