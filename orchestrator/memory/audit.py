@@ -100,7 +100,7 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 22
+REPORT_VERSION = 23
 ENUMERATION = 3  # facts of one subject clashing by names with each other: a list
 HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment across subjects
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
