@@ -401,20 +401,12 @@ def near_duplicate_groups(
     (`rarity.rare_duplicates`). `stages` gives the class of each memory of ephemeral task
     state: an item still to do and one done or changed ("[ ] Refine the upload form"
     against "[x] Upload form") are two stages of work, not one item told twice, unless
-    their words are the same (`compare.copy_key`)."""
+    their words are the same (`compare.copy_key`). Every decay candidate near-duplicates
+    its keeper itself (`_groups`)."""
     readings = readings or compare.Readings()
     active = [m for m in memories if m.active]
     by_name = {m.name: m for m in active}
     candidates = duplicate_candidates(active, readings) | across_candidates(active, readings)
-    parent: dict[str, str] = {}
-    members: set[str] = set()
-
-    def find(x: str) -> str:
-        while parent.get(x, x) != x:
-            parent[x] = parent.get(parent[x], parent[x])
-            x = parent[x]
-        return x
-
     accepted = {
         (a, b) for a, b in candidates if _duplicates(by_name[a], by_name[b], readings, passing)
     }
@@ -427,19 +419,39 @@ def near_duplicate_groups(
             if not _stages_apart(stages, a, b)
             or readings.copy_key(by_name[a]) == readings.copy_key(by_name[b])
         }
-    for a, b in sorted(accepted):
-        parent[find(a)] = find(b)
-        members.update((a, b))
-    groups: dict[str, list[Memory]] = defaultdict(list)
-    for name in members:
-        groups[find(name)].append(by_name[name])
+    return sorted(_groups(accepted, by_name, readings), key=lambda g: g[0].name)
+
+
+def _groups(
+    pairs: set[tuple[str, str]], by_name: Mapping[str, Memory], readings: compare.Readings
+) -> list[tuple[Memory, list[Memory]]]:
+    """Groups of the accepted `pairs`, each a keeper (`compare.keeper`, the most specific
+    of what is left of its connected set) and the memories paired with it: a decay
+    candidate says what its keeper says, not what some third memory between them says
+    ("Grid spacing: the distance between entries" and "A larger grid spacing spreads the
+    entries" each meet a third fact on the same setting, not each other). Members the
+    keeper does not pair with form groups of their own from the pairs among them."""
+    near: dict[str, set[str]] = defaultdict(set)
+    for a, b in pairs:
+        near[a].add(b)
+        near[b].add(a)
     out = []
-    for group in groups.values():
-        if len(group) < 2:
+    left = set(near)
+    while left:
+        seen, todo = set(), [min(left)]
+        while todo:  # the connected set of what is left
+            x = todo.pop()
+            if x not in seen:
+                seen.add(x)
+                todo += near[x] & left
+        if len(seen) < 2:
+            left -= seen
             continue
-        keep = compare.keeper(group, readings=readings)
-        out.append((keep, sorted((m for m in group if m is not keep), key=lambda m: m.name)))
-    return sorted(out, key=lambda g: g[0].name)
+        keep = compare.keeper([by_name[x] for x in sorted(seen)], readings=readings)
+        decay = near[keep.name] & left
+        out.append((keep, sorted((by_name[x] for x in decay), key=lambda m: m.name)))
+        left -= decay | {keep.name}
+    return out
 
 
 # an item named by an id before its words: "Task 3: ...", "**BUG-007**: ...", "Backend B4:"

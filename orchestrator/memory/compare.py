@@ -578,9 +578,11 @@ def opposed(ra: Reading, rb: Reading) -> bool:
     )
 
 
-# Pairs of words that set an order or a side, which reading drops as stop words or keeps
-# as stems of no weight: "Validate before changes" and "Validate after changes", "What is
-# in scope?" and "What is out of scope?" say opposite things in otherwise equal words.
+# Pairs of words that set an order, a side or a direction, which reading drops as stop
+# words or keeps as stems of little weight: "Validate before changes" and "Validate after
+# changes", "What is in scope?" and "What is out of scope?", "Positive values favour
+# retries first" and "Negative values favour retries last", "The frontend validates
+# dates" and "The backend validates dates" say two things in otherwise equal words.
 _OPPOSITES = (
     ("before", "after"),
     ("in", "out"),
@@ -588,6 +590,23 @@ _OPPOSITES = (
     ("above", "below"),
     ("on", "off"),
     ("upper", "lower"),
+    ("higher", "lower"),
+    ("larger", "smaller"),
+    ("positive", "negative"),
+    ("increase", "decrease"),
+    ("minimum", "maximum"),
+    ("min", "max"),
+    ("long", "short"),
+    ("frontend", "backend"),
+    ("client", "server"),
+    ("development", "production"),
+    ("import", "export"),
+    ("input", "output"),
+    ("upload", "download"),
+    ("enable", "disable"),
+    ("enabled", "disabled"),
+    ("light", "dark"),
+    ("buy", "sell"),
 )
 _PLAIN_WORD = re.compile(r"[a-z]+")
 
@@ -605,6 +624,29 @@ def opposite_sides(a: Memory, b: Memory) -> bool:
     return any(
         (x in only_a and y in only_b) or (y in only_a and x in only_b) for x, y in _OPPOSITES
     )
+
+
+# A fact that opens on a direction or a sign of a value: what a higher, larger or
+# negative setting does ("A larger `row_gap_px` spreads the rows", "Negative weights
+# ...", "More retries ...").
+_DIRECTION_FIRST = re.compile(
+    r"^\W*(?:an? |the )?(higher|larger|lower|smaller|bigger|greater|more|less|fewer|"
+    r"longer|shorter|positive|negative)\b",
+    re.I,
+)
+
+
+def one_direction(a: Memory, b: Memory) -> bool:
+    """The facts open on different directions or signs of a value, or one on none: the
+    effect of raising a setting is another fact than what the setting is ("**Row gap**:
+    the space between rows (`row_gap_px`)" and "A larger `row_gap_px` spreads the rows
+    further apart"), and than the effect of a negative value of it."""
+    return _direction(a.fact) != _direction(b.fact)
+
+
+def _direction(fact: str) -> str:
+    found = _DIRECTION_FIRST.match(fact)
+    return found.group(1).lower() if found else ""
 
 
 # words of checking a thing (testing it, verifying it), as against making or using it
@@ -633,7 +675,7 @@ def duplicate(a: Memory, b: Memory, *, readings: Readings | None = None) -> floa
     """The similarity score when `a` and `b` near-duplicate each other, else None."""
     if same_subject(a, b) and conflict(a, b, readings=readings) is not None:
         return None
-    if opposite_sides(a, b) or sibling_labels(a, b):
+    if opposite_sides(a, b) or sibling_labels(a, b) or one_direction(a, b):
         return None
     if not _subjects_compatible(a, b, readings):
         return None
@@ -764,6 +806,8 @@ def duplicate_across(
         return None
     if sibling_labels(a, b):
         return None  # two entries of a list, each led by the name of its part
+    if one_direction(a, b) and readings.copy_key(a) != readings.copy_key(b):
+        return None  # what a setting is, and what a higher value of it does
     va, vb = ra.flat_values, rb.flat_values  # code spans as their words
     if readings.copy_key(a) == readings.copy_key(b):
         if va != vb and not _values_compatible(va, vb):

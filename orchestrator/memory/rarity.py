@@ -349,6 +349,8 @@ def alike(
         return False
     if compare.two_acts(a, b):
         return False  # making a thing and testing it
+    if compare.one_direction(a, b):
+        return False  # what a setting is, and what a higher value of it does
     if compare.sibling_subjects(a, b) and readings.copy_key(a) == readings.copy_key(b):
         return False  # one line written under each of two parts
     ra, rb = readings.plain(a), readings.plain(b)

@@ -373,3 +373,82 @@ def test_a_value_the_other_fact_says_as_a_word_is_not_one_it_lacks(
     assert frozenset({"helm-a", "helm-b"}) in dups
     assert frozenset({"token-a", "token-b"}) not in dups
     assert frozenset({"ship-a", "ship-b"}) not in dups
+
+
+def test_a_decay_candidate_pairs_with_its_keeper_itself(layout: Layout, put: Put) -> None:
+    """Two facts that each say what a third says, but not what each other says, are not
+    one group: the one its keeper does not pair with is not a decay candidate of it."""
+    plant_filler(put)
+    put(
+        "gap-term",
+        "**Row gap**: the space between table rows (`row_gap_px`)",
+        subject="terminology",
+        updated="2026-11-09T00:00:00Z",  # the keeper: as specific as the others, most recent
+    )
+    put(
+        "gap-setting",
+        "`row_gap_px` sets the space between table rows; a larger value spreads the rows"
+        " further apart",
+        subject="table layout",
+        updated="2026-11-08T00:00:00Z",
+    )
+    put(
+        "gap-larger",
+        "A larger `row_gap_px` spreads the table rows further apart",
+        subject="settings guide",
+        updated="2026-11-07T00:00:00Z",
+    )
+    report = audit(layout)
+    assert found(report) == {frozenset({"gap-term", "gap-setting"})}
+    assert [(g.keeper, g.decay) for g in report.groups] == [("gap-term", ("gap-setting",))]
+
+
+def test_the_effect_of_a_direction_or_a_side_is_another_fact(layout: Layout, put: Put) -> None:
+    """What a setting is and what a higher value of it does; what a positive and a negative
+    value do; the same check made by the frontend and by the backend: two facts each."""
+    plant_filler(put)
+    put(
+        "retry-term",
+        "**Retry budget**: how many times a failed upload is tried again (`retry_budget`)",
+        subject="terminology",
+    )
+    put(
+        "retry-higher",
+        "A higher `retry_budget` means a failed upload is tried again more times",
+        subject="tuning guide",
+    )
+    put(
+        "bias-positive",
+        "Positive `rank_bias` values put pinned items first, then recent ones",
+        subject="ranking",
+    )
+    put(
+        "bias-negative",
+        "Negative `rank_bias` values put recent items first, then pinned ones",
+        subject="ranking",
+    )
+    put(
+        "dates-front",
+        "The frontend checks every date field of a booking before saving it",
+        subject="validation",
+    )
+    put(
+        "dates-back",
+        "The backend checks every date field of a booking before saving it",
+        subject="validation",
+    )
+    # the same direction, worded apart, is one fact
+    put(
+        "retry-more",
+        "A higher `retry_budget` tries a failed upload again more times",
+        subject="settings",
+    )
+    dups = found(audit(layout))
+    assert frozenset({"retry-term", "retry-higher"}) not in dups
+    assert frozenset({"bias-positive", "bias-negative"}) not in dups
+    assert frozenset({"dates-front", "dates-back"}) not in dups
+    assert frozenset({"retry-higher", "retry-more"}) in dups
+    assert compare.one_direction(memory_of("Larger pages load slower"), memory_of("Pages"))
+    assert not compare.one_direction(
+        memory_of("Larger pages load slower"), memory_of("A larger page loads slower")
+    )
