@@ -449,8 +449,13 @@ _RX = Patterns(
     # a legend of the marks a page uses ("Status Legend": "✅ Done: ..."), or the states
     # of a lifecycle ("Spec Lifecycle": "**Implementing**: Work in progress"), not a state
     legend=(r"(?:^|\s)(?:legend|lifecycle|life cycle)$", re.I),
-    # a template's line: nothing but placeholders in brackets ("[Timestamp]: [Change]")
-    placeholders=(r"^\W*\[[^\]\n]+\](?:\W*\[[^\]\n]+\])*\W*$", 0),
+    # a template's line: nothing but placeholders in brackets ("[Timestamp]: [Change]");
+    # one that says its content is still to come ("[TO BE DEFINED - the stack]") is a to-do
+    placeholders=(
+        r"^(?!.*\b(?:to be|tbd|todo|to-do|fill(?:ed)? in)\b)\W*\[[^\]\n]+\]"
+        r"(?:\W*\[[^\]\n]+\])*\W*$",
+        re.I,
+    ),
     # a condition open up to the end of the text read: no clause has ended since
     condition=(
         r"\b(?:if|whether|when|whenever|until|once|unless|ensure|make sure)\b[^.;:!?→]*$",

@@ -256,6 +256,8 @@ from orchestrator.store.memfile import Memory
         ("Repository initialized on 2031-02-03", "notes", "dated_status"),
         ("The export schema needs to be designed.", "Known Issues", "todo_next"),
         ("**Load testing needed**: nothing measured yet", "notes", "todo_next"),
+        # a template's slot that says its content is still to come is a to-do
+        ("[TO BE DEFINED - the export formats]", "Exports", "todo_next"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
