@@ -106,7 +106,7 @@ HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment 
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
 READINGS_TABLE = "fact-readings"  # SHA-1 of a subject and a fact -> its reading, exclusion
-READINGS_VERSION = 15
+READINGS_VERSION = 16
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"

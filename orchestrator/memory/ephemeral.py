@@ -107,23 +107,28 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"(?:high|medium|low) priority|(?:open|design|pending|unresolved|outstanding) questions|"
         r"under consideration|"
         r"future (?:\w+ )?(?:enhancements|improvements|features|plans|considerations|"
-        r"ideas|directions|scope|development|versions?|releases?)|"
+        r"ideas|directions|scope|development|versions?|releases?|phases|milestones|tasks|"
+        r"opportunities)|"
         # wish lists: work someone may do one day, not what the project is
         r"feature (?:expansion|requests|ideas|wish ?list)|wish ?list|nice[- ]to[- ]haves?|"
         r"(?:potential|possible|proposed|planned|upcoming) (?:\w+ )?(?:features|improvements|"
-        r"enhancements|additions|extensions|changes|fixes)|stretch goals|icebox|parking lot|"
+        r"enhancements|additions|extensions|changes|fixes|tasks|items|phases|milestones)|"
+        r"stretch goals|icebox|parking lot|"
         r"someday|areas for improvement|improvement (?:ideas|opportunities)|"
         r"(?:enhancement|new|product) ideas|what'?s left|what is left|left to (?:build|do)|"
         r"remaining (?:work|tasks|items|steps)|upcoming (?:work|tasks|items|milestones?)|"
         r"actions? needed|(?:decisions?|questions?) (?:pending|to validate|for clarification)|"
         r"next focus|(?:integration|feature|growth) opportunities|"
         r"(?:improvements|enhancements) (?:planned|needed|to make)|next (?:\w+ )?actions?|next up|"
-        r"questions? to (?:address|answer|resolve|consider|decide))\b"
+        r"questions? to (?:address|answer|resolve|consider|decide)|"
+        r"implementation (?:plan|roadmap|timeline|schedule))\b"
         # a stage marked as the next or as foreseen ("Phase 2: Exports (Next)", "Release
         # Stages (Anticipated)"), and a week's plan by its days
         r"|\((?:next|anticipated|upcoming|planned|future|later|not started|not yet \w+)\)$"
         r"|^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)$"
-        r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)|^(?:short|long|medium|near)[- ]term$"
+        r"|^(?:ideas|later|maybe)\b|^immediate(?:\s*\(|$)"
+        # a horizon alone, or with its span ("Short Term", "Near Term (2-3 weeks)")
+        r"|^(?:short|long|medium|near)[- ]term(?:\s*\([^)]*\))?$"
         r"|\(next (?:\d|month|week|sprint|quarter|release|iteration|session)|\(priority: ?\w+\)|\(weeks? \d+(?:\s*[-\u2013]\s*\d+)?\)"
         r"|\b(?:documentation|testing|refactoring|cleanup|infrastructure|tooling|monitoring) needs$"
         r"|\b(?:verification|assessment|review|work|changes|fixes) needed$"
@@ -146,6 +151,8 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         # "Upload Progress")
         r"|^(?:phase|stage|sprint|milestone|week|step|iteration) \d+\w* progress$"
         r"|^(?:overall|progress) status$"
+        # the state of the whole ("System Health Status") and the stage the project is in
+        r"|\bsystem (?:health )?status$|^(?:current )?project (?:stage|phase)$"
         # what was finished, then the word ("Theme Editor Complete"; not "Mark as Complete")
         r"|(?<!\bwhen)(?<!\bonce)(?<!\bif)(?<!\bas)(?<!\bis)(?<!\bare)(?<!\bbe)(?<!\bof)"
         r"(?<!\bmarked)"
@@ -235,7 +242,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         # as the right one ("`useX()` - good ✅")
         r"|(?<!\bgood )(?<!\bcorrect )(?<!\bright )(?<!\bdo )(?:✅|✔️?|☑️?)\W{0,3}$"
         # how far along a labelled part is ("**Backend API**: 100% - ...")
-        rf"|^\W{{0,4}}{_BOLD_LABEL}[~≈]?\d{{1,3}}\s*%"
+        rf"|^\W{{0,4}}{_BOLD_LABEL}[~≈]?\d{{1,3}}\s*%(?!\s*\+)"  # "90%+" is a target
         rf"|^\W{{0,4}}{_BOLD_LABEL}(?:✅|✔|☑)"  # "**Local**: ✅ Fully functional"
         # a labelled part said to be done ("**App Router Integration**: Complete")
         rf"|^\W{{0,4}}{_BOLD_LABEL}(?:[-–—]\s*)?(?:complete|completed|done|finished)\W{{0,3}}$"
@@ -255,7 +262,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "dated_status",
-        r"\b(?:last updated|completion date|updated on|created on)\b"
+        r"\b(?:last updated|completion date|updated on|created on|initiali[sz]ed on)\b"
         r"|^\W{0,4}\*\*date\*\*\s*:"  # "**Date**: 3 March 2025"
         # a log's line stamped to the minute ("2031-05-02 14:03:00 - Log of updates below")
         r"|\b\d{4}-\d\d-\d\d[ T]\d\d?:\d\d(?::\d\d)?\]?\s*[-\u2013\u2014]\s*"
@@ -278,7 +285,8 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\bpivot(?:ed|ing)? (?:away )?from\b"
         # an account in the present perfect ("The loaders have been rewritten around streams")
         r"|\b(?:has|have) been (?:successfully )?(?:refactored|rewritten|replaced|migrated|"
-        r"renamed|removed|deleted|restructured|reorgani[sz]ed|consolidated|standardi[sz]ed)\b"
+        r"renamed|removed|deleted|restructured|reorgani[sz]ed|consolidated|standardi[sz]ed|"
+        r"completed|implemented|added|created|fixed|resolved|integrated)\b"
         # a name said to be another now ("Column `orders.shopId` is now `orders.storeId`")
         r"|`[^`\n]+`\s+(?:is|are) now\s+(?:called\s+|named\s+)?`",
     ),
@@ -287,7 +295,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"\b(?:collapsed|moved|migrated|renamed|converted|replaced|rewritten|slimmed|"
         r"refreshed|updated|upgraded|bumped|evolved|matured|switched|transitioned)\s+(?:into|from|to)\b"
         # where a decision started and how it went ("**Initial**: npm", "**Evolution**: ...")
-        r"|^\W{0,4}\*\*(?:initial(?:ly)?|original(?:ly)?|evolution|before)\*\*\s*:",
+        r"|^\W{0,4}\*\*(?:initial(?:ly)?|original(?:ly)?|evolution|before|started)\*\*\s*:",
     ),
     (
         "change_account",
@@ -301,6 +309,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\b(?:complete|done)\s*\(\d+\s*%\)"
         r"|\*\*status(?:\*\*\s*:|:\*\*)|^\W{0,4}status\s*:"
         r"|\ball \d+ tests? pass|\b\d+ (?:tests? )?passed\b|\b\d+/\d+ tests? pass"
+        r"|\b(?:tests|checks|specs) (?:are|were) (?:all |now )?(?:passing|green)\b"
         r"|\bproduction-ready\b|\bin a stable state\b"
         r"|\b(?:is|are) now (?:stable|working|implemented|in place|live)\b"
         r"|(?<!\bare )(?<!\bis )(?<!\bbe )\barchived to\b"
@@ -357,6 +366,11 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\*\*(?:next (?:phases?|steps?|milestones?|tasks?)|estimated (?:duration|time|effort))"
         r"(?::\*\*|\*\*\s*:)"
         r"|\bneeds? to be (?:defined|decided|determined|documented|implemented|addressed)\b"
+        # work outstanding, closing the fact ("Database schema needs to be created"; not a
+        # rule's step: "the token needs to be created before the request")
+        r"|\bneeds? to be (?:designed|created|built|set up|configured|written|tested|added|"
+        r"updated|fixed|finali[sz]ed|reviewed)\W{0,3}$"
+        r"|^\W{0,4}\*\*[\w ]{1,40} needed(?::\*\*|\*\*\s*:)"
         r"|\bnext steps?\b",
     ),
     # a plan labelled as one ("Future enhancement: ...", "**Future solution**: ...")
@@ -379,8 +393,14 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"introducing|creating|replacing|splitting|extracting)\b",
     ),
     ("in_progress", _WEIGHING),
-    # the stage now and the one after, by a bold label ("**Current**: review stage")
-    ("in_progress", r"^\W{0,4}\*\*current\*\*\s*:"),
+    # the stage now and the one after, by a bold label ("**Current**: review stage",
+    # "**Current Mode:** review"; not "**Current Implementation**: ...", a description)
+    (
+        "in_progress",
+        r"^\W{0,4}\*\*current(?: (?:mode|phase|stage|task|focus|sprint|step|milestone|priority|"
+        r"goal|objective))?"
+        r"(?::\*\*|\*\*\s*:)",
+    ),
     ("todo_next", r"^\W{0,4}\*\*next\*\*\s*:"),
     # an hourglass, a loop or a barrier at the head: work still open ("⏳ Cleanup of stale
     # sessions", "🔄 **Rates cached per currency**")
@@ -426,8 +446,16 @@ _RX = Patterns(
     # a numbered phase, milestone or sprint of the project's plan ("Phase 3: Ledger Grid"):
     # its facts are work planned or done, whichever their own words do not say
     plan_stage=(r"^(?:phase|milestone|sprint|day|week) \d+\b", re.I),
-    # a legend of the marks a page uses ("Status Legend": "✅ Done: ..."), not a state
-    legend=(r"(?:^|\s)legend$", re.I),
+    # a legend of the marks a page uses ("Status Legend": "✅ Done: ..."), or the states
+    # of a lifecycle ("Spec Lifecycle": "**Implementing**: Work in progress"), not a state
+    legend=(r"(?:^|\s)(?:legend|lifecycle|life cycle)$", re.I),
+    # a template's line: nothing but placeholders in brackets ("[Timestamp]: [Change]");
+    # one that says its content is still to come ("[TO BE DEFINED - the stack]") is a to-do
+    placeholders=(
+        r"^(?!.*\b(?:to be|tbd|todo|to-do|fill(?:ed)? in)\b)\W*\[[^\]\n]+\]"
+        r"(?:\W*\[[^\]\n]+\])*\W*$",
+        re.I,
+    ),
     # a condition open up to the end of the text read: no clause has ended since
     condition=(
         r"\b(?:if|whether|when|whenever|until|once|unless|ensure|make sure)\b[^.;:!?→]*$",
@@ -577,10 +605,16 @@ def ephemeral(fact: str, subject: str = "") -> Ephemeral | None:
     return screened(text, subject, _FACT_SCREEN.possible(lowered(text)))
 
 
+def defines_states(subject: str) -> bool:
+    """Whether `subject` heads a legend of marks or a lifecycle's states: its facts define
+    what a state means ("🔄 In progress: being worked on"), they are in none."""
+    return bool(subject) and _RX.legend.search(subject) is not None
+
+
 def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | None:
     """`ephemeral` of a fact with its whitespace collapsed (`text`), given which rules
     (indexes in `FACT_SOURCES`) it may match (`Screen.possible`)."""
-    if subject and _RX.legend.search(subject):
+    if defines_states(subject) or _RX.placeholders.match(text):
         return None
     if subject:
         heads = _HEADING_SCREEN.possible(lowered(subject))

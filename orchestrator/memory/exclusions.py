@@ -18,11 +18,12 @@ statements *about* these things, not words: "Run `pre-commit` before committing"
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 from functools import lru_cache
 
 from orchestrator.checks.secrets import Patterns
-from orchestrator.memory.ephemeral import FACT_SOURCES, LABELS, Screen, screened
+from orchestrator.memory.ephemeral import FACT_SOURCES, LABELS, Screen, defines_states, screened
 
 KINDS = ("git_history", "ephemeral_task_state", "derivable_from_code")
 
@@ -189,12 +190,9 @@ def excluded(fact: str, subject: str = "") -> Exclusion | None:
                 if pins and any(pin in found.group(0) for pin in pins):
                     continue  # "pinned to revision 9c1e5f7": configuration
                 return Exclusion("git_history", found.group(0).strip())
-    rules = [_SCREEN[i] for i in _EPHEMERAL_AT if i in possible]
-    if rules and any(h in low for h in _EPHEMERAL_HINTS):
-        for rx in rules:
-            match = rx.search(text)
-            if match:
-                return Exclusion("ephemeral_task_state", match.group(0).strip())
+    said = _said_of_one_run(text, low, subject, possible)
+    if said is not None:
+        return said
     state = screened(text, subject, [i - _FACT_AT.start for i in _FACT_AT if i in possible])
     if state is not None:
         return Exclusion("ephemeral_task_state", state.evidence, state.cls)
@@ -203,6 +201,21 @@ def excluded(fact: str, subject: str = "") -> Exclusion | None:
             match = _SCREEN[i].search(text) if i in possible else None
             if match and not _RX.carries_more.search(text):
                 return Exclusion("derivable_from_code", match.group(0).strip())
+    return None
+
+
+def _said_of_one_run(
+    text: str, low: str, subject: str, possible: Container[int]
+) -> Exclusion | None:
+    """The words of `text` (`low`: lowered and padded) that tie it to one run or moment,
+    by the general rules of task state; none under a heading that defines states."""
+    rules = [_SCREEN[i] for i in _EPHEMERAL_AT if i in possible]
+    if not rules or not any(h in low for h in _EPHEMERAL_HINTS) or defines_states(subject):
+        return None
+    for rx in rules:
+        match = rx.search(text)
+        if match:
+            return Exclusion("ephemeral_task_state", match.group(0).strip())
     return None
 
 

@@ -237,6 +237,27 @@ from orchestrator.store.memfile import Memory
         ("**Current**: review stage (checks passing)", "workflow stages", "in_progress"),
         ("**Next**: release stage", "workflow stages", "todo_next"),
         ("Transitioned from the pilot to the rollout", "rollout", "change_account"),
+        # plans and states named by headings: a horizon with its span, future and planned
+        # lists, an implementation plan, the state of the whole, the project's stage
+        ("Collect feedback from the pilot shops", "Near Term (2-3 weeks)", "todo_next"),
+        ("Move invoices to the queue", "Future Phases", "todo_next"),
+        ("**Stage 2**: Exports and reports", "Ledger Implementation Plan", "todo_next"),
+        ("Extract the rounding helpers", "Future Cleanup Opportunities", "todo_next"),
+        ("Write the OFX reader", "Planned Tasks", "todo_next"),
+        ("Nightly backups on the second disk", "System Health Status", "progress_status"),
+        ("Beta; three of five importers written", "Project Stage", "progress_status"),
+        # the words of a state: finished in the present perfect, suites passing, the mode now,
+        # where a choice started, the day work began, work outstanding closing the fact
+        ("The ledger views have been completed", "ledger", "change_account"),
+        ("All related tests are passing.", "notes", "progress_status"),
+        ("**Current Mode:** REVIEW **Next Mode:** RELEASE", "workflow", "in_progress"),
+        ("**Current Priority**: close the import bugs first", "ledger", "in_progress"),
+        ("**Started**: SQLite with raw queries", "Storage Evolution", "change_account"),
+        ("Repository initialized on 2031-02-03", "notes", "dated_status"),
+        ("The export schema needs to be designed.", "Known Issues", "todo_next"),
+        ("**Load testing needed**: nothing measured yet", "notes", "todo_next"),
+        # a template's slot that says its content is still to come is a to-do
+        ("[TO BE DEFINED - the export formats]", "Exports", "todo_next"),
     ],
 )
 def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
@@ -323,6 +344,13 @@ def test_each_class_is_recognised(fact: str, subject: str, cls: str) -> None:
         ("✅ Done: the item is finished and checked", "Status Legend"),
         ("🔄 Planned: not started yet", "Legend"),
         ("Rates cached per currency", "Legend State Store"),
+        # a target, a lifecycle's states, a template's placeholders, a rule's step, a
+        # description of the current design
+        ("**Coverage**: 85%+ of the parsers", "quality"),
+        ("**Reviewing**: Work in progress", "Ticket Lifecycle"),
+        ("[Date]: [What changed]", "Change Log"),
+        ("The token needs to be created before the request", "auth"),
+        ("**Current Implementation**: rates come from the daily feed", "rates"),
     ],
 )
 def test_durable_facts_stay_clean(fact: str, subject: str) -> None:
