@@ -1377,30 +1377,14 @@ class Verifier:
             or self._alternatives(claim.path)
             or self._dotted_end(claim.path)
             or self._in_submodule(claim.path)
-            or self._made_at_run_time(claim.path)
         ):
             # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
             # name's endings given several ways (`core-java-8/11/17`); a project folder
             # without its product's name (`Billing.Core/` of `src/Shop.Billing.Core/`); a
-            # file of a submodule, which a clone need not hold; a file the code makes or
-            # looks for at run time
+            # file of a submodule, which a clone need not hold
             return None
         return f"{claim.path} does not exist"
-
-    def _made_at_run_time(self, path: str) -> bool:
-        """A file the code itself spells by its own distinctive name, where no tracked file
-        has that name: a sentinel, an override or a lock a script writes or looks for at run
-        time (`.ops/deploy-freeze.flag`), which the tree need not hold. A plain or short
-        name (`config`, `app.py`) says too little to tell which file the code means."""
-        name = path.rstrip("/").rsplit("/", 1)[-1]
-        if len(name) < 10 or not _DISTINCT_NAME.search(name) or self._tracked_name(name):
-            return False
-        spelled = git(self.layout.root, "grep", "-l", "-F", "-I", "-e", name, "--")
-        return any(
-            is_code(p) and not p.endswith(".mdc")  # .mdc: an agent's rules
-            for p in spelled.decode("utf-8", "replace").splitlines()
-        )
 
     def _dotted_end(self, path: str) -> bool:
         """`Billing.Core/`: a path whose first part is a dotted name that ends the name of a
@@ -2016,8 +2000,6 @@ _GONE_AFTER = re.compile(
     re.I,
 )
 # ...or a name in prose that the words then say is gone ("get_instance() didn't exist")
-# a file name of two words or more joined by a hyphen or an underscore (`deploy-freeze.flag`)
-_DISTINCT_NAME = re.compile(r"[a-z0-9][-_][a-z0-9]", re.I)
 _PROSE_GONE = re.compile(r"([A-Za-z_][\w.]*(?:\(\))?)(?=" + _GONE_AFTER.pattern + ")", re.I)
 _CLAUSE_END = re.compile(r"[;.!?:](?:\s|$)|\n|\bbut\b|\binstead\b")
 # Where CI is configured: a command quoted from there is what CI runs.

@@ -159,19 +159,6 @@ def test_missing_paths_git_ignores_are_outputs_not_stale_claims(
     assert results == {"docs": "ok", "legacy": "stale", "bindings": "ok", "bindings-here": "stale"}
 
 
-def test_a_file_the_code_spells_by_its_distinct_name_is_made_at_run_time(
-    layout: Layout, put: Callable[..., Any]
-) -> None:
-    (layout.root / "app" / "freeze.py").write_text(
-        'import os\n\nFREEZE = os.path.join("app", "deploy-freeze.flag")\n'
-    )
-    commit(layout.root, "a switch a script looks for")
-    put("freeze", "`app/deploy-freeze.flag` stops every deploy.")
-    put("hold", "`app/release-hold.flag` holds the next release.")
-    results = {n: v.result for n, v in verify_all(layout).items()}
-    assert results == {"freeze": "ok", "hold": "stale"}
-
-
 def test_a_dotted_name_a_tracked_file_has_is_a_file_not_a_member(
     layout: Layout, put: Callable[..., Any]
 ) -> None:
