@@ -176,6 +176,8 @@ def _tool_flag(flag: str, body: str) -> bool:
 # the marks of bold around a word, not a glob's `**` (`src/**/*.ts`)
 _BOLD_MARK = re.compile(r"(?<![\w/*])\*\*(?=[\w./@])|(?<=[\w.)/])\*\*(?![\w/*])")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
+# a repository on a forge, linked (`github.com/acme/infra`): `acme/infra` names it, no folder
+_FORGE_REPO = re.compile(r"\b(?:github|gitlab)\.com/([\w.-]+/[\w.-]+)")
 FILE_EXTENSIONS = frozenset(
     [
         "py",
@@ -542,6 +544,7 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
             branches |= {m.group(1).strip() for m in CODE_SPAN.finditer(style.group(1))}
     if "'s" in body or "’s" in body:  # "SwiftUI's `WindowGroup`": the library's own name
         branches |= {m.group(1).strip() for m in _OWNED_SPAN.finditer(body)}
+    branches |= _linked_repositories(body, spans)
     foreign = any(_foreign_command(span, shape) for span in spans)
     for span in spans:
         if span in branches or (FLAG.fullmatch(span) and (foreign or _tool_flag(span, body))):
@@ -551,6 +554,15 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
     for claim in prose_claims(body, shape):
         found.setdefault((claim.kind, claim.text), claim)
     return tuple(found.values())
+
+
+def _linked_repositories(body: str, spans: list[str]) -> set[str]:
+    """Spans that name another repository beside its link ("`acme/infra` on GitHub", linked
+    to github.com/acme/infra): its `owner/name`, no folder of this tree."""
+    if ".com/" not in body:
+        return set()
+    linked = {m.group(1).removesuffix(".git").lower() for m in _FORGE_REPO.finditer(body)}
+    return {span for span in spans if span.lower().strip("/") in linked}
 
 
 def prose_claims(body: str, shape: RepoShape) -> list[Claim]:

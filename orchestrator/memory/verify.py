@@ -1282,6 +1282,8 @@ class Verifier:
         }
 
     def _check_kind(self, claim: Claim) -> str | None:
+        if claim.kind == "task" and claim.path and self._in_submodule(claim.path):
+            return None  # `make -C vendor/lib generate`: the submodule's build, not judged here
         return kinds.check(claim, self.project())
 
     def _check_size(self, claim: Claim) -> str | None:
@@ -1359,7 +1361,7 @@ class Verifier:
                 p.endswith(claim.path) for p in self.state.blobs
             ):
                 return None  # a name's ending (`_test.go`, `.spec.ts`), not a file
-            if self._planned(claim.path):
+            if self._planned(claim.path) or self._numbered_series(claim.path):
                 return None
             return f"no file named {claim.path} in the repository"
         if self._exists(claim.path):
@@ -1377,6 +1379,7 @@ class Verifier:
             or self._alternatives(claim.path)
             or self._dotted_end(claim.path)
             or self._in_submodule(claim.path)
+            or self._numbered_series(claim.path)
         ):
             # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
@@ -1385,6 +1388,23 @@ class Verifier:
             # file of a submodule, which a clone need not hold
             return None
         return f"{claim.path} does not exist"
+
+    def _numbered_series(self, path: str) -> bool:
+        """`CHANGES/1234.bugfix.rst`: a file named by a number first, one of a series its
+        folder (anywhere, for a bare name) still holds under other numbers
+        (`CHANGES/5678.bugfix.rst`): a changelog fragment or a dated entry of the kind the
+        project keeps, whose own number comes and goes."""
+        folder, _, name = path.strip("/").rpartition("/")
+        if not re.match(r"\d{3,}\D", name):
+            return False
+        shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(name)) + "$")
+        prefix = folder + "/" if folder else ""
+        return any(
+            blob.startswith(prefix)
+            and shape.match(blob.rsplit("/", 1)[-1])
+            and (not folder or "/" not in blob[len(prefix) :])
+            for blob in self.state.blobs
+        )
 
     def _dotted_end(self, path: str) -> bool:
         """`Billing.Core/`: a path whose first part is a dotted name that ends the name of a
