@@ -149,6 +149,12 @@ _GENERATED = re.compile(
     r"(?=\s*(?:by|from|with|\)|$|\.|,|;))",
     re.I,
 )
+# where the words say generated files appear: "Generated routes appear in `app/routes/`"
+_GENERATED_IN = re.compile(
+    r"\b(?:auto-?)?generated\b[^`\n.;]{0,40}?\b(?:appears?|are (?:written|placed|put)|goe?s|"
+    r"lands?|end up)\s+(?:in|into|to|under)\s+`([^`\n]+)`",
+    re.I,
+)
 # words of a Gradle build: a standard task named beside them is the build's, no code name
 _GRADLE_WORDS = re.compile(r"\b(?:gradle|gradlew|tasks?|android)\b", re.I)
 # a product named with its `.js` (Vue.js, Node.js, Next.js), not a file
@@ -537,6 +543,7 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
         branches |= {span for span in spans if _PREFIX_ONLY.fullmatch(span)}
     if "generat" in body.lower():
         branches |= {m.group(1).strip() for m in _GENERATED.finditer(body)}
+        branches |= {m.group(1).strip() for m in _GENERATED_IN.finditer(body)}
     if _GRADLE_WORDS.search(body):  # "no emulator for `connectedAndroidTest`": a task
         branches |= {span for span in spans if standard_gradle_task(span)}
     if "(" in body:

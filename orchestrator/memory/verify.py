@@ -1380,6 +1380,7 @@ class Verifier:
             or self._dotted_end(claim.path)
             or self._in_submodule(claim.path)
             or self._numbered_series(claim.path)
+            or _tool_made(claim.path)
         ):
             # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
@@ -2096,6 +2097,19 @@ _PIN_FILES = frozenset(
 _FULL_VERSION = re.compile(
     r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?![\w.-]*\w)"
 )
+
+
+# folders a tool makes on each machine and no project tracks: an interpreter's bytecode,
+# installed packages, a test runner's or a checker's cache, a virtual environment
+_TOOL_MADE = frozenset(
+    {"__pycache__", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".venv"}
+)
+
+
+def _tool_made(path: str) -> bool:
+    """`__pycache__/`, `web/node_modules/`: a path in a folder a tool makes (`_TOOL_MADE`),
+    named in a list of what not to commit whether or not git ignores it by that name."""
+    return any(part in _TOOL_MADE for part in path.strip("/").split("/"))
 
 
 def _relative(path: str | None) -> str:

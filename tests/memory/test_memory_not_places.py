@@ -108,3 +108,20 @@ def test_a_make_target_of_a_submodules_build_is_not_judged(
     )
     assert found["submodule"] == "ok"
     assert found["ours"] == "stale"
+
+
+def test_a_folder_a_tool_makes_and_a_place_generated_files_appear_are_no_claims(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "cache": "Never commit `web/node_modules/` or `__pycache__/` folders.",
+            "generated": "Generated API handlers appear in `web/handlers/rpc/` of the app.",
+            "kept": "API handlers live in `web/handlers/rpc/`.",
+        },
+    )
+    assert found["cache"] == "ok"
+    assert found["generated"] == "ok"
+    assert found["kept"] == "stale"
