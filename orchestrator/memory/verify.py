@@ -1381,6 +1381,7 @@ class Verifier:
             or self._in_submodule(claim.path)
             or self._numbered_series(claim.path)
             or _tool_made(claim.path)
+            or self._own_root(claim.path)
         ):
             # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
@@ -1406,6 +1407,12 @@ class Verifier:
             and (not folder or "/" not in blob[len(prefix) :])
             for blob in self.state.blobs
         )
+
+    def _own_root(self, path: str) -> bool:
+        """`acme/` alone, where `acme` is the name the project publishes under: the root
+        line of a drawn tree ("acme/" then "├── src/"), the repository itself."""
+        name = path.strip("/")
+        return path.endswith("/") and "/" not in name and name.lower() in self._own_names()
 
     def _dotted_end(self, path: str) -> bool:
         """`Billing.Core/`: a path whose first part is a dotted name that ends the name of a

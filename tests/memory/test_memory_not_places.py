@@ -125,3 +125,16 @@ def test_a_folder_a_tool_makes_and_a_place_generated_files_appear_are_no_claims(
     assert found["cache"] == "ok"
     assert found["generated"] == "ok"
     assert found["kept"] == "stale"
+
+
+def test_the_projects_own_name_as_a_folder_is_the_root_of_a_drawn_tree(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {"root": "`lumenboard/`", "other": "`docsite/`"},
+        {"web/package.json": '{"name": "lumenboard", "version": "1.0.0"}\n'},
+    )
+    assert found["root"] == "ok"
+    assert found["other"] == "stale"
