@@ -2012,7 +2012,8 @@ _TEMPLATE = re.compile(
 _FOLDER_NAME = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*")
 # A rule's negation, and where its clause ends
 _WARNS = re.compile(
-    r"\b(?:never|not|no longer|don't|do not|must not|should not|avoid|instead of|rather than)\b"
+    r"\b(?:never|not|no longer|don't|do not|must not|should not|avoid|instead of|rather than|"
+    r"stray|unwanted)\b"
     r"|[❌🚫✗✘⛔]",
     re.I,
 )
@@ -2165,8 +2166,9 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
     """Whether a claim of `text` names what a rule warns against: a code span with a
     negation earlier in its clause ("never name tests `TestBug4821`", "`isReady`, not
     `ready()`", "avoid `eval()`", "rather than `make all`", "no longer registered in
-    `app/kernel.py`"), or one its clause then says is gone ("`valueOrNull` no longer
-    exists", "`Foo` is not exported"), and that no other span names.
+    `app/kernel.py`", "relative paths create stray `app/tmp/` folders"), or one its clause
+    then says is gone ("`valueOrNull` no longer exists", "`Foo` is not exported"), and that
+    no other span names.
     A line marked from its start as the wrong way ("// ❌ List.of()") warns against all
     it names. Such a name is expected absent."""
     if _WRONG_WAY.match(text):

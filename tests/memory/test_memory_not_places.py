@@ -138,3 +138,18 @@ def test_the_projects_own_name_as_a_folder_is_the_root_of_a_drawn_tree(
     )
     assert found["root"] == "ok"
     assert found["other"] == "stale"
+
+
+def test_a_stray_folder_a_mistake_makes_is_expected_absent(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "stray": "A relative upload path creates stray `web/uploads/tmp/` folders.",
+            "real": "Uploads are kept in `web/uploads/tmp/` until scanned.",
+        },
+    )
+    assert found["stray"] == "ok"
+    assert found["real"] == "stale"
