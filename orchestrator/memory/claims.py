@@ -149,6 +149,12 @@ _GENERATED = re.compile(
     r"(?=\s*(?:by|from|with|\)|$|\.|,|;))",
     re.I,
 )
+# where the words say generated files appear: "Generated routes appear in `app/routes/`"
+_GENERATED_IN = re.compile(
+    r"\b(?:auto-?)?generated\b[^`\n.;]{0,40}?\b(?:appears?|are (?:written|placed|put)|goe?s|"
+    r"lands?|end up)\s+(?:in|into|to|under)\s+`([^`\n]+)`",
+    re.I,
+)
 # words of a Gradle build: a standard task named beside them is the build's, no code name
 _GRADLE_WORDS = re.compile(r"\b(?:gradle|gradlew|tasks?|android)\b", re.I)
 # a product named with its `.js` (Vue.js, Node.js, Next.js), not a file
@@ -176,6 +182,8 @@ def _tool_flag(flag: str, body: str) -> bool:
 # the marks of bold around a word, not a glob's `**` (`src/**/*.ts`)
 _BOLD_MARK = re.compile(r"(?<![\w/*])\*\*(?=[\w./@])|(?<=[\w.)/])\*\*(?![\w/*])")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
+# a repository on a forge, linked (`github.com/acme/infra`): `acme/infra` names it, no folder
+_FORGE_REPO = re.compile(r"\b(?:github|gitlab)\.com/([\w.-]+/[\w.-]+)")
 FILE_EXTENSIONS = frozenset(
     [
         "py",
@@ -535,6 +543,7 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
         branches |= {span for span in spans if _PREFIX_ONLY.fullmatch(span)}
     if "generat" in body.lower():
         branches |= {m.group(1).strip() for m in _GENERATED.finditer(body)}
+        branches |= {m.group(1).strip() for m in _GENERATED_IN.finditer(body)}
     if _GRADLE_WORDS.search(body):  # "no emulator for `connectedAndroidTest`": a task
         branches |= {span for span in spans if standard_gradle_task(span)}
     if "(" in body:
@@ -542,6 +551,7 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
             branches |= {m.group(1).strip() for m in CODE_SPAN.finditer(style.group(1))}
     if "'s" in body or "’s" in body:  # "SwiftUI's `WindowGroup`": the library's own name
         branches |= {m.group(1).strip() for m in _OWNED_SPAN.finditer(body)}
+    branches |= _linked_repositories(body, spans)
     foreign = any(_foreign_command(span, shape) for span in spans)
     for span in spans:
         if span in branches or (FLAG.fullmatch(span) and (foreign or _tool_flag(span, body))):
@@ -551,6 +561,15 @@ def body_claims(body: str, shape: RepoShape) -> tuple[Claim, ...]:
     for claim in prose_claims(body, shape):
         found.setdefault((claim.kind, claim.text), claim)
     return tuple(found.values())
+
+
+def _linked_repositories(body: str, spans: list[str]) -> set[str]:
+    """Spans that name another repository beside its link ("`acme/infra` on GitHub", linked
+    to github.com/acme/infra): its `owner/name`, no folder of this tree."""
+    if ".com/" not in body:
+        return set()
+    linked = {m.group(1).removesuffix(".git").lower() for m in _FORGE_REPO.finditer(body)}
+    return {span for span in spans if span.lower().strip("/") in linked}
 
 
 def prose_claims(body: str, shape: RepoShape) -> list[Claim]:

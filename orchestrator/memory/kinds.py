@@ -152,6 +152,8 @@ _DEP_STATED = re.compile(
     r"(?<![\w@/.-])((?:[A-Z][A-Za-z0-9]*\s+)?@?[A-Za-z][\w./-]*[A-Za-z0-9])"
     rf"\s+(?:\([^()\n]{{1,40}}\)\s+)?(?:[-–—]\s+)?{_VERSION}(?![\w%]|\.\d)"
 )
+# a markdown link or image written in a code span, as text to copy
+_SHOWN_LINK = re.compile(r"`!?\[[^\]`]*\]\([^)`]*\)`")
 _LINK = re.compile(r"\]\((?:mdc:)?([^)\s#]+)(?:#[^)]*)?\)")
 _MDC = re.compile(r"(?<![\w(])mdc:([\w./@+-]+)")
 # a sentence about generated files: the patterns it gives are of outputs ("Generated files
@@ -1422,7 +1424,10 @@ def size_check(claim: Claim, path: str, size: int, lines: int) -> str | None:
 
 def link_claims(words: str) -> list[Claim]:
     """Paths a markdown link names (`[x](src/app.ts)`, Cursor's `mdc:src/app.ts`); a
-    destination is percent-encoded (`docs/Testing%20Guide.md` names `Testing Guide.md`)."""
+    destination is percent-encoded (`docs/Testing%20Guide.md` names `Testing Guide.md`).
+    A link in a code span (`` `![a diagram](flow.png)` ``) shows markdown's syntax: no link."""
+    if "`" in words:
+        words = _SHOWN_LINK.sub(" ", words)
     out = []
     for path in _LINK.findall(words) + _MDC.findall(words):
         if "://" in path or path.startswith(("#", "mailto:")) or ".." in path.split("/"):

@@ -1282,6 +1282,8 @@ class Verifier:
         }
 
     def _check_kind(self, claim: Claim) -> str | None:
+        if claim.kind == "task" and claim.path and self._in_submodule(claim.path):
+            return None  # `make -C vendor/lib generate`: the submodule's build, not judged here
         return kinds.check(claim, self.project())
 
     def _check_size(self, claim: Claim) -> str | None:
@@ -1359,7 +1361,7 @@ class Verifier:
                 p.endswith(claim.path) for p in self.state.blobs
             ):
                 return None  # a name's ending (`_test.go`, `.spec.ts`), not a file
-            if self._planned(claim.path):
+            if self._planned(claim.path) or self._numbered_series(claim.path):
                 return None
             return f"no file named {claim.path} in the repository"
         if self._exists(claim.path):
@@ -1377,6 +1379,9 @@ class Verifier:
             or self._alternatives(claim.path)
             or self._dotted_end(claim.path)
             or self._in_submodule(claim.path)
+            or self._numbered_series(claim.path)
+            or _tool_made(claim.path)
+            or self._own_root(claim.path)
         ):
             # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
@@ -1385,6 +1390,29 @@ class Verifier:
             # file of a submodule, which a clone need not hold
             return None
         return f"{claim.path} does not exist"
+
+    def _numbered_series(self, path: str) -> bool:
+        """`CHANGES/1234.bugfix.rst`: a file named by a number first, one of a series its
+        folder (anywhere, for a bare name) still holds under other numbers
+        (`CHANGES/5678.bugfix.rst`): a changelog fragment or a dated entry of the kind the
+        project keeps, whose own number comes and goes."""
+        folder, _, name = path.strip("/").rpartition("/")
+        if not re.match(r"\d{3,}\D", name):
+            return False
+        shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(name)) + "$")
+        prefix = folder + "/" if folder else ""
+        return any(
+            blob.startswith(prefix)
+            and shape.match(blob.rsplit("/", 1)[-1])
+            and (not folder or "/" not in blob[len(prefix) :])
+            for blob in self.state.blobs
+        )
+
+    def _own_root(self, path: str) -> bool:
+        """`acme/` alone, where `acme` is the name the project publishes under: the root
+        line of a drawn tree ("acme/" then "├── src/"), the repository itself."""
+        name = path.strip("/")
+        return path.endswith("/") and "/" not in name and name.lower() in self._own_names()
 
     def _dotted_end(self, path: str) -> bool:
         """`Billing.Core/`: a path whose first part is a dotted name that ends the name of a
@@ -1984,7 +2012,8 @@ _TEMPLATE = re.compile(
 _FOLDER_NAME = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*")
 # A rule's negation, and where its clause ends
 _WARNS = re.compile(
-    r"\b(?:never|not|no longer|don't|do not|must not|should not|avoid|instead of|rather than)\b"
+    r"\b(?:never|not|no longer|don't|do not|must not|should not|avoid|instead of|rather than|"
+    r"stray|unwanted)\b"
     r"|[❌🚫✗✘⛔]",
     re.I,
 )
@@ -2078,6 +2107,19 @@ _FULL_VERSION = re.compile(
 )
 
 
+# folders a tool makes on each machine and no project tracks: an interpreter's bytecode,
+# installed packages, a test runner's or a checker's cache, a virtual environment
+_TOOL_MADE = frozenset(
+    {"__pycache__", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".venv"}
+)
+
+
+def _tool_made(path: str) -> bool:
+    """`__pycache__/`, `web/node_modules/`: a path in a folder a tool makes (`_TOOL_MADE`),
+    named in a list of what not to commit whether or not git ignores it by that name."""
+    return any(part in _TOOL_MADE for part in path.strip("/").split("/"))
+
+
 def _relative(path: str | None) -> str:
     """A path as written (`/src/app.py`, `./src/app.py`) relative to the repository root."""
     return (path or "").strip("/").removeprefix("./")
@@ -2124,8 +2166,9 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
     """Whether a claim of `text` names what a rule warns against: a code span with a
     negation earlier in its clause ("never name tests `TestBug4821`", "`isReady`, not
     `ready()`", "avoid `eval()`", "rather than `make all`", "no longer registered in
-    `app/kernel.py`"), or one its clause then says is gone ("`valueOrNull` no longer
-    exists", "`Foo` is not exported"), and that no other span names.
+    `app/kernel.py`", "relative paths create stray `app/tmp/` folders"), or one its clause
+    then says is gone ("`valueOrNull` no longer exists", "`Foo` is not exported"), and that
+    no other span names.
     A line marked from its start as the wrong way ("// ❌ List.of()") warns against all
     it names. Such a name is expected absent."""
     if _WRONG_WAY.match(text):

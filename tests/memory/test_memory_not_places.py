@@ -1,0 +1,155 @@
+"""Names a memory's body gives that are no place of this tree, though a path-by-path
+reading would call them stale: one number of a numbered series its folder keeps, markdown's
+link syntax shown as text, another repository's `owner/name` beside its link, a Make target
+of a submodule's build. Each is verified in a real git repository next to a claim of the
+same shape that is really gone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from conftest import commit, verify_all, write_files
+
+from orchestrator.store.layout import Layout
+
+
+def _results(
+    layout: Layout,
+    put: Callable[..., Any],
+    facts: dict[str, str],
+    files: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """Each fact's result as a memory with no citations, once `files` are committed."""
+    if files:
+        write_files(layout.root, files)
+        commit(layout.root, "files")
+    for name, fact in facts.items():
+        put(name, fact, citations=())
+    return {name: v.result for name, v in verify_all(layout).items() if name in facts}
+
+
+def test_one_number_of_a_numbered_series_is_an_example_of_it(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    fragments = {
+        "newsfragments/4410.fix.md": "Fixed the parser.\n",
+        "newsfragments/4413.feature.md": "Added a flag.\n",
+        "notes/2031-04-02-review.md": "Review.\n",
+    }
+    found = _results(
+        layout,
+        put,
+        {
+            "fragment": "Name the fragment after the issue, as `newsfragments/982.fix.md`.",
+            "bare": "For a second fragment append a number: `982.feature.2.md` beside it.",
+            "elsewhere": "Old notes are in `notes/2031-01-09-review.md`.",
+            "kind-gone": "Fragments of a removal go in `newsfragments/982.removal.md`.",
+            "no-series": "The schema is in `migrations/0007_accounts.sql`.",
+        },
+        fragments,
+    )
+    assert found["fragment"] == "ok"
+    assert found["elsewhere"] == "ok"
+    # no `N.feature.N.md` is kept anywhere, no `N.removal.md` in that folder: no series
+    assert found["bare"] == "stale"
+    assert found["kind-gone"] == "stale"
+    assert found["no-series"] == "stale"
+
+
+def test_markdown_link_syntax_in_a_code_span_shows_how_to_write_a_link(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "syntax": "Give images alt text: `![The checkout flow, step by step](web/img/checkout-flow.svg)`.",
+            "plain": "The checkout flow is drawn in `web/img/checkout-flow.svg`.",
+        },
+    )
+    assert found["syntax"] == "ok"
+    assert found["plain"] == "stale"
+
+
+def test_another_repositorys_name_beside_its_link_is_no_folder(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "linked": "Shared lint presets live in [the presets repo]"
+            "(https://github.com/web/lint-presets) (`web/lint-presets`).",
+            "unlinked": "Shared lint presets live in `web/lint-presets`.",
+        },
+    )
+    assert found["linked"] == "ok"
+    assert found["unlinked"] == "stale"
+
+
+def test_a_make_target_of_a_submodules_build_is_not_judged(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    builds = {
+        "Makefile": "test:\n\tpytest\n",
+        ".gitmodules": '[submodule "third/parserlib"]\n\tpath = third/parserlib\n'
+        "\turl = https://example.invalid/parserlib.git\n",
+        "tools/Makefile": "lint:\n\truff check .\n",
+    }
+    found = _results(
+        layout,
+        put,
+        {
+            "submodule": "Regenerate the tables with `make -C third/parserlib tables`.",
+            "ours": "Regenerate the tables with `make -C tools tables`.",
+        },
+        builds,
+    )
+    assert found["submodule"] == "ok"
+    assert found["ours"] == "stale"
+
+
+def test_a_folder_a_tool_makes_and_a_place_generated_files_appear_are_no_claims(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "cache": "Never commit `web/node_modules/` or `__pycache__/` folders.",
+            "generated": "Generated API handlers appear in `web/handlers/rpc/` of the app.",
+            "kept": "API handlers live in `web/handlers/rpc/`.",
+        },
+    )
+    assert found["cache"] == "ok"
+    assert found["generated"] == "ok"
+    assert found["kept"] == "stale"
+
+
+def test_the_projects_own_name_as_a_folder_is_the_root_of_a_drawn_tree(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {"root": "`lumenboard/`", "other": "`docsite/`"},
+        {"web/package.json": '{"name": "lumenboard", "version": "1.0.0"}\n'},
+    )
+    assert found["root"] == "ok"
+    assert found["other"] == "stale"
+
+
+def test_a_stray_folder_a_mistake_makes_is_expected_absent(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "stray": "A relative upload path creates stray `web/uploads/tmp/` folders.",
+            "real": "Uploads are kept in `web/uploads/tmp/` until scanned.",
+        },
+    )
+    assert found["stray"] == "ok"
+    assert found["real"] == "stale"
