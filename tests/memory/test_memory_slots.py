@@ -339,3 +339,13 @@ def test_counts_in_dated_log_entries_or_of_two_qualified_things_are_no_clash(
         frozenset({"state", "entry"}),
     }
     assert slots.dated("Release notes (June 9, 2025)") and not slots.dated("Phase 2")
+
+
+def test_a_total_and_a_count_not_said_to_be_one_are_two_scopes(layout: Layout, put: Put) -> None:
+    """A module's "12 endpoints" and "40 endpoints in total" count a part and the whole;
+    two totals, or two plain counts, of one thing still clash."""
+    put("part", "The billing service exposes 12 REST endpoints.", subject="backend")
+    put("sum", "The gateway exposes 40 REST endpoints in total.", subject="api")
+    put("sum-a", "Overall the gateway exposes 38 REST endpoints.", subject="gateway status")
+    assert contradictions(layout) == {frozenset({"sum", "sum-a"})}
+    assert slots.whole("Overall: 128 checks") and not slots.whole("all 11 checks pass")
