@@ -100,8 +100,9 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 23
+REPORT_VERSION = 24
 ENUMERATION = 3  # facts of one subject clashing by names with each other: a list
+SERIES = 3  # values of one count, at least, across facts clashing over it: a log of runs
 HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment across subjects
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
@@ -508,7 +509,10 @@ def contradictions(
     state, reported as such) are not compared with the others: a status that moved on is
     not a second truth. Among themselves, only a count is: two task-state notes giving one
     count two values ("all 318 tests pass", "suite: 322 passed") hold a stale figure,
-    whatever their subjects; any other slot they share is a status told twice."""
+    whatever their subjects; any other slot they share is a status told twice. A count
+    that facts under several subjects, or task-state notes, give `SERIES` values or more
+    is a log of runs (`_without_series`); facts of one subject giving one slot three
+    values are one slot stated three ways, each clash reported."""
     readings = readings or compare.Readings()
     compared = [m for m in memories if m.active and m.name not in passing]
     state = [m for m in memories if m.active and m.name in passing]
@@ -519,17 +523,43 @@ def contradictions(
     for a, b, how in found:
         reported[a.name].append(how)
         reported[b.name].append(how)
+    across = []
     for a, b in _count_candidates(compared, readings):
         count = compare.count_conflict(a, b, readings)
         if count is not None and not any(
             count.repeats(how) for how in reported[a.name] + reported[b.name]
         ):
-            found.append((a, b, count))
+            across.append((a, b, count))
+    logged = []
     for a, b in _count_candidates(state, readings, any_subject=True):
         count = compare.count_conflict(a, b, readings)
         if count is not None:
-            found.append((a, b, count))
-    return found
+            logged.append((a, b, count))
+    return found + _without_series(across) + _without_series(logged)
+
+
+def _without_series(
+    found: list[tuple[Memory, Memory, compare.Conflict]],
+) -> list[tuple[Memory, Memory, compare.Conflict]]:
+    """Count clashes (across subjects, or of task-state notes), less those of counts
+    that facts joined by count clashes give `SERIES` values or more: "Passed: 14
+    suites", "Passed: 13 suites", "Passed: 11 suites" record a count along a log of runs,
+    not one value and a rival; no one of them is the wrong one to supersede. Two values
+    ("all 202 tests pass", "suite: 206 passed") still clash: one figure is stale."""
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.get(name, name) != name:
+            name = parent[name]
+        return name
+
+    for a, b, _ in found:
+        parent[root(a.name)] = root(b.name)
+    values: dict[str, set[str]] = defaultdict(set)
+    for a, _, how in found:
+        values[root(a.name)] |= how.clause_a.values | how.clause_b.values
+    series = {name for name, held in values.items() if len(held) >= SERIES}
+    return [(a, b, how) for a, b, how in found if root(a.name) not in series]
 
 
 def _subject_conflicts(

@@ -38,7 +38,9 @@ numbers, no number agreeing, in clauses that share a word besides the unit (what
 counted: "export"; a number before "passed" counts tests, `unit`). A 6-column database
 schema is another slot, and so is a bound (`bounds`: "at most 200 orders a page") against
 a plain value ("50 orders per page by default"); `compare.count_conflict` adds the rules
-on subjects.
+on subjects. Nor does a total (`whole`: "40 endpoints in total", "Overall: 128 tests")
+clash with a count that does not say it is one ("the orders module has 12 endpoints"): the
+two count at two scopes, a whole and maybe a part of it.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
     thousands=r"(?<=\d),(?=\d{3}\b)",
     year=r"(?:19|20)\d\d",
     struck=r"~~.*?~~",
+    whole=(r"\b(?:in total|totals?|overall|altogether|in all|combined)\b", re.IGNORECASE),
     written=r"[A-Za-z][\w'-]*",
     forbids=(r"^\W*(?:don'?t|do not|never|avoid|no)\b", re.IGNORECASE),
     lead_in=r":[\s*_]*$",
@@ -265,8 +268,16 @@ def _units(numbers: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
     return frozenset((n, unit(u)) for n, u in numbers)
 
 
+def whole(fact: str) -> bool:
+    """The fact gives a total ("in total", "overall", "combined"): the count of a whole."""
+    return _RX.whole.search(fact) is not None
+
+
 def count(a: Reading, b: Reading, fact_a: str, fact_b: str) -> Count | None:
-    """The facts give one count two values (see the module), or None."""
+    """The facts give one count two values (see the module), or None. A total against a
+    count not said to be one is two scopes, not one count."""
+    if whole(fact_a) != whole(fact_b):
+        return None
     written_a, written_b = counts(fact_a), counts(fact_b)
     for ca in a.clauses:
         for cb in b.clauses:

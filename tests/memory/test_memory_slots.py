@@ -339,3 +339,31 @@ def test_counts_in_dated_log_entries_or_of_two_qualified_things_are_no_clash(
         frozenset({"state", "entry"}),
     }
     assert slots.dated("Release notes (June 9, 2025)") and not slots.dated("Phase 2")
+
+
+def test_a_total_and_a_count_not_said_to_be_one_are_two_scopes(layout: Layout, put: Put) -> None:
+    """A module's "12 endpoints" and "40 endpoints in total" count a part and the whole;
+    two totals, or two plain counts, of one thing still clash."""
+    put("part", "The billing service exposes 12 REST endpoints.", subject="backend")
+    put("sum", "The gateway exposes 40 REST endpoints in total.", subject="api")
+    put("sum-a", "Overall the gateway exposes 38 REST endpoints.", subject="gateway status")
+    assert contradictions(layout) == {frozenset({"sum", "sum-a"})}
+    assert slots.whole("Overall: 128 checks") and not slots.whole("all 11 checks pass")
+
+
+def test_a_count_given_three_values_or_more_is_a_log_not_a_clash(layout: Layout, put: Put) -> None:
+    """Runs logged one after another ("9 suites", "8 suites", "6 suites") record a count
+    along its history: no one of them is the wrong one; two values still clash."""
+    put("run-1", "`make check` now passes (9 suites, 40 checks).", subject="verification")
+    put("run-2", "`make check` now passes (8 suites, 35 checks).", subject="verification")
+    put("run-3", "`make check` now passes (6 suites, 27 checks).", subject="verification")
+    put("state", "All 57 tests pass.", subject="current state")
+    put("entry", "Suite: 61 passed (one flaky test rewritten).", subject="recent changes")
+    report = audit(layout)
+    excluded = {f.memory for f in report.findings if f.kind == "excluded_content"}
+    assert {"run-1", "run-2", "run-3", "state", "entry"} <= excluded
+    # durable facts under three headings, three values: a history told across a log
+    put("lint-1", "The lint job checks 120 rules.", subject="linting")
+    put("lint-2", "The lint job checks 134 rules.", subject="ci checks")
+    put("lint-3", "The lint job checks 151 rules.", subject="quality gates")
+    assert contradictions(layout) == {frozenset({"state", "entry"})}
