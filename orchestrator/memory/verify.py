@@ -76,7 +76,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 17
+RESULTS_VERSION = 18
 WHOLE_BELOW = 6  # a name shorter than this names a commented-out line only as a whole word
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
@@ -536,6 +536,7 @@ class Verifier:
                 + self._dropped_listed_entries(body, about, commit)
                 + self._dropped_ports(body, commit)
                 + self._dropped_tops(body, claims, commit)
+                + self._dropped_tree_rows(body, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -793,6 +794,31 @@ class Verifier:
             if self._had(path, commit) and not (span in loose and self._nested(path)):
                 reason = f"{path} was in the tree at {commit[:10]}; no {top}/ now"
                 out.append(ClaimFailure(Claim("path", span, "body", path=path), reason))
+        return out
+
+    def _dropped_tree_rows(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`│   └── bench/`: a row of a drawn tree naming a folder below the root (the drawing
+        is of some package, so which one is not known) when every folder of that name
+        below the root at `commit` is gone now: whichever the drawing meant went. A name
+        that was a root entry then is `_dropped_tops`' to judge; a name no folder below the
+        root had then is no claim; a folder git's rename detection followed is moved, and one
+        renamed to its plural or singular (`prompt/` to `prompts/`) is not judged."""
+        if "──" not in body:
+            return []
+        tree = self._tree(commit) or {}
+        out = []
+        for name in dict.fromkeys(_TREE_ROW.findall(body)):
+            if any(p.startswith(name + "/") for p in tree):
+                continue  # a root entry then: `_dropped_tops` judges it
+            then = sorted(
+                {p[: p.index(f"/{name}/") + len(name) + 1] for p in tree if f"/{name}/" in p}
+            )
+            if not then or any(self._tracked_folder(f) or self._exists(f) for f in then):
+                continue
+            if any(self._tracked_folder(f) for f in map(_other_number, then)):
+                continue  # `prompt/` beside a new `prompts/`: renamed, its files rewritten
+            reason = f"{then[0]}/ was in the tree at {commit[:10]}; no such folder now"
+            out.append(ClaimFailure(Claim("path", f"{name}/", "body", path=then[0]), reason))
         return out
 
     def _dropped_ports(self, body: str, commit: str) -> list[ClaimFailure]:
@@ -2045,6 +2071,8 @@ _ROOT_FOLDER = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w.-]*/)(?![\w/.-])")
 _SETTING_KEY = re.compile(r"""["']?([\w@][\w@./-]{2,})["']?\s*[:=]\s*\S""")
 # a first-level row of a drawn tree quoted as a code span (`` `├── proto/` ``)
 _TREE_TOP_SPAN = re.compile(r"`[├└]──\s*([A-Za-z_][\w.-]*/)\s*`")
+# a row of a drawn tree naming a folder, at any depth (`├── gen/`, `│   └── bench/`)
+_TREE_ROW = re.compile(r"(?:^|`)[│\s]*[├└]──\s*([A-Za-z_][\w.-]*)/(?=[\s`]|$)", re.M)
 # a path in bold (`**bin/cli**: the command line`)
 _BOLD_PATH = re.compile(r"\*\*([\w.@+-]+(?:/[\w.@+-]+)+/?)\*\*")
 # a local address's port (`http://localhost:3001`, `127.0.0.1:8080`)
@@ -2242,6 +2270,12 @@ def _name_part(symbol: str) -> bool:
 
 def _has_part(word: str, part: str) -> bool:
     return word != part and (word.startswith(part) if part.endswith("_") else word.endswith(part))
+
+
+def _other_number(folder: str) -> str:
+    """The folder's name in the other grammatical number: `app/prompt` -> `app/prompts`,
+    `app/jobs` -> `app/job`."""
+    return folder[:-1] if folder.endswith("s") else folder + "s"
 
 
 def _top(path: str) -> str:

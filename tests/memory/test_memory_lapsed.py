@@ -807,6 +807,53 @@ def test_a_path_below_a_top_level_folder_that_went_is_stale_or_moved(
     assert results["never"].result == "ok"  # never in the tree: no path of ours
 
 
+def test_a_deeper_row_of_a_drawn_tree_is_stale_when_every_folder_of_its_name_went(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """`│   └── rollups/`: the drawing is of some package, so the row names every folder of
+    that name below the root; stale once all of those the recorded commit had are gone."""
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "svc/ledger/rollups/daily.py": "DAYS = 1\n",
+            "svc/ledger/fixtures/a.json": "{}\n",
+            "web/fixtures/b.json": "{}\n",
+            "svc/ledger/queue/worker.py": "def work():\n    return 1\n",
+            "tools/gen.py": "X = 1\n",
+            "svc/ledger/report/a.py": "A = 1\n",
+        },
+        {
+            "rollups": "`│   └── rollups/` (daily summaries)",
+            "rollups-top": "`├── rollups/` (daily summaries)",
+            "fixtures": "`│   ├── fixtures/` (sample data)",
+            "queue": "`│   │   └── queue/` (background work)",
+            "never": "`│   └── exports/` (what users download)",
+            "root": "`│   └── tools/` (a package's own tools)",
+            "plural": "`│   └── report/` (the reports)",
+        },
+    )
+    git(layout.root, "rm", "-q", "-r", "svc/ledger/rollups", "svc/ledger/fixtures")
+    git(layout.root, "mv", "svc/ledger/queue", "svc/jobs")
+    git(layout.root, "rm", "-q", "-r", "svc/ledger/report")
+    write_files(
+        layout.root,
+        {"docs/rollups/index.md": "# later\n", "svc/ledger/reports/b.py": "def b():\n    pass\n"},
+    )
+    commit_all(layout.root, "no rollups; queue is jobs now")
+
+    results = verify_all(layout)
+    assert results["rollups"].result == "stale"
+    assert "svc/ledger/rollups/ was in the tree" in results["rollups"].failures[0].reason
+    assert results["rollups-top"].result == "stale"  # the drawing's first level, not the root
+    assert results["fixtures"].result == "ok"  # web/fixtures is left: maybe the one meant
+    assert results["queue"].result == "moved"  # git followed the folder
+    assert results["never"].result == "ok"  # no folder of that name then: no claim
+    assert results["root"].result == "ok"  # only the root had it, and still has it
+    assert results["plural"].result == "ok"  # report/ rewritten as reports/: not judged
+
+
 def test_a_name_listed_under_a_heading_that_names_its_folder_is_an_entry_there(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
