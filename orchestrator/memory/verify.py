@@ -42,6 +42,7 @@ from orchestrator.memory.claims import (
     citation_claims,
     claim_paths,
     looks_like_path,
+    placeholder_name,
     stand_in_rest,
 )
 from orchestrator.memory.codeindex import (
@@ -2360,7 +2361,8 @@ def _code_line_names(body: str) -> list[Claim]:
         if span.isidentifier():
             continue  # a name alone: a class claim of its own
         for name in _CODE_LINE_NAME.findall(span):
-            out.setdefault(name, Claim("class", name, "body", symbol=name))
+            if not placeholder_name(name):  # `go test -run TestName`: any test's name
+                out.setdefault(name, Claim("class", name, "body", symbol=name))
     return list(out.values())
 
 

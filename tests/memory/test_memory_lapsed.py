@@ -865,7 +865,7 @@ def test_a_class_a_quoted_line_of_code_names_is_stale_once_no_file_defines_it(
         commit_all,
         {
             "shop/reports.py": "class ReportBuilder:\n    def __init__(self, kind):\n"
-            "        self.kind = kind\n",
+            "        self.kind = kind\n\n\nclass TestName:\n    pass\n",
             "shop/errors.py": "class AppError(Exception):\n    pass\n\n\n"
             "class ParseFailure(AppError):\n    pass\n",
         },
@@ -874,6 +874,7 @@ def test_a_class_a_quoted_line_of_code_names_is_stale_once_no_file_defines_it(
             "failure": "`class ParseFailure(AppError):`",
             "kept": "`class AppError(Exception):`",
             "example": "`class QuotaExceeded(AppError):`",
+            "placeholder": "`pytest -k TestName shop/`",
             "alone": "`ReportBuilder`",
         },
     )
@@ -892,6 +893,7 @@ def test_a_class_a_quoted_line_of_code_names_is_stale_once_no_file_defines_it(
     assert results["failure"].result == "stale"
     assert results["kept"].result != "stale"  # still defined
     assert results["example"].result != "stale"  # never defined: an example's name
+    assert results["placeholder"].result != "stale"  # stands for any test's name
     assert results["alone"].result == "stale"  # a class claim of its own, as before
     assert len(results["alone"].failures) == 1
 
