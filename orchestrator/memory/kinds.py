@@ -901,6 +901,12 @@ def product_claims(text: str) -> list[Claim]:
     return list(out.values())
 
 
+def denies(line: str) -> bool:
+    """The line denies, forbids or replaces ("not", "instead", "no longer"...): the names
+    it gives need not be what the project has."""
+    return _DENIES.search(line) is not None
+
+
 def package_spans(text: str) -> list[str]:
     """Package names as published (`@acme/ui`, or two hyphenated parts at least:
     `react-dom-legacy`) in code spans, and scoped ones in prose too (`import x from

@@ -42,6 +42,7 @@ from orchestrator.memory.claims import (
     citation_claims,
     claim_paths,
     looks_like_path,
+    placeholder_name,
     stand_in_rest,
 )
 from orchestrator.memory.codeindex import (
@@ -510,8 +511,9 @@ class Verifier:
         they sit under, speak of tests); a full version a named or cited file had then and
         has no more; a function or class the code defined then and defines nowhere now,
         while its name lives on in calls, tests or tables; a package name in a code span,
-        a name of capitalised parts in prose, a kind of file by its extension, a name in
-        capitals the code had then and has no more. When only memory notes changed
+        a name of capitalised parts in prose or in a quoted line of code, a kind of file by
+        its extension, a name in capitals the code had then and has no more. When only
+        memory notes changed
         since `commit`, no manifest, CI file, script or reader of a variable did: what
         compares those is not looked at, and only a note's text can have changed."""
         in_files = claims
@@ -522,20 +524,24 @@ class Verifier:
         else:
             products = kinds.product_claims(body)
             code = (
-                self._dropped_dependencies(body, products, claims, commit)
+                self._dropped_dependencies(body, [*products, *_span_products(body)], claims, commit)
                 + self._dropped_ci_commands(body, commit)
                 + self._dropped_subcommands(body, commit)
                 + self._switched_manager(body, commit)
                 + self._dropped_gradle_tasks(claims, commit)
-                + self._dropped_prose_names(products, commit)
+                + self._dropped_prose_names([*products, *_code_line_names(body)], commit)
                 + self._dropped_extensions(body, commit)
                 + self._dropped_constants(body, commit)
                 + self._dropped_namespaced(body, commit)
                 + self._recounted(body, commit)
                 + self._dropped_listed_tasks(body, about, commit)
                 + self._dropped_listed_entries(body, about, commit)
+                + self._dropped_listed_notes(body, about, commit)
                 + self._dropped_ports(body, commit)
                 + self._dropped_tops(body, claims, commit)
+                + self._dropped_tree_rows(body, commit)
+                + self._dropped_projects(body, commit)
+                + self._dropped_prose_folders(body, commit)
             )
             tests = bool(_TESTS.search(f"{about}\n{body}"))
             read = self._unread_variables(claims, commit, tests=tests)
@@ -763,6 +769,25 @@ class Verifier:
         reason = f"{entry} was in the tree at {commit[:10]}; it is gone now"
         return [ClaimFailure(Claim("path", name, "body", path=entry), reason)]
 
+    def _dropped_listed_notes(self, body: str, about: str, commit: str) -> list[ClaimFailure]:
+        """A list item headed by a bare bold or backticked name of several hyphenated parts
+        ("- **release-notes** - writing the changelog"), when no heading names its folder
+        (`_dropped_listed_entries` judges those): `commit`'s tree had a folder of that
+        name or a markdown note of that stem (an agent's skill or role, a rule), and no
+        path has one now. A name no folder or note had then is no claim: the list may
+        name a script, a package or a task (other files of its name are left aside)."""
+        head = _LISTED_HEAD.match(body)
+        if head is None or "-" not in head.group(1) or _FOLDER_SPAN.search(about):
+            return []
+        name = head.group(1)
+        then = next((p for p in self._tree(commit) or {} if _folder_or_note(p, name)), None)
+        if then is None or any(_folder_or_note(p, name) for p in self.state.blobs):
+            return []
+        at = f"/{then}".find(f"/{name}/")
+        entry = then if at < 0 else then[: at + len(name)]
+        reason = f"{entry} was in the tree at {commit[:10]}; it is gone now"
+        return [ClaimFailure(Claim("path", name, "body", path=entry), reason)]
+
     def _dropped_tops(self, body: str, claims: list[Claim], commit: str) -> list[ClaimFailure]:
         """`tools/parser-builder`: a path in a code span (or in bold: `**bin/cli**`) whose
         first part was an entry of the root at `commit` and is none now (the whole folder
@@ -793,6 +818,75 @@ class Verifier:
             if self._had(path, commit) and not (span in loose and self._nested(path)):
                 reason = f"{path} was in the tree at {commit[:10]}; no {top}/ now"
                 out.append(ClaimFailure(Claim("path", span, "body", path=path), reason))
+        return out
+
+    def _dropped_tree_rows(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`│   └── bench/`: a row of a drawn tree naming a folder below the root (the drawing
+        is of some package, so which one is not known) when every folder of that name
+        below the root at `commit` is gone now: whichever the drawing meant went. A name
+        that was a root entry then is `_dropped_tops`' to judge; a name no folder below the
+        root had then is no claim; a folder git's rename detection followed is moved, and one
+        renamed to its plural or singular (`prompt/` to `prompts/`) is not judged."""
+        if "──" not in body:
+            return []
+        tree = self._tree(commit) or {}
+        out = []
+        for name in dict.fromkeys(_TREE_ROW.findall(body)):
+            if any(p.startswith(name + "/") for p in tree):
+                continue  # a root entry then: `_dropped_tops` judges it
+            then = sorted(
+                {p[: p.index(f"/{name}/") + len(name) + 1] for p in tree if f"/{name}/" in p}
+            )
+            if not then or any(self._tracked_folder(f) or self._exists(f) for f in then):
+                continue
+            if any(self._tracked_folder(f) for f in map(_other_number, then)):
+                continue  # `prompt/` beside a new `prompts/`: renamed, its files rewritten
+            reason = f"{then[0]}/ was in the tree at {commit[:10]}; no such folder now"
+            out.append(ClaimFailure(Claim("path", f"{name}/", "body", path=then[0]), reason))
+        return out
+
+    def _dropped_projects(self, body: str, commit: str) -> list[ClaimFailure]:
+        """`Ledger.Replication`: a dotted name of capitalised parts (.NET names its projects
+        so, and a project is a folder of that name) that was a folder of `commit`'s tree,
+        when no path of the tree has a part so named now (the project removed). A dotted
+        name no folder had then (a namespace, a type's member) is no claim; a folder git's
+        rename detection followed is moved."""
+        if "." not in body:
+            return []
+        tree = self._tree(commit) or {}
+        out = []
+        for name in dict.fromkeys(_PROJECT_NAME.findall(body)):
+            inside = f"/{name}/"
+            then = next((p for p in tree if p.startswith(name + "/") or inside in p), None)
+            if then is None or any(
+                p.startswith(name + "/") or inside in p for p in self.state.blobs
+            ):
+                continue
+            folder = (
+                name if then.startswith(name + "/") else then[: then.index(inside) + len(name) + 1]
+            )
+            reason = f"{folder}/ was in the tree at {commit[:10]}; no {name} now"
+            out.append(ClaimFailure(Claim("path", name, "body", path=folder), reason))
+        return out
+
+    def _dropped_prose_folders(self, body: str, commit: str) -> list[ClaimFailure]:
+        """ "changes to engines/legacy": a path of two bare parts in prose (outside code
+        spans and links), which the tree alone does not read (two parts are as often
+        words, "input/output"), that was a folder below a root folder of `commit`'s tree
+        and is no folder now. Words no folder was named by then are no claim; a folder
+        git's rename detection followed is moved."""
+        if "/" not in body:
+            return []
+        prose = _URL_OR_LINK.sub(" ", CODE_SPAN.sub(" ", body))
+        tree = self._tree(commit) or {}
+        out = []
+        for pair in dict.fromkeys(_TWO_PARTS.findall(prose)):
+            if not any(p.startswith(pair + "/") for p in tree):
+                continue  # no folder then: words, or a path the tree alone judges
+            if self._tracked_folder(pair) or self._exists(pair):
+                continue
+            reason = f"{pair}/ was in the tree at {commit[:10]}; it is gone now"
+            out.append(ClaimFailure(Claim("path", pair, "body", path=pair), reason))
         return out
 
     def _dropped_ports(self, body: str, commit: str) -> list[ClaimFailure]:
@@ -943,8 +1037,8 @@ class Verifier:
         for claim in products:
             key = claim.symbol or ""
             then = self._project_at(commit)
-            if then is None or key not in then.dependency_names:
-                continue  # no dependency then: no claim
+            if then is None or not {key, f"@{key}"} & then.dependency_names:
+                continue  # no dependency then (nor a scope so named, `@playwright/test`)
             if not _still_declared(key, now):
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
@@ -2074,6 +2168,18 @@ _ROOT_FOLDER = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w.-]*/)(?![\w/.-])")
 _SETTING_KEY = re.compile(r"""["']?([\w@][\w@./-]{2,})["']?\s*[:=]\s*\S""")
 # a first-level row of a drawn tree quoted as a code span (`` `├── proto/` ``)
 _TREE_TOP_SPAN = re.compile(r"`[├└]──\s*([A-Za-z_][\w.-]*/)\s*`")
+# a row of a drawn tree naming a folder, at any depth (`├── gen/`, `│   └── bench/`)
+_TREE_ROW = re.compile(r"(?:^|`)[│\s]*[├└]──\s*([A-Za-z_][\w.-]*)/(?=[\s`]|$)", re.M)
+# a name of several capitalised parts in a line of code (`ReportBuilder`, not `HTTP`)
+_CODE_LINE_NAME = re.compile(r"(?<![\w./:$@-])([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)(?![\w$@-])")
+# a dotted name of capitalised parts, as .NET names a project (`Ledger.Replication`)
+_PROJECT_NAME = re.compile(r"(?<![\w./@-])([A-Z]\w+(?:\.[A-Z]\w*)+)(?![\w/@-]|\.\w)")
+# a product's name alone in a code span: one or two capitalised words (`Radix UI`)
+_SPAN_PRODUCT = re.compile(r"[A-Z][a-z][\w.]*(?: [A-Z][\w.]+)?")
+# two bare parts joined by a slash in prose (`engines/legacy`), not part of a longer path
+_TWO_PARTS = re.compile(r"(?<![\w./@:~$-])([A-Za-z_][\w.-]*/[A-Za-z_][\w-]*)(?![\w/@.-]|\.\w)")
+# a link's target or an address, whose words are no prose
+_URL_OR_LINK = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
 # a path in bold (`**bin/cli**: the command line`)
 _BOLD_PATH = re.compile(r"\*\*([\w.@+-]+(?:/[\w.@+-]+)+/?)\*\*")
 # a local address's port (`http://localhost:3001`, `127.0.0.1:8080`)
@@ -2285,6 +2391,53 @@ def _name_part(symbol: str) -> bool:
 
 def _has_part(word: str, part: str) -> bool:
     return word != part and (word.startswith(part) if part.endswith("_") else word.endswith(part))
+
+
+def _code_line_names(body: str) -> list[Claim]:
+    """The names of several capitalised parts a line of code quoted in a code span gives
+    (`` `mgr = ReportBuilder(kind="pdf")` ``, `` `class ParseFailure(AppError):` ``), the
+    span being more than the name: the tree alone reads no claim in a line of code, but
+    a class it names that the code defined then and defines nowhere now went."""
+    out: dict[str, Claim] = {}
+    for match in CODE_SPAN.finditer(body):
+        span = match.group(1).strip()
+        if span.isidentifier():
+            continue  # a name alone: a class claim of its own
+        for name in _CODE_LINE_NAME.findall(span):
+            if not placeholder_name(name):  # `go test -run TestName`: any test's name
+                out.setdefault(name, Claim("class", name, "body", symbol=name))
+    return list(out.values())
+
+
+def _folder_or_note(path: str, name: str) -> bool:
+    """`path` lies in a folder named `name` or is a markdown note of that stem
+    (`skills/release-notes/SKILL.md`, `agents/release-notes.md`)."""
+    if f"/{name}/" in f"/{path}":
+        return True
+    file = path.rsplit("/", 1)[-1]
+    return file in (f"{name}.md", f"{name}.mdc")
+
+
+def _span_products(body: str) -> list[Claim]:
+    """A product's name alone in a code span, one or two capitalised words (`` `Ollama` ``,
+    `` `Radix UI` ``), outside lines that deny or replace: judged as a product the prose
+    names, so only a dependency declared then (or a scope so named) is a claim."""
+    out: dict[str, Claim] = {}
+    for line in body.splitlines():
+        if "`" not in line or kinds.denies(line):
+            continue
+        for match in CODE_SPAN.finditer(line):
+            span = match.group(1).strip()
+            if _SPAN_PRODUCT.fullmatch(span):
+                key = kinds.dependency_key(span)
+                out.setdefault(span, Claim("dependency", span, "body", symbol=key))
+    return list(out.values())
+
+
+def _other_number(folder: str) -> str:
+    """The folder's name in the other grammatical number: `app/prompt` -> `app/prompts`,
+    `app/jobs` -> `app/job`."""
+    return folder[:-1] if folder.endswith("s") else folder + "s"
 
 
 def _top(path: str) -> str:

@@ -807,6 +807,242 @@ def test_a_path_below_a_top_level_folder_that_went_is_stale_or_moved(
     assert results["never"].result == "ok"  # never in the tree: no path of ours
 
 
+def test_a_deeper_row_of_a_drawn_tree_is_stale_when_every_folder_of_its_name_went(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """`│   └── rollups/`: the drawing is of some package, so the row names every folder of
+    that name below the root; stale once all of those the recorded commit had are gone."""
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "svc/ledger/rollups/daily.py": "DAYS = 1\n",
+            "svc/ledger/fixtures/a.json": "{}\n",
+            "web/fixtures/b.json": "{}\n",
+            "svc/ledger/queue/worker.py": "def work():\n    return 1\n",
+            "tools/gen.py": "X = 1\n",
+            "svc/ledger/report/a.py": "A = 1\n",
+        },
+        {
+            "rollups": "`│   └── rollups/` (daily summaries)",
+            "rollups-top": "`├── rollups/` (daily summaries)",
+            "fixtures": "`│   ├── fixtures/` (sample data)",
+            "queue": "`│   │   └── queue/` (background work)",
+            "never": "`│   └── exports/` (what users download)",
+            "root": "`│   └── tools/` (a package's own tools)",
+            "plural": "`│   └── report/` (the reports)",
+        },
+    )
+    git(layout.root, "rm", "-q", "-r", "svc/ledger/rollups", "svc/ledger/fixtures")
+    git(layout.root, "mv", "svc/ledger/queue", "svc/jobs")
+    git(layout.root, "rm", "-q", "-r", "svc/ledger/report")
+    write_files(
+        layout.root,
+        {"docs/rollups/index.md": "# later\n", "svc/ledger/reports/b.py": "def b():\n    pass\n"},
+    )
+    commit_all(layout.root, "no rollups; queue is jobs now")
+
+    results = verify_all(layout)
+    assert results["rollups"].result == "stale"
+    assert "svc/ledger/rollups/ was in the tree" in results["rollups"].failures[0].reason
+    assert results["rollups-top"].result == "stale"  # the drawing's first level, not the root
+    assert results["fixtures"].result == "ok"  # web/fixtures is left: maybe the one meant
+    assert results["queue"].result == "moved"  # git followed the folder
+    assert results["never"].result == "ok"  # no folder of that name then: no claim
+    assert results["root"].result == "ok"  # only the root had it, and still has it
+    assert results["plural"].result == "ok"  # report/ rewritten as reports/: not judged
+
+
+def test_a_class_a_quoted_line_of_code_names_is_stale_once_no_file_defines_it(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """A line of code in a code span makes no claim on the tree alone; a class of several
+    capitalised parts it names that the code defined then and defines nowhere now went."""
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "shop/reports.py": "class ReportBuilder:\n    def __init__(self, kind):\n"
+            "        self.kind = kind\n\n\nclass TestName:\n    pass\n",
+            "shop/errors.py": "class AppError(Exception):\n    pass\n\n\n"
+            "class ParseFailure(AppError):\n    pass\n",
+        },
+        {
+            "builder": '`mgr = ReportBuilder(kind="pdf")`',
+            "failure": "`class ParseFailure(AppError):`",
+            "kept": "`class AppError(Exception):`",
+            "example": "`class QuotaExceeded(AppError):`",
+            "placeholder": "`pytest -k TestName shop/`",
+            "alone": "`ReportBuilder`",
+        },
+    )
+    write_files(
+        layout.root,
+        {
+            "shop/reports.py": "def build_report(kind):\n    return kind\n",
+            "shop/errors.py": "class AppError(Exception):\n    pass\n",
+        },
+    )
+    commit_all(layout.root, "reports are a function; one error class")
+
+    results = verify_all(layout)
+    assert results["builder"].result == "stale"
+    assert results["builder"].failures[0].claim.text == "ReportBuilder"
+    assert results["failure"].result == "stale"
+    assert results["kept"].result != "stale"  # still defined
+    assert results["example"].result != "stale"  # never defined: an example's name
+    assert results["placeholder"].result != "stale"  # stands for any test's name
+    assert results["alone"].result == "stale"  # a class claim of its own, as before
+    assert len(results["alone"].failures) == 1
+
+
+def test_a_dotted_project_name_is_stale_once_no_folder_is_named_so(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """`Ledger.Replication`, as .NET names a project: stale when the recorded commit had a
+    folder of that name and no path has one now; a dotted name no folder had is no claim."""
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "src/Ledger.Core/Ledger.Core.csproj": "<Project />\n",
+            "src/Ledger.Replication/Ledger.Replication.csproj": "<Project />\n",
+            "src/Ledger.Web/Ledger.Web.csproj": "<Project />\n",
+        },
+        {
+            "gone": "**Projects**: Ledger.Core, Ledger.Replication",
+            "kept": "**Projects**: Ledger.Core (the engine)",
+            "moved": "The UI is Ledger.Web.",
+            "namespace": "Types live in Ledger.Contracts.Events.",
+        },
+    )
+    git(layout.root, "rm", "-q", "-r", "src/Ledger.Replication")
+    git(layout.root, "mv", "src/Ledger.Web", "web/Ledger.Web")
+    commit_all(layout.root, "no replication project; the UI at web/")
+
+    results = verify_all(layout)
+    assert results["gone"].result == "stale"
+    assert "src/Ledger.Replication/ was in the tree" in results["gone"].failures[0].reason
+    assert results["kept"].result == "ok"
+    assert results["moved"].result == "ok"  # a folder of that name is still there
+    assert results["namespace"].result == "ok"  # no folder was named so: no claim
+
+
+def test_a_listed_hyphenated_name_that_was_a_folder_or_note_is_stale_once_gone(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """ "- **release-notes** - ...": a list item headed by a hyphenated name that the
+    recorded commit had as a folder or a markdown note, none of which is left now."""
+    write_files(
+        layout.root,
+        {
+            ".agent/skills/release-notes/GUIDE.md": "# notes\n",
+            ".agent/skills/schema-review/GUIDE.md": "# review\n",
+            ".agent/roles/ledger-keeper.md": "# keeper\n",
+            ".github/workflows/type-check.yml": "on: push\n",
+        },
+    )
+    commit_all(layout.root, "before")
+    verified = recorded_ok(layout)
+    for name, fact in {
+        "skill": "- **release-notes** - writing the changelog",
+        "role": "- `ledger-keeper`: owns the books",
+        "kept": "- **schema-review** - checking migrations",
+        "workflow": "- **type-check** - the types",
+        "never": "- **cache-warmer** - fills the cache",
+    }.items():
+        put(name, fact, verified=verified, subject="Helpers")
+    git(layout.root, "rm", "-q", "-r", ".agent/skills/release-notes", ".agent/roles")
+    git(layout.root, "rm", "-q", ".github/workflows/type-check.yml")
+    commit_all(layout.root, "fewer helpers")
+
+    results = verify_all(layout)
+    assert results["skill"].result == "stale"
+    assert (
+        results["skill"]
+        .failures[0]
+        .reason.startswith(".agent/skills/release-notes was in the tree")
+    )
+    assert results["role"].result == "stale"
+    assert results["kept"].result == "ok"
+    assert results["workflow"].result == "ok"  # a workflow file, not a folder or a note
+    assert results["never"].result == "ok"  # nothing of that name then: no claim
+
+
+def test_a_product_in_a_code_span_or_named_by_its_scope_is_a_dependency_claim(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """`Vitest` alone in a code span is judged as a product the prose names; a product
+    declared then as a scope's packages (`@tabkit/core` for Tabkit) is a claim too."""
+    deps = {"@tabkit/core": "^2", "@tabkit/react": "^2", "vitest": "^3", "zustand": "^5"}
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "package.json": json.dumps({"devDependencies": deps}),
+            "src/legacy.ts": 'export const formerTables = "Tabkit";\n',
+        },
+        {
+            "scope": "**Tables**: built with Tabkit and Zustand",
+            "span": "Tables use `Tabkit` widgets",
+            "two": "State lives in `Zustand Store` slices",
+            "kept": "Tests run with `Vitest`",
+            "denied": "Do not add `Tabkit` widgets any more",
+            "never": "Charts use `Plotkit`",
+        },
+    )
+    for gone in ("@tabkit/core", "@tabkit/react", "zustand"):
+        del deps[gone]
+    (layout.root / "package.json").write_text(json.dumps({"devDependencies": deps}))
+    commit_all(layout.root, "tables and state by hand")
+
+    results = verify_all(layout)
+    assert results["scope"].result == "stale"
+    assert sorted(f.claim.text for f in results["scope"].failures) == ["Tabkit", "Zustand"]
+    assert results["span"].result == "stale"  # the word is left in code, the package is not
+    assert results["two"].result != "stale"  # `zustandstore` was no dependency
+    assert results["kept"].result != "stale"
+    assert results["denied"].result != "stale"
+    assert results["never"].result != "stale"  # no dependency then: no claim
+
+
+def test_two_bare_parts_in_prose_that_were_a_folder_are_stale_once_it_is_gone(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """ "changes to engines/legacy": two parts in prose are as often words, so only a
+    folder of the recorded commit's tree is a claim, stale once no folder is there."""
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "engines/legacy/run.py": "def run():\n    return 0\n",
+            "engines/modern/run.py": "def run():\n    return 1\n",
+            "engines/batch/run.py": "def run():\n    return 2\n",
+        },
+        {
+            "gone": "Label the PR when it only changes engines/legacy code.",
+            "kept": "Label the PR when it only changes engines/modern code.",
+            "words": "Keep the input/output shapes stable.",
+            "moved": "Jobs of engines/batch run at night.",
+        },
+    )
+    git(layout.root, "rm", "-q", "-r", "engines/legacy")
+    git(layout.root, "mv", "engines/batch", "jobs")
+    commit_all(layout.root, "one engine; batch is its own folder")
+
+    results = verify_all(layout)
+    assert results["gone"].result == "stale"
+    assert results["gone"].failures[0].reason.startswith("engines/legacy/ was in the tree")
+    assert results["kept"].result == "ok"
+    assert results["words"].result == "ok"  # never a folder: words
+    assert results["moved"].result == "moved"  # git followed the folder
+
+
 def test_a_name_listed_under_a_heading_that_names_its_folder_is_an_entry_there(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
