@@ -203,6 +203,9 @@ class Verifier:
         self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
         self._born_at: dict[str, str | None] = {}  # a memory's `created` -> HEAD's commit then
         self._notes_only: dict[str, bool] = {}  # commit -> only memory notes changed since
+        self._changed: dict[str, list[str]] = {}  # commit -> code files changed since
+        self._inner: dict[str | None, dict[str, str]] = {}  # see `_inner_folders`
+        self._past_folders: dict[str, set[str]] = {}  # commit -> its folders' paths
         self._managers: dict[str | None, set[str]] = {}  # commit (None: now) -> lock files
         self._declared: dict[str | None, set[str]] = {}  # commit -> managers package.json names
         self._prefixes: frozenset[str] | None = None  # see `_template_prefixes`
@@ -780,8 +783,8 @@ class Verifier:
         if head is None or "-" not in head.group(1) or _FOLDER_SPAN.search(about):
             return []
         name = head.group(1)
-        then = next((p for p in self._tree(commit) or {} if _folder_or_note(p, name)), None)
-        if then is None or any(_folder_or_note(p, name) for p in self.state.blobs):
+        then = self._folder_or_note(commit, name)
+        if then is None or self._folder_or_note(None, name) is not None:
             return []
         at = f"/{then}".find(f"/{name}/")
         entry = then if at < 0 else then[: at + len(name)]
@@ -853,14 +856,11 @@ class Verifier:
         rename detection followed is moved."""
         if "." not in body:
             return []
-        tree = self._tree(commit) or {}
         out = []
         for name in dict.fromkeys(_PROJECT_NAME.findall(body)):
             inside = f"/{name}/"
-            then = next((p for p in tree if p.startswith(name + "/") or inside in p), None)
-            if then is None or any(
-                p.startswith(name + "/") or inside in p for p in self.state.blobs
-            ):
+            then = self._inner_folders(commit).get(name + "/")
+            if then is None or name + "/" in self._inner_folders(None):
                 continue
             folder = (
                 name if then.startswith(name + "/") else then[: then.index(inside) + len(name) + 1]
@@ -878,10 +878,9 @@ class Verifier:
         if "/" not in body:
             return []
         prose = _URL_OR_LINK.sub(" ", CODE_SPAN.sub(" ", body))
-        tree = self._tree(commit) or {}
         out = []
         for pair in dict.fromkeys(_TWO_PARTS.findall(prose)):
-            if not any(p.startswith(pair + "/") for p in tree):
+            if pair not in self._folders_at(commit):
                 continue  # no folder then: words, or a path the tree alone judges
             if self._tracked_folder(pair) or self._exists(pair):
                 continue
@@ -929,8 +928,47 @@ class Verifier:
 
     def _changed_since(self, commit: str) -> list[str]:
         """The code files `commit` had that the working tree no longer has as they were."""
-        then = self._tree(commit) or {}
-        return sorted(p for p, b in then.items() if is_code(p) and self.state.blobs.get(p) != b)
+        if commit not in self._changed:
+            then = self._tree(commit) or {}
+            now = self.state.blobs
+            self._changed[commit] = sorted(
+                p for p, b in then.items() if now.get(p) != b and is_code(p)
+            )
+        return self._changed[commit]
+
+    def _inner_folders(self, commit: str | None) -> dict[str, str]:
+        """Each name a folder of the tree at `commit` (None: now) has, anywhere, -> the
+        first tracked path below such a folder (`Ledger.Replication` -> its
+        `src/Ledger.Replication/Program.cs`), and each markdown note's file name -> its
+        path; read once per tree, as a whole-tree scan per name is slow on a large one."""
+        if commit not in self._inner:
+            paths = self.state.blobs if commit is None else (self._tree(commit) or {})
+            found: dict[str, str] = {}
+            for path in paths:
+                *folders, file = path.split("/")
+                for part in folders:
+                    found.setdefault(part + "/", path)
+                if file.endswith((".md", ".mdc")):
+                    found.setdefault(file, path)
+            self._inner[commit] = found
+        return self._inner[commit]
+
+    def _folders_at(self, commit: str) -> set[str]:
+        """Every folder of the tree at `commit`, as a path (`src`, `src/app`)."""
+        if commit not in self._past_folders:
+            self._past_folders[commit] = {
+                p.rsplit("/", k)[0]
+                for p in self._tree(commit) or {}
+                for k in range(1, p.count("/") + 1)
+            }
+        return self._past_folders[commit]
+
+    def _folder_or_note(self, commit: str | None, name: str) -> str | None:
+        """A path of the tree at `commit` (None: now) in a folder named `name`, else one of
+        a markdown note of that stem (`skills/release-notes/SKILL.md`,
+        `agents/release-notes.md`), or None."""
+        inner = self._inner_folders(commit)
+        return inner.get(name + "/") or inner.get(f"{name}.md") or inner.get(f"{name}.mdc")
 
     def _notes_only_since(self, commit: str) -> bool:
         """Every tracked file but the memory notes (`.md` files under `memories/`) is in the
@@ -2407,15 +2445,6 @@ def _code_line_names(body: str) -> list[Claim]:
             if not placeholder_name(name):  # `go test -run TestName`: any test's name
                 out.setdefault(name, Claim("class", name, "body", symbol=name))
     return list(out.values())
-
-
-def _folder_or_note(path: str, name: str) -> bool:
-    """`path` lies in a folder named `name` or is a markdown note of that stem
-    (`skills/release-notes/SKILL.md`, `agents/release-notes.md`)."""
-    if f"/{name}/" in f"/{path}":
-        return True
-    file = path.rsplit("/", 1)[-1]
-    return file in (f"{name}.md", f"{name}.mdc")
 
 
 def _span_products(body: str) -> list[Claim]:
