@@ -181,7 +181,8 @@ def _tool_flag(flag: str, body: str) -> bool:
 
 # the marks of bold around a word, not a glob's `**` (`src/**/*.ts`)
 _BOLD_MARK = re.compile(r"(?<![\w/*])\*\*(?=[\w./@])|(?<=[\w.)/])\*\*(?![\w/*])")
-_LINK_TARGET = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
+# a link's target or an address, whose words are no prose
+LINK_TARGET = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
 # a repository on a forge, linked (`github.com/acme/infra`): `acme/infra` names it, no folder
 _FORGE_REPO = re.compile(r"\b(?:github|gitlab)\.com/([\w.-]+/[\w.-]+)")
 FILE_EXTENSIONS = frozenset(
@@ -579,7 +580,7 @@ def prose_claims(body: str, shape: RepoShape) -> list[Claim]:
     and a call (`parse_config()`, `Loader.load()`)."""
     prose = CODE_SPAN.sub(" ", body) if "`" in body else body
     if "](" in prose or "mdc:" in prose or "://" in prose:
-        prose = _LINK_TARGET.sub(" ", prose)
+        prose = LINK_TARGET.sub(" ", prose)
     if "**" in prose:
         prose = _BOLD_MARK.sub(" ", prose)  # `**docs/setup.md**`: the path, not `docs/setup`
     out: list[Claim] = []

@@ -36,6 +36,7 @@ from orchestrator.memory import kinds, past, symbols
 from orchestrator.memory.claims import (
     CODE_SPAN,
     FILE_EXTENSIONS,
+    LINK_TARGET,
     WORD_KINDS,
     Claim,
     body_claims,
@@ -205,7 +206,6 @@ class Verifier:
         self._notes_only: dict[str, bool] = {}  # commit -> only memory notes changed since
         self._changed: dict[str, list[str]] = {}  # commit -> code files changed since
         self._inner: dict[str | None, dict[str, str]] = {}  # see `_inner_folders`
-        self._past_folders: dict[str, set[str]] = {}  # commit -> its folders' paths
         self._managers: dict[str | None, set[str]] = {}  # commit (None: now) -> lock files
         self._declared: dict[str | None, set[str]] = {}  # commit -> managers package.json names
         self._prefixes: frozenset[str] | None = None  # see `_template_prefixes`
@@ -877,10 +877,11 @@ class Verifier:
         git's rename detection followed is moved."""
         if "/" not in body:
             return []
-        prose = _URL_OR_LINK.sub(" ", CODE_SPAN.sub(" ", body))
+        prose = LINK_TARGET.sub(" ", CODE_SPAN.sub(" ", body))
+        then = self._project_at(commit)
         out = []
         for pair in dict.fromkeys(_TWO_PARTS.findall(prose)):
-            if pair not in self._folders_at(commit):
+            if then is None or pair not in then.folders:
                 continue  # no folder then: words, or a path the tree alone judges
             if self._tracked_folder(pair) or self._exists(pair):
                 continue
@@ -952,16 +953,6 @@ class Verifier:
                     found.setdefault(file, path)
             self._inner[commit] = found
         return self._inner[commit]
-
-    def _folders_at(self, commit: str) -> set[str]:
-        """Every folder of the tree at `commit`, as a path (`src`, `src/app`)."""
-        if commit not in self._past_folders:
-            self._past_folders[commit] = {
-                p.rsplit("/", k)[0]
-                for p in self._tree(commit) or {}
-                for k in range(1, p.count("/") + 1)
-            }
-        return self._past_folders[commit]
 
     def _folder_or_note(self, commit: str | None, name: str) -> str | None:
         """A path of the tree at `commit` (None: now) in a folder named `name`, else one of
@@ -2216,8 +2207,6 @@ _PROJECT_NAME = re.compile(r"(?<![\w./@-])([A-Z]\w+(?:\.[A-Z]\w*)+)(?![\w/@-]|\.
 _SPAN_PRODUCT = re.compile(r"[A-Z][a-z][\w.]*(?: [A-Z][\w.]+)?")
 # two bare parts joined by a slash in prose (`engines/legacy`), not part of a longer path
 _TWO_PARTS = re.compile(r"(?<![\w./@:~$-])([A-Za-z_][\w.-]*/[A-Za-z_][\w-]*)(?![\w/@.-]|\.\w)")
-# a link's target or an address, whose words are no prose
-_URL_OR_LINK = re.compile(r"\]\([^)]*\)|\bmdc:\S+|\w+://\S+")
 # a path in bold (`**bin/cli**: the command line`)
 _BOLD_PATH = re.compile(r"\*\*([\w.@+-]+(?:/[\w.@+-]+)+/?)\*\*")
 # a local address's port (`http://localhost:3001`, `127.0.0.1:8080`)
