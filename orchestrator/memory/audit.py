@@ -103,6 +103,7 @@ REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the rep
 REPORT_VERSION = 24
 ENUMERATION = 3  # facts of one subject clashing by names with each other: a list
 SERIES = 3  # values of one count, at least, across facts clashing over it: a log of runs
+SIBLING_TERMS = 4  # a fact of this many terms at most may be a list entry's name (`_list_siblings`)
 HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment across subjects
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
@@ -412,6 +413,9 @@ def near_duplicate_groups(
         (a, b) for a, b in candidates if _duplicates(by_name[a], by_name[b], readings, passing)
     }
     accepted |= rarity.rare_duplicates(active, readings, passing)
+    accepted = {
+        (a, b) for a, b in accepted if not _list_siblings(by_name[a], by_name[b], readings)
+    }
     accepted |= same_item_pairs(active, readings)
     if stages:
         accepted = {
@@ -421,6 +425,21 @@ def near_duplicate_groups(
             or readings.copy_key(by_name[a]) == readings.copy_key(by_name[b])
         }
     return sorted(_groups(accepted, by_name, readings), key=lambda g: g[0].name)
+
+
+def _list_siblings(a: Memory, b: Memory, readings: compare.Readings) -> bool:
+    """Two short entries under one subject, each with a term of its own ("Component test
+    coverage" and "Integration test coverage" under "Success Metrics", "Local environment
+    variables" and "Secure environment variables"): a list names two items apart by the
+    word each has, not one item twice. Short is `SIBLING_TERMS` terms at most (aliases
+    read as one, `rarity.terms`); a word that only says how plain or central an item is
+    (`rarity.QUALIFIERS`) is no term of its own, and copies stay copies."""
+    if normalise_subject(a.subject) != normalise_subject(b.subject):
+        return False
+    ta, tb = rarity.terms(readings.plain(a)), rarity.terms(readings.plain(b))
+    if max(len(ta), len(tb)) > SIBLING_TERMS or not ta & tb:
+        return False
+    return bool((ta - tb) - rarity.QUALIFIERS) and bool((tb - ta) - rarity.QUALIFIERS)
 
 
 def _groups(

@@ -452,3 +452,27 @@ def test_the_effect_of_a_direction_or_a_side_is_another_fact(layout: Layout, put
     assert not compare.one_direction(
         memory_of("Larger pages load slower"), memory_of("A larger page loads slower")
     )
+
+
+def test_short_entries_of_one_list_each_with_a_word_of_its_own_are_two_items(
+    layout: Layout, put: Put
+) -> None:
+    """Under one subject, short entries that differ by a word each ("Invoice approval
+    latency" and "Invoice export latency") are items a list names apart; one entry's words
+    held in the other, or the same entry under two subjects, is still one item."""
+    plant_filler(put)
+    put("approval-latency", "Invoice approval latency", subject="service metrics")
+    put("export-latency", "Invoice export latency", subject="service metrics")
+    put("queue-local", "Local retry queue", subject="upload design")
+    put("queue-durable", "Durable retry queue", subject="upload design")
+    # one entry held in the other: a richer wording of one item
+    put("tiles-a", "Offline map tiles", subject="map features")
+    put("tiles-b", "Offline map tiles with caching", subject="map features")
+    # the same words under two subjects: one item in two lists
+    put("audit-a", "Weekly audit digest", subject="reports")
+    put("audit-b", "Weekly audit digest", subject="email features")
+    dups = found(audit(layout))
+    assert frozenset({"approval-latency", "export-latency"}) not in dups
+    assert frozenset({"queue-local", "queue-durable"}) not in dups
+    assert frozenset({"tiles-a", "tiles-b"}) in dups
+    assert frozenset({"audit-a", "audit-b"}) in dups
