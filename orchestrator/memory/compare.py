@@ -740,8 +740,22 @@ def sibling_subjects(a: Memory, b: Memory) -> bool:
 def sibling_labels(a: Memory, b: Memory) -> bool:
     """Two list items led by names of two parts of one kind (`label`, read as
     `sibling_subjects` reads subjects): "**Team reports**: ..." and "**Org reports**: ..."
-    say one thing of each part."""
-    return _siblings(normalise_subject(label(a.fact)), normalise_subject(label(b.fact)))
+    say one thing of each part. Not when both descriptions say the words the labels
+    differ by: then the labels are two titles of one statement ("**Server isolation**:
+    each server runs as its own process" and "**Process isolation**: each server runs as
+    its own process")."""
+    la, lb = normalise_subject(label(a.fact)), normalise_subject(label(b.fact))
+    if not _siblings(la, lb):
+        return False
+    apart = {stem(w) for w in set(la.split()) ^ set(lb.split())}
+    return not apart <= _description_stems(a.fact) & _description_stems(b.fact)
+
+
+def _description_stems(fact: str) -> frozenset[str]:
+    """The stems of what a labelled list item says after its label (`_LABEL`)."""
+    found = _LABEL.match(fact)
+    rest = fact[found.end() :] if found else fact
+    return frozenset(stem(w) for w in re.findall(r"[a-z0-9]+", rest.lower()))
 
 
 def _siblings(a: str, b: str) -> bool:

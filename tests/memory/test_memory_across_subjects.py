@@ -141,3 +141,16 @@ def test_list_items_led_by_two_parts_of_one_kind_are_two_facts(layout: Layout, p
     put("night", "**Nightly exports**: `exports/nightly/[DATE]_EXPORT.csv`", subject="exports")
     put("adhoc", "**Adhoc exports**: `exports/[DATE]_EXPORT.csv`", subject="export files")
     assert found(audit(layout), "near_duplicate") == set()
+
+
+def test_two_titles_of_one_statement_are_not_two_parts(layout: Layout, put: Put) -> None:
+    """Labels that differ only by words both descriptions say title one statement twice;
+    labels naming a part the other description never names still part two facts."""
+    body = "each worker runs in its own container so a crash stays local"
+    put("worker", f"**Worker isolation**: {body}", subject="design decisions")
+    put("container", f"**Container isolation**: {body}", subject="constraints")
+    put("team", "**Team quotas**: each member may start ten builds a day", subject="limits")
+    put("org", "**Org quotas**: each member may start ten builds a day", subject="billing")
+    dups = found(audit(layout), "near_duplicate")
+    assert frozenset({"worker", "container"}) in dups
+    assert frozenset({"team", "org"}) not in dups
