@@ -481,16 +481,21 @@ _ITEM_ID = re.compile(
 )
 
 
+# a command or name quoted whole before its description: "`make docs` - Build the docs"
+_LEAD_SPAN = re.compile(r"^\W{0,4}(`[^`\n]{2,80}`)\**\s*(?::|[-–—]\s)")
+
+
 def same_item_pairs(active: Sequence[Memory], readings: compare.Readings) -> set[tuple[str, str]]:
     """Facts that name one item by its id ("Backend B4: MinIO upload, ..." and "Backend B4:
-    upload service with its queue"; "**Task 2**: ..." and "[ ] **Task 2**: ...") and share
+    upload service with its queue"; "**Task 2**: ..." and "[ ] **Task 2**: ..."; a command
+    quoted whole before its description, `_LEAD_SPAN`) and share
     a word besides the id: one item told twice, however differently. Two items of one id
     that share nothing else (two plans' "Step 1", two records both headed "ADR-012") stay
     apart, as do facts one denies; an id's words are set aside as the facts read them
     ("ADR-012" as "adr" and "012")."""
     by_id: dict[str, list[Memory]] = defaultdict(list)
     for m in active:
-        found = _ITEM_ID.match(m.fact)
+        found = _ITEM_ID.match(m.fact) or _LEAD_SPAN.match(m.fact)
         if found:
             by_id[found.group(1).lower()].append(m)
     out = set()

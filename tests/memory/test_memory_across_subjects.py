@@ -123,6 +123,25 @@ def test_one_item_named_by_its_id_twice_is_one_item(layout: Layout, put: Put) ->
     assert dups == {frozenset({"b4-context", "b4-progress"})}
 
 
+def test_one_command_described_twice_is_one_item(layout: Layout, put: Put) -> None:
+    """A command quoted whole before two descriptions sharing a word is one command told
+    twice; the same command before descriptions that share nothing else is two facts."""
+    put(
+        "bundle-make",
+        "`make bundle` - Pack the release archive for the download page",
+        subject="make targets",
+    )
+    put(
+        "bundle-release",
+        "`make bundle` - Sign and compress everything a release needs",
+        subject="releasing",
+    )
+    put("lint-what", "`make lint`: checks style with the project linter", subject="make targets")
+    put("lint-slow", "`make lint` - slow on laptops, minutes per run", subject="known issues")
+    dups = found(audit(layout), "near_duplicate")
+    assert dups == {frozenset({"bundle-make", "bundle-release"})}
+
+
 def test_the_same_words_on_two_sides_are_two_facts(layout: Layout, put: Put) -> None:
     """Before and after, in and out: words reading drops turn one line into its opposite."""
     put("check-before", "Run the schema check before each deploy", subject="deploys")
