@@ -413,9 +413,7 @@ def near_duplicate_groups(
         (a, b) for a, b in candidates if _duplicates(by_name[a], by_name[b], readings, passing)
     }
     accepted |= rarity.rare_duplicates(active, readings, passing)
-    accepted = {
-        (a, b) for a, b in accepted if not _list_siblings(by_name[a], by_name[b], readings)
-    }
+    accepted = {(a, b) for a, b in accepted if not _list_siblings(by_name[a], by_name[b], readings)}
     accepted |= same_item_pairs(active, readings)
     if stages:
         accepted = {
