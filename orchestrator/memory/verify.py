@@ -194,6 +194,7 @@ class Verifier:
         self._suffixes: set[str] | None = None
         self._submodules: tuple[str, ...] | None = None
         self._submodule_added: dict[str, bool] = {}
+        self._config_names: set[str] | None = None
         self._ignore_cache: dict[str, bool] = {}
         self._claims: dict[tuple[str, str, tuple[Citation, ...]], list[Claim]] = {}
         self._path_cache: dict[str, bool] = {}
@@ -1069,7 +1070,7 @@ class Verifier:
             then = self._project_at(commit)
             if then is None or not {key, f"@{key}"} & then.dependency_names:
                 continue  # no dependency then (nor a scope so named, `@playwright/test`)
-            if not _still_declared(key, now):
+            if not _still_declared(key, now) and not self._configured(key):
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
         out += self._dropped_packages(body, commit) + self._dropped_programs(body, commit)
@@ -1084,6 +1085,21 @@ class Verifier:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
         return out
+
+    def _configured(self, key: str) -> bool:
+        """The tree still keeps the tool's own configuration (`.changeset/` for Changesets,
+        `.husky/`, `.eslintrc.json`, `vitest.config.ts`): the project still uses it, though no
+        manifest declares it (run with `npx`, installed globally, or by a parent)."""
+        if self._config_names is None:
+            names: set[str] = set()
+            for blob in self.state.blobs:
+                for part in blob.lower().split("/"):
+                    dotted = re.fullmatch(r"\.([\w-]+?)(?:rc)?(?:\.\w+)*", part)
+                    named = re.fullmatch(r"([\w-]+?)(?:\.config|rc)(?:\.\w+)*", part)
+                    names.update(m.group(1) for m in (dotted, named) if m)
+            self._config_names = names
+        stem = key.lower().rsplit("/", 1)[-1]
+        return bool({stem, stem.removesuffix("s")} & self._config_names) and len(stem) > 3
 
     def _dropped_programs(self, body: str, commit: str) -> list[ClaimFailure]:
         """`black src/`, `uv run flake8`, `npx prettier --check .`: a command whose program
