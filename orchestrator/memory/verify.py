@@ -193,6 +193,8 @@ class Verifier:
         self._folders: set[str] | None = None
         self._suffixes: set[str] | None = None
         self._submodules: tuple[str, ...] | None = None
+        self._submodule_added: dict[str, bool] = {}
+        self._config_names: set[str] | None = None
         self._ignore_cache: dict[str, bool] = {}
         self._claims: dict[tuple[str, str, tuple[Citation, ...]], list[Claim]] = {}
         self._path_cache: dict[str, bool] = {}
@@ -1068,7 +1070,7 @@ class Verifier:
             then = self._project_at(commit)
             if then is None or not {key, f"@{key}"} & then.dependency_names:
                 continue  # no dependency then (nor a scope so named, `@playwright/test`)
-            if not _still_declared(key, now):
+            if not _still_declared(key, now) and not self._configured(key):
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
         out += self._dropped_packages(body, commit) + self._dropped_programs(body, commit)
@@ -1083,6 +1085,21 @@ class Verifier:
                 reason = f"{claim.text}: a dependency at {commit[:10]}, no manifest declares it now"
                 out.append(ClaimFailure(claim, reason))
         return out
+
+    def _configured(self, key: str) -> bool:
+        """The tree still keeps the tool's own configuration (`.changeset/` for Changesets,
+        `.husky/`, `.eslintrc.json`, `vitest.config.ts`): the project still uses it, though no
+        manifest declares it (run with `npx`, installed globally, or by a parent)."""
+        if self._config_names is None:
+            names: set[str] = set()
+            for blob in self.state.blobs:
+                for part in blob.lower().split("/"):
+                    dotted = re.fullmatch(r"\.([\w-]+?)(?:rc)?(?:\.\w+)*", part)
+                    named = re.fullmatch(r"([\w-]+?)(?:\.config|rc)(?:\.\w+)*", part)
+                    names.update(m.group(1) for m in (dotted, named) if m)
+            self._config_names = names
+        stem = key.lower().rsplit("/", 1)[-1]
+        return bool({stem, stem.removesuffix("s")} & self._config_names) and len(stem) > 3
 
     def _dropped_programs(self, body: str, commit: str) -> list[ClaimFailure]:
         """`black src/`, `uv run flake8`, `npx prettier --check .`: a command whose program
@@ -1502,6 +1519,7 @@ class Verifier:
             or self._alternatives(claim.path)
             or self._dotted_end(claim.path)
             or self._in_submodule(claim.path)
+            or self._went_into_submodule(claim.path)
             or self._numbered_series(claim.path)
             or _tool_made(claim.path)
             or self._own_root(claim.path)
@@ -1510,7 +1528,8 @@ class Verifier:
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
             # name's endings given several ways (`core-java-8/11/17`); a project folder
             # without its product's name (`Billing.Core/` of `src/Shop.Billing.Core/`); a
-            # file of a submodule, which a clone need not hold
+            # file of a submodule, which a clone need not hold (or of one its folder went
+            # into)
             return None
         return f"{claim.path} does not exist"
 
@@ -1522,11 +1541,13 @@ class Verifier:
         folder, _, name = path.strip("/").rpartition("/")
         if not re.match(r"\d{3,}\D", name):
             return False
-        shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(name)) + "$")
+        # a second fragment of one number and kind takes a counter: `982.feature.2.md`
+        names = {name, re.sub(r"\.\d+(\.\w+)$", r"\1", name)}
+        shapes = [re.compile(re.sub(r"\d+", r"\\d+", re.escape(n)) + "$") for n in names]
         prefix = folder + "/" if folder else ""
         return any(
             blob.startswith(prefix)
-            and shape.match(blob.rsplit("/", 1)[-1])
+            and any(shape.match(blob.rsplit("/", 1)[-1]) for shape in shapes)
             and (not folder or "/" not in blob[len(prefix) :])
             for blob in self.state.blobs
         )
@@ -1582,6 +1603,21 @@ class Verifier:
             )
         path = path.strip("/")
         return any(path == s or path.startswith(s + "/") for s in self._submodules)
+
+    def _went_into_submodule(self, path: str) -> bool:
+        """`docs/guide.md` removed by the commit that added a submodule (`website`): the
+        folder's files went into another repository, which a clone need not hold, and what
+        is there cannot be judged from this one."""
+        sha = removed_in(self.layout.root, path.strip("/"))
+        if sha is None:
+            return False
+        if sha not in self._submodule_added:
+            raw = git(self.layout.root, "diff", "--raw", "--no-renames", f"{sha}^", sha)
+            self._submodule_added[sha] = any(
+                line.split()[1:2] == [b"160000"] and line.split()[4:5] == [b"A"]
+                for line in raw.splitlines()
+            )
+        return self._submodule_added[sha]
 
     def _nested(self, path: str) -> bool:
         """Some tracked file or folder ends with `path`, below a folder of the repository."""
@@ -2151,6 +2187,22 @@ _GONE_AFTER = re.compile(
     r"(?:didn't|did not|doesn't|does not) exists?\b|never existed\b)",
     re.I,
 )
+# a span the words make a condition of ("`.env.local` (if it exists)", "if `CHANGES.md`
+# exists, add a line", "if there is a `Procfile`"): named, not said to be there
+_IF_AFTER = re.compile(
+    r"\W{0,3}\s*\(?(?:if|when|where)\s+(?:(?:it|one)\s+(?:exists|is\s+present|is\s+there)|"
+    r"(?:they|these|those)\s+(?:exist|are\s+present)|present|any)\b|\s*\(optional\)",
+    re.I,
+)
+_IF_BEFORE = re.compile(
+    r"\b(?:if|when|whether|unless)\s+(?:(?P<there>there\s+(?:is|are)\s+(?:an?\s+|no\s+)?)|"
+    r"(?:an?|the)\s+)?$",
+    re.I,
+)
+_EXISTS_AFTER = re.compile(
+    r"\s+(?:(?:file|folder|directory)\s+)?(?:exists|is\s+present|is\s+there|is\s+found)\b",
+    re.I,
+)
 # ...or a name in prose that the words then say is gone ("get_instance() didn't exist")
 _PROSE_GONE = re.compile(r"([A-Za-z_][\w.]*(?:\(\))?)(?=" + _GONE_AFTER.pattern + ")", re.I)
 _CLAUSE_END = re.compile(r"[;.!?:](?:\s|$)|\n|\bbut\b|\binstead\b")
@@ -2312,13 +2364,25 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
         before = text[: match.start()]
         clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
         gone = _GONE_AFTER.match(text, match.end()) is not None
-        (warned if gone or _WARNS.search(clause) else stated).append(match.group(1))
+        maybe = _conditional(clause, text, match.end())
+        (warned if gone or maybe or _WARNS.search(clause) else stated).append(match.group(1))
     if "exist" in text or "remov" in text or "gone" in text:
         warned += [m.group(1) for m in _PROSE_GONE.finditer(CODE_SPAN.sub(" ", text))]
     return lambda claim: (
         any(claim.text in span for span in warned)
         and not any(claim.text in span for span in stated)
     )
+
+
+def _conditional(clause: str, text: str, end: int) -> bool:
+    """Whether the span that ends at `end` is made a condition ("`X` (if it exists)", "if
+    `X` exists", "if there is a `X`"): the words do not say it is there."""
+    if _IF_AFTER.match(text, end):
+        return True
+    before = _IF_BEFORE.search(clause.rstrip("`"))
+    if before is None:
+        return False
+    return before.group("there") is not None or _EXISTS_AFTER.match(text, end) is not None
 
 
 def listed_entry(tree: Iterable[str], listed: str) -> str | None:

@@ -1079,3 +1079,34 @@ def test_a_name_listed_under_a_heading_that_names_its_folder_is_an_entry_there(
     assert results["api"].result == "ok"  # still there
     assert results["never"].result == "ok"  # no entry of that name then: no claim
     assert results["other"].result == "ok"  # a heading naming no folder lists nothing
+
+
+def test_a_tool_whose_configuration_the_tree_keeps_is_still_in_use(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """A product dropped from every manifest while the tree keeps its own configuration
+    (`.changeset/` for Changesets, `quillfmt.config.ts`) is still used: run with `npx`,
+    installed globally or by a parent project."""
+    deps = {"@changesets/cli": "^2", "quillfmt": "^1", "tablekit": "^3"}
+    _planted(
+        layout,
+        put,
+        commit_all,
+        {
+            "package.json": json.dumps({"devDependencies": deps}),
+            ".changeset/config.json": "{}\n",
+            "quillfmt.config.ts": "export default {};\n",
+        },
+        {
+            "scope": "Releases are versioned with Changesets",
+            "named": "Code is formatted with Quillfmt",
+            "dropped": "Tables are drawn with Tablekit",
+        },
+    )
+    (layout.root / "package.json").write_text(json.dumps({"devDependencies": {}}))
+    commit_all(layout.root, "tools from the parent workspace")
+
+    results = verify_all(layout)
+    assert results["scope"].result == "ok"
+    assert results["named"].result == "ok"
+    assert results["dropped"].result == "stale"  # no configuration of its own kept

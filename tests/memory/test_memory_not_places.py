@@ -1,7 +1,8 @@
 """Names a memory's body gives that are no place of this tree, though a path-by-path
 reading would call them stale: one number of a numbered series its folder keeps, markdown's
 link syntax shown as text, another repository's `owner/name` beside its link, a Make target
-of a submodule's build. Each is verified in a real git repository next to a claim of the
+of a submodule's build, a file the words make a condition of, a folder that went into a
+submodule. Each is verified in a real git repository next to a claim of the
 same shape that is really gone."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conftest import commit, verify_all, write_files
+from conftest import commit, git, verify_all, write_files
 
 from orchestrator.store.layout import Layout
 
@@ -45,15 +46,18 @@ def test_one_number_of_a_numbered_series_is_an_example_of_it(
             "bare": "For a second fragment append a number: `982.feature.2.md` beside it.",
             "elsewhere": "Old notes are in `notes/2031-01-09-review.md`.",
             "kind-gone": "Fragments of a removal go in `newsfragments/982.removal.md`.",
+            "kind-gone-counted": "A second removal fragment is `982.removal.2.md`.",
             "no-series": "The schema is in `migrations/0007_accounts.sql`.",
         },
         fragments,
     )
     assert found["fragment"] == "ok"
     assert found["elsewhere"] == "ok"
-    # no `N.feature.N.md` is kept anywhere, no `N.removal.md` in that folder: no series
-    assert found["bare"] == "stale"
+    # a counter after the kind (`982.feature.2.md`) names a second fragment of the series
+    assert found["bare"] == "ok"
+    # no `N.removal.md` in that folder, nor anywhere with a counter: no series
     assert found["kind-gone"] == "stale"
+    assert found["kind-gone-counted"] == "stale"
     assert found["no-series"] == "stale"
 
 
@@ -153,3 +157,57 @@ def test_a_stray_folder_a_mistake_makes_is_expected_absent(
     )
     assert found["stray"] == "ok"
     assert found["real"] == "stale"
+
+
+def test_a_file_the_words_make_a_condition_of_is_not_said_to_be_there(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "if-it-exists": "Load `config/local.toml` (if it exists) before the defaults.",
+            "if-present": "The launcher reads `deploy/overrides.env` if present.",
+            "if-exists": "If `CHANGES.rst` exists, add a line to it for each fix.",
+            "if-there-is": "If there is a `Procfile.dev`, start the app with foreman.",
+            "optional": "Site settings: `config/site.toml` (optional).",
+            "stated": "The local settings are in `config/local.toml`.",
+            "condition-not-existence": "If `config/local.toml` is malformed, the app exits.",
+        },
+    )
+    for name in ("if-it-exists", "if-present", "if-exists", "if-there-is", "optional"):
+        assert found[name] == "ok", name
+    assert found["stated"] == "stale"
+    assert found["condition-not-existence"] == "stale"
+
+
+def test_a_folder_that_went_into_a_submodule_is_not_judged_from_this_clone(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    root = layout.root
+    write_files(root, {"docs/guide.md": "# Guide\n", "notes/plan.md": "# Plan\n"})
+    commit(root, "docs and notes")
+    git(root, "rm", "-r", "-q", "docs")
+    write_files(
+        root,
+        {
+            ".gitmodules": '[submodule "website"]\n\tpath = website\n'
+            "\turl = https://example.invalid/website.git\n"
+        },
+    )
+    head = git(root, "rev-parse", "HEAD").strip()
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{head},website")
+    (root / "website").mkdir()  # an unpopulated submodule, as a clone without it has
+    commit(root, "the docs move to the website repository")
+    git(root, "rm", "-r", "-q", "notes")
+    commit(root, "drop the plan")
+    found = _results(
+        layout,
+        put,
+        {
+            "into-submodule": "How to deploy is written up in `docs/guide.md`.",
+            "removed": "The release plan is in `notes/plan.md`.",
+        },
+    )
+    assert found["into-submodule"] == "ok"
+    assert found["removed"] == "stale"
