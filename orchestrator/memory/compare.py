@@ -359,7 +359,7 @@ def named(a: Memory, b: Memory, how: Conflict, readings: Readings) -> Conflict |
         if found is not None:
             left, right = (Clause(frozenset(), v, False) for v in (found.left, found.right))
             return Conflict(left, right, "count", found.slot)
-    if _many_apart(ca, cb):
+    if _many_apart(ca, cb) or slots.accounts(a.fact, b.fact):
         return None
     slot = _slot_named(ca, cb, a.fact)
     return Conflict(ca, cb, how.how, slot) if slot else None

@@ -35,6 +35,8 @@ precisions ("3.5", "3.5.0").
 Nor do two facts that each open on a condition of their own, up to a comma
 (`own_conditions`: "For buy orders, ..." and "For sell orders, ..."; "If found, ..." and
 "If not found, ..."): each value holds in its own case.
+Two facts that each open on a verb of what was done (`accounts`: "Confirmed ...",
+"Successfully tested ...") are two events, not two values of one slot.
 
 Across subjects one slot is read (`count`): the same count of the same thing, "a
 138-column export layout" against "export column map (139 columns)": one unit given two
@@ -86,6 +88,12 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
     ),
     examples=(r"\bexamples?\b", re.IGNORECASE),
     contrast=(r"\b(?:without|instead of|rather than)\b", re.IGNORECASE),
+    # a fact opening on a verb of what was done: "Confirmed ...", "Successfully tested ..."
+    account=(
+        r"^\W{0,4}(?:\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s*)?[*_]{0,2}(?:successfully\s+)?"
+        r"[a-z]{2,}(?<!e)ed\b(?![*_]*:)",
+        re.IGNORECASE,
+    ),
     # a fact opening on the condition or case its statement holds under, up to a comma:
     # "For long positions, ...", "If not found, ...", "When the cache is cold, ..."
     condition=(
@@ -222,6 +230,14 @@ def own_conditions(fact_a: str, fact_b: str) -> bool:
     same condition still can."""
     cond_a, cond_b = _condition(fact_a), _condition(fact_b)
     return cond_a is not None and cond_b is not None and cond_a != cond_b
+
+
+def accounts(fact_a: str, fact_b: str) -> bool:
+    """Both facts open on a verb of what was done ("Confirmed the billing routes are
+    secured", "Successfully tested the import with the sample files"): two accounts of
+    work, each an event that took place, not two values of one slot; what they name
+    apart adds up. A label ("**Deprecated**: ...") is no account."""
+    return _RX.account.match(fact_a) is not None and _RX.account.match(fact_b) is not None
 
 
 def _version(value: str) -> str:

@@ -69,3 +69,12 @@ def test_a_list_of_names_against_one_name_names_no_rival(layout: Layout, put: Pu
     put("q-a", "The worker pool reads jobs from the Redis queue", subject="worker pool")
     put("q-b", "The worker pool reads jobs from the SQS queue", subject="worker pool")
     assert reported(layout) == {frozenset({"q-a", "q-b"})}
+
+
+def test_two_accounts_of_work_done_add_up(layout: Layout, put: Put) -> None:
+    put("t-a", "Successfully tested the exporter with API calls", subject="Work Done")
+    put("t-b", "Successfully tested the exporter with check_export.py", subject="Work Done")
+    # two plain statements of one slot still clash
+    put("q-a", "The worker pool reads jobs from the Redis queue", subject="worker pool")
+    put("q-b", "The worker pool reads jobs from the SQS queue", subject="worker pool")
+    assert reported(layout) == {frozenset({"q-a", "q-b"})}
