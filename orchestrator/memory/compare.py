@@ -50,6 +50,7 @@ FLOOR = 0.35  # stems two facts must share, subjects aside, under fitting subjec
 GENERIC = 4  # a short fact of at most this many stems naming nothing (see `rarity`)
 PURPOSE = 0.5  # the frames two facts share for a conflict of values
 SLOT_WORDS = 2  # words two clauses setting names apart share to name one slot
+SIDE_VALUES = 2  # values one clause of a reported clash sets apart, at most
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ _ENTRY = re.compile(
 _NAMED_ASIDE = re.compile(
     r"^(?:\d{1,3}[.)]\s+)?[^\w`]{0,4}"
     r"((?!.*\b(?:is|are|was|were|has|have|uses|runs)\b)[A-Za-z_][\w-]*(?: [A-Za-z_][\w-]*){0,4})"
-    r"\s*\([^()]{1,120}\)\W*$"
+    r"[*_]{0,2}\s*\([^()]{1,120}\)\W*$"
 )
 _LINK_TEXT = re.compile(r"^\[([^\]]+)\]\(")
 
@@ -299,6 +300,8 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
         return None
     if slots.parallel_leads(a.fact, b.fact):
         return None  # one statement about two things
+    if slots.own_conditions(a.fact, b.fact):
+        return None  # each value under its own condition
     if any(slots.unstated(m.fact, m.subject or "") for m in (a, b)):
         return None  # a lead-in, an option weighed, an example
     if _bare_value(a.fact) and _bare_value(b.fact):
@@ -356,8 +359,23 @@ def named(a: Memory, b: Memory, how: Conflict, readings: Readings) -> Conflict |
         if found is not None:
             left, right = (Clause(frozenset(), v, False) for v in (found.left, found.right))
             return Conflict(left, right, "count", found.slot)
+    if _many_apart(ca, cb) or slots.accounts(a.fact, b.fact):
+        return None
     slot = _slot_named(ca, cb, a.fact)
     return Conflict(ca, cb, how.how, slot) if slot else None
+
+
+def _many_apart(ca: Clause, cb: Clause) -> bool:
+    """A clause sets more than `SIDE_VALUES` values apart from the other's: a list of
+    names, each in a role of its own ("`refreshTrash` wrapped in `useCallback` with a
+    `session` dependency", "Missing columns: `a`, `b`, `c`"), against which the other's
+    value replaces no one value a reader could tell; the clash names no value it rivals.
+    Numbers on both sides are the rivals, whatever names stand beside them ("gives up
+    after 30 seconds (`TIMEOUT`)" against "cut off after 10 seconds")."""
+    left, right = ca.values - cb.values, cb.values - ca.values
+    if numeric_values(left) and numeric_values(right):
+        return False
+    return max(len(left), len(right)) > SIDE_VALUES
 
 
 def _slot_named(ca: Clause, cb: Clause, fact: str) -> str:
@@ -476,6 +494,8 @@ def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
     page size"), and two facts that each name a place the other does not (`_own_things`)."""
     if linked(a, b) or different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
+    if slots.own_conditions(a.fact, b.fact):
+        return None  # each count under its own condition
     if slots.dated(a.subject or "") and slots.dated(b.subject or ""):
         return None  # two entries of a log: each records the count of its own moment
     ra, rb = readings.plain(a), readings.plain(b)

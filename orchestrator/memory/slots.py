@@ -32,6 +32,12 @@ and adds a state of work); two facts led by different names that say the rest al
 "Hinges = ..."), parallel statements about two things; and one version written to two
 precisions ("3.5", "3.5.0").
 
+Nor do two facts that each open on a condition of their own, up to a comma
+(`own_conditions`: "For buy orders, ..." and "For sell orders, ..."; "If found, ..." and
+"If not found, ..."): each value holds in its own case.
+Two facts that each open on a verb of what was done (`accounts`: "Confirmed ...",
+"Successfully tested ...") are two events, not two values of one slot.
+
 Across subjects one slot is read (`count`): the same count of the same thing, "a
 138-column export layout" against "export column map (139 columns)": one unit given two
 numbers, no number agreeing, in clauses that share a word besides the unit (what is
@@ -82,6 +88,19 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
     ),
     examples=(r"\bexamples?\b", re.IGNORECASE),
     contrast=(r"\b(?:without|instead of|rather than)\b", re.IGNORECASE),
+    # a fact opening on a verb of what was done: "Confirmed ...", "Successfully tested ..."
+    account=(
+        r"^\W{0,4}(?:\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s*)?[*_]{0,2}(?:successfully\s+)?"
+        r"[a-z]{2,}(?<!e)ed\b(?![*_]*:)",
+        re.IGNORECASE,
+    ),
+    # a fact opening on the condition or case its statement holds under, up to a comma:
+    # "For long positions, ...", "If not found, ...", "When the cache is cold, ..."
+    condition=(
+        r"^\W{0,4}(?:\d{1,3}[.)]\s+)?[*_]{0,2}(?:if|when|whenever|unless|once|while|for|on|in|"
+        r"during|after|before)\s+([^,;:.()]{1,80}?)\s*,\s*\w",
+        re.IGNORECASE,
+    ),
     word=r"[a-z]+(?:n't)?",
     aside=r"\([^()]*\)|\[[^\[\]]*\]",
     lead=r"^(?:\s*(?:[-*+]|\d{1,3}[.)])\s+)?(?:\[[ xX]\]\s*)?[*_]*(`[^`]+`|\"[^\"]+\"|'[^']+'|[\w.-]+)",
@@ -192,6 +211,33 @@ def parallel_leads(fact_a: str, fact_b: str) -> bool:
     sa = {stem(w) for w in _RX.word.findall(rest_a)}
     sb = {stem(w) for w in _RX.word.findall(rest_b)}
     return bool(sa and sb) and len(sa & sb) >= PARALLEL * len(sa | sb)
+
+
+def _condition(fact: str) -> frozenset[str] | None:
+    """The stems of the condition a fact opens with ("For long positions, ..." ->
+    long, position), or None when it opens on none."""
+    found = _RX.condition.match(fact)
+    if found is None:
+        return None
+    return frozenset(stem(w) for w in _RX.word.findall(found.group(1).lower()))
+
+
+def own_conditions(fact_a: str, fact_b: str) -> bool:
+    """Both facts open on a condition or case of their own ("For long positions, entry
+    sits below the lower band", "For short positions, above the upper band"; "If found,
+    return the cached rows", "If not found, query the database"): each value holds
+    under its own condition, so they give no one slot two values. Two facts under the
+    same condition still can."""
+    cond_a, cond_b = _condition(fact_a), _condition(fact_b)
+    return cond_a is not None and cond_b is not None and cond_a != cond_b
+
+
+def accounts(fact_a: str, fact_b: str) -> bool:
+    """Both facts open on a verb of what was done ("Confirmed the billing routes are
+    secured", "Successfully tested the import with the sample files"): two accounts of
+    work, each an event that took place, not two values of one slot; what they name
+    apart adds up. A label ("**Deprecated**: ...") is no account."""
+    return _RX.account.match(fact_a) is not None and _RX.account.match(fact_b) is not None
 
 
 def _version(value: str) -> str:
