@@ -15,13 +15,10 @@ Yet Created)"; a horizon alone: "Short Term"; a numbered phase of a plan ("Phase
 Grid") or a day's ("Day 3-4: Reports") when the fact's own words name no class; fixes
 made: "Login Form Fixes"; accounts: "Recent Accomplishments", "Team Invites Consolidated";
 a log's dated entry of a fix, an upgrade or a release: "[2031-05-02] Rate Cache Hotfix
-(v1.4.1)"; a release's entry by its number: "Version 1.12.14"; the session or task at
-hand: "Current Session Status", "Primary Task"; a timeline's step: "Week 2: ..." under
-"Timeline"); never under a legend of marks ("Status Legend"). A neutral heading
+(v1.4.1)"); never under a legend of marks ("Status Legend"). A neutral heading
 ("Logging Pattern", "Known Issues", "Current State") never makes a fact ephemeral by
 itself. Under a heading that lists problems ("Design Challenges", "Risks") a fact led by
-a gerund names a problem ("Balancing speed vs. accuracy"), not work under way; under a
-list of decisions ("Active Decisions") a gerund names the choice made.
+a gerund names a problem ("Balancing speed vs. accuracy"), not work under way.
 
 - `change_account`: what was added, replaced, fixed, moved or removed, in any verb of
   change in the past tense at the head of the fact ("Replaced SerpAPI with a scraper",
@@ -170,9 +167,7 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         r"current (?:goals?|objectives?|priorities|tasks?)|"
         r"current (?:\w+ )?(?:phase|stage|milestone|iteration))\b"
         # the page of a memory bank that holds the work at hand, by its own title
-        r"|^active context$"
-        # the one task at hand ("Primary Task", "Active Objective")
-        r"|^(?:primary|active) (?:task|objective)s?$",
+        r"|^active context$",
     ),
     (
         "change_account",
@@ -192,17 +187,11 @@ _HEADINGS: tuple[tuple[str, str], ...] = (
         # or pattern is no account
         rf"|^(?=.*{_DATE})(?!.*\b(?:decisions?|patterns?|adr)\b).*\b(?:fix(?:es)?|hotfix(?:es)?|"
         r"upgrade|release|refactor(?:ing)?|implementation|creation|enhancements?|"
-        r"improvements?|planning|complete[d]?|v\d+\.\d+(?:\.\d+)?)\b"
-        # a release's entry of a change log, by its number ("Version 1.12.14", "v2.3.0
-        # (Current) - 2031-05-02"; not a plan for one: "Version 3.0 Goals", "v2.0 Roadmap")
-        r"|^(?:version|release|v)\s?\d+\.\d+(?:\.\d+)?\b(?!.*\b(?:plans?|planned|goals?|"
-        r"roadmap|targets?|upcoming|next|future|scope|features?|ideas)\b)",
+        r"improvements?|planning|complete[d]?|v\d+\.\d+(?:\.\d+)?)\b",
     ),
     (
         "session_summary",
-        r"\b(?:session summary|last session|this session)\b|^task\s+[a-z]+-\d+\b"
-        # the session at hand ("Current Session Status", "Current Session Notes")
-        r"|^current session\b",
+        r"\b(?:session summary|last session|this session)\b|^task\s+[a-z]+-\d+\b",
     ),
 )
 
@@ -222,7 +211,7 @@ _CHANGED = (
 # participles that also describe a noun ("Completed orders are archived", "Verified users
 # may post"): an account only when an article or a word of scope follows
 _CHANGED_BEFORE_SCOPE = (
-    r"(?:completed|verified|identified|confirmed|defined)\s+(?:the|a|an|all|that|each|every|initial|"
+    r"(?:completed|verified|identified|confirmed)\s+(?:the|a|an|all|that|each|every|initial|"
     r"critical|key|remaining|existing)\b"
 )
 # a participle that describes rather than recounts is followed by one of these (or is
@@ -241,17 +230,14 @@ _GERUND = (
 )
 _LEAD = r"^\W{0,6}"  # bullets, bold markers, emoji before the first word
 _GERUND_LED = rf"^\W{{0,6}}{_GERUND}\s+(?!{_DESCRIBING})\S"
-# ("Balancing between speed and safety" names a trade-off, not work under way)
-_WEIGHING = (
-    r"^\W{0,4}(?:considering|evaluating|exploring|balancing(?!\s+between\b)|investigating)\b"
-)
+_WEIGHING = r"^\W{0,4}(?:considering|evaluating|exploring|balancing|investigating)\b"
 
 # a label in bold before the fact proper ("**Search**: ...", "**Audio System**: ...")
 _BOLD_LABEL = r"\*\*[^*\n]{1,60}\*\*\s*:?\s*"
 _FACT_RULES: tuple[tuple[str, str], ...] = (
     (
         "progress_status",
-        r"^\W{0,4}(?:✅|✔|✓|☑|\[x\])"
+        r"^\W{0,4}(?:✅|✔|☑|\[x\])"
         # a check mark closing the line marks the item done, unless it marks an example
         # as the right one ("`useX()` - good ✅")
         r"|(?<!\bgood )(?<!\bcorrect )(?<!\bright )(?<!\bdo )(?:✅|✔️?|☑️?)\W{0,3}$"
@@ -263,9 +249,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\b(?:configured|set up|up) and running\b"
         # a short item closing on the participle of its work ("Memory bank initialized")
         # (not a passive or a condition: "The cache is never updated", "... once completed")
-        # (nor an imperative: "Keep the changelog updated")
-        r"|^(?!\W{0,4}(?:keep|make|ensure|leave|always|remember|stay|get)\b)"
-        r"(?!.*\b(?:is|are|was|were|be|been|being|never|not|once|when|until|if|after|before)\b)"
+        r"|^(?!.*\b(?:is|are|was|were|be|been|being|never|not|once|when|until|if|after|before)\b)"
         rf"\W{{0,4}}{_STAMP}(?:[\w./-]+\s){{0,5}}[\w./-]+\s(?:completed|initialized|documented|updated|"
         r"created|implemented|added|configured|fixed|deployed|finished|established|integrated|"
         r"refactored)\W{0,3}$",
@@ -371,7 +355,7 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "todo_next",
-        r"^\W{0,4}(?:\w+:\s+)?(?:need for|needs? to|potential for|todo\b|to do:|next:|decision needed\b|"
+        r"^\W{0,4}(?:need for|needs? to|potential for|todo\b|to do:|next:|decision needed\b|"
         r"to be (?:determined|decided|done|documented|implemented|addressed|added|written|"
         r"defined|confirmed))"
         r"|\bto be (?:determined|defined)\b|\btbd\b|\bdeferred\b|\bstill pending\b"
@@ -436,78 +420,6 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
         r"|\bthis (?:session|run)\b"
         r"|^\W{0,4}example:\s.*\b(?:was|were|didn't|wasn't|weren't|did not|had|used)\b",
     ),
-    # a labelled line of a status board ("Build Status: Stable", "**Current Version**: 3.6.0",
-    # "Development Focus: ..."), and a labelled list of the latest work ("**Latest
-    # Changes**: ...", "Recent PRs: ...")
-    (
-        "progress_status",
-        r"^\W{0,4}(?:\*\*)?(?:build|release|deployment|deploy|test|ci|migration|overall|"
-        r"development|implementation|project) status(?:\*\*)?\s*:"
-        r"|^\W{0,4}(?:\*\*)?current version(?:\*\*)?\s*:(?:\*\*)?\s*v?\d",
-    ),
-    ("in_progress", r"^\W{0,4}(?:\*\*)?(?:development|current) focus(?:\*\*)?\s*:"),
-    (
-        "change_account",
-        r"^\W{0,4}(?:\*\*)?(?:latest|recent) (?:changes|updates|fixes|prs|pull requests|commits)"
-        r"(?:\*\*)?\s*:",
-    ),
-    # nothing there for now ("None at this time", "No unreleased changes at this time")
-    (
-        "progress_status",
-        r"^\W{0,4}(?:none|nothing|no\s+(?:[\w-]+\s+){0,3}?[\w-]+)\b[^.;]{0,40}?"
-        r"\b(?:at (?:this|the) (?:time|moment)|at present|as of (?:now|today)|for now|so far)\b",
-    ),
-    # an outcome checked ("Successfully validated the ELK setup", "with all verification
-    # steps passing"), a log's stamped line of work finished, a test failing now
-    (
-        "progress_status",
-        r"\bsuccessfully (?:validated|verified|tested|confirmed|completed|passed|ran)\b"
-        r"|\bwith all (?:\w+ ){0,2}(?:steps|tests|checks) (?:passing|green)\b"
-        r"|^\W{0,4}\[?\d{4}-\d\d-\d\d[^\]\n]{0,12}\]?\s*[-\u2013\u2014:]\s*"
-        r"(?:completed|finished|verified|confirmed)\b"
-        r"|\b(?:is|are) (?:currently |still )?failing\b",
-    ),
-    # work not begun or waiting ("Component library not started", "Environment setup
-    # pending")
-    (
-        "progress_status",
-        r"^\W{0,4}(?:[\w.-]+\s+){0,4}not (?:yet )?started\W{0,3}$"
-        r"|\b(?:setup|implementation|integration|deployment|migration|review|testing|design|"
-        r"documentation)\s+(?:still\s+)?pending\W{0,3}$",
-    ),
-    # a change told as what it made of the part ("Made the settings panel more compact",
-    # "Top speed changed from 50 to 15", "Debug log now defaults to on"), or as recent
-    # ("Issue: Recently added, ...")
-    (
-        "change_account",
-        rf"{_LEAD}{_STAMP}made\s+(?:the\s+|it\s+|all\s+)?(?:[\w-]+\s+){{1,4}}(?:more|less)\s+\w"
-        r"|\bchanged from\s+\S[^.;]{0,60}?\bto\b|\bnow defaults? to\b"
-        r"|^\W{0,4}(?:[\w-]+:\s*)?recently (?:added|introduced|implemented|created|updated|"
-        r"changed|fixed|migrated|released)\W*(?:[,;.]|$)",
-    ),
-    # what one task's analysis found: its verbs of inquiry at the head ("Measured build
-    # sizes (...)", "Assessed limited test coverage")
-    (
-        "session_summary",
-        rf"{_LEAD}{_STAMP}(?:assessed|measured|benchmarked|profiled|audited|investigated|"
-        rf"diagnosed|surveyed)\s+(?!{_DESCRIBING})\S",
-    ),
-    # work outstanding in a word ("Documentation needs expansion", "Older parts need
-    # refactoring")
-    (
-        "todo_next",
-        r"\bneeds? (?:more )?(?:expansion|refactoring|cleanup|clean-up|rework|reworking|"
-        r"updating|improvement|polish|attention|investigation|refinement)\b",
-    ),
-    # work under way, told in the progressive passive ("Documentation is being migrated
-    # to ..."; not a process: "while the file is being written")
-    (
-        "in_progress",
-        r"^(?!.*\b(?:while|when|whenever|as long as|until)\b).*\b(?:is|are) (?:currently |still "
-        r"|now )?being (?:created|migrated|built|developed|written|rewritten|refactored|"
-        r"implemented|added|tested|reviewed|reconstructed|updated|designed|set up|investigated|"
-        r"moved|ported|documented|prepared|finali[sz]ed)\b",
-    ),
     ("in_progress", _GERUND_LED),
 )
 # The rules a gerund at the head of a fact satisfies: under a heading that lists problems
@@ -516,7 +428,6 @@ _FACT_RULES: tuple[tuple[str, str], ...] = (
 _GERUND_RULES = frozenset(
     i for i, (_, source) in enumerate(_FACT_RULES) if source in (_WEIGHING, _GERUND_LED)
 )
-_GERUND_LED_AT = next(i for i, (_, source) in enumerate(_FACT_RULES) if source == _GERUND_LED)
 
 
 # Classes whose words inside an open condition make a rule's trigger, not a state ("close
@@ -530,26 +441,6 @@ _RX = Patterns(
         re.I,
     ),
     problems=(r"\b(?:challenges|risks|trade-?offs|pitfalls|problems)\b", re.I),
-    # a list of decisions ("Active Decisions"): a gerund there names the choice made
-    # ("Implementing NativeWind for styling"), not work under way
-    decisions=(r"\bdecisions\b", re.I),
-    # headings of a design, where a participle of quality leads a description
-    # ("Unified interface through a provider abstraction" under "Key Technical Decisions")
-    design=(
-        r"\b(?:patterns?|benefits|advantages|principles|decisions|architecture|design|"
-        r"optimi[sz]ations|management|strateg(?:y|ies)|approach)\b",
-        re.I,
-    ),
-    # a participle of quality at the head, not followed by what it was done to
-    quality_lead=(
-        r"^\W{0,4}(?:unified|centrali[sz]ed|simplified|optimi[sz]ed|standardi[sz]ed|"
-        r"modulari[sz]ed|consolidated|streamlined|automated|decoupled|normali[sz]ed)\s+"
-        r"(?!(?:the|a|an|all|our|its|their|this|that|these|those|each|every|it)\b)\w",
-        re.I,
-    ),
-    # a plan's timeline and its steps ("Week 2: Basic components" under "Timeline")
-    schedule=(r"\b(?:timeline|schedule)$", re.I),
-    scheduled_step=(r"^\W{0,4}(?:week|day|sprint|month) \d+(?:\s*[-\u2013]\s*\d+)?\b", re.I),
     # headings whose items name qualities of a design: "Error Handling Pattern", "Benefits"
     qualities=(r"\b(?:patterns?|benefits|advantages|principles)\b", re.I),
     # a numbered phase, milestone or sprint of the project's plan ("Phase 3: Ledger Grid"):
@@ -731,12 +622,9 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
             if i in heads and _HEADING_SCREEN[i].search(subject):
                 return Ephemeral(cls, f"filed under {subject!r}")
     problems = bool(subject) and _RX.problems.search(subject) is not None
-    decisions = bool(subject) and _RX.decisions.search(subject) is not None
     quality = _names_a_quality(text, subject)
     for i, (cls, _) in enumerate(_FACT_RULES):
         if i not in possible or (problems and i in _GERUND_RULES):
-            continue
-        if decisions and i == _GERUND_LED_AT:
             continue
         if quality and cls == "change_account":
             continue
@@ -748,21 +636,16 @@ def screened(text: str, subject: str, possible: Container[int]) -> Ephemeral | N
             return Ephemeral(cls, match.group(0).strip(" *") or text[:40])
     if subject and _RX.plan_stage.search(subject):
         return Ephemeral("todo_next", f"filed under {subject!r}")
-    if subject and _RX.schedule.search(subject) and _RX.scheduled_step.match(text):
-        return Ephemeral("todo_next", f"a step of {subject!r}")
     return None
 
 
 def _names_a_quality(text: str, subject: str) -> bool:
     """Whether `text` is a short phrase naming a quality under a heading of a design's
     patterns, benefits or principles: there a participle describes ("Centralized error
-    logging" under "Error Handling Pattern"), where elsewhere it may recount a change. So
-    does a participle of quality leading a noun phrase of any length under a heading of a
-    design, its decisions, architecture, management or strategy ("Unified interface
-    through a provider abstraction"); with an article after it ("Unified the provider
-    layer") it recounts."""
-    if not subject:
-        return False
-    if len(text.split()) <= 4 and "`" not in text and _RX.qualities.search(subject):
-        return True
-    return bool(_RX.design.search(subject) and _RX.quality_lead.match(text))
+    logging" under "Error Handling Pattern"), where elsewhere it may recount a change."""
+    return (
+        bool(subject)
+        and len(text.split()) <= 4
+        and "`" not in text
+        and _RX.qualities.search(subject) is not None
+    )
