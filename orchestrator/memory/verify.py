@@ -200,6 +200,7 @@ class Verifier:
         self._project: kinds.Project | None = None
         self._moves: dict[str, str | None] = {}
         self._past_projects: dict[str, kinds.Project | None] = {}
+        self._series_seen: dict[str, bool] = {}
         self._ci_hits: dict[tuple[str, str | None], str | None] = {}
         self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
         self._born_at: dict[str, str | None] = {}  # a memory's `created` -> HEAD's commit then
@@ -1524,12 +1525,32 @@ class Verifier:
             return False
         shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(name)) + "$")
         prefix = folder + "/" if folder else ""
-        return any(
+        if any(
             blob.startswith(prefix)
             and shape.match(blob.rsplit("/", 1)[-1])
             and (not folder or "/" not in blob[len(prefix) :])
             for blob in self.state.blobs
-        )
+        ):
+            return True
+        return self._consumed_series(folder, name)
+
+    def _consumed_series(self, folder: str, name: str) -> bool:
+        """`CHANGES/1234.bugfix.rst` where `CHANGES/` holds no fragment now (a release
+        consumed them all) but an earlier commit held one of that shape there
+        (`CHANGES/1654.bugfix.rst`): the series is the project's, its numbers come and go;
+        the folder must still be there (for a bare name, the folder that last held one)."""
+        if re.search(r"[\[\]*?]", name) or (folder and not self._exists(folder + "/")):
+            return False
+        pattern = re.sub(r"\d+", "[0-9]*", name)
+        spec = f":(glob){folder}/{pattern}" if folder else f":(glob)**/{pattern}"
+        if spec not in self._series_seen:
+            last = git(self.layout.root, "log", "-1", "--format=", "--name-only", "--", spec)
+            held = last.decode("utf-8", "replace").strip().splitlines()
+            where = held[0].rpartition("/")[0] if held else None
+            self._series_seen[spec] = where is not None and (
+                bool(folder) or (where != "" and self._exists(where + "/"))
+            )
+        return self._series_seen[spec]
 
     def _own_root(self, path: str) -> bool:
         """`acme/` alone, where `acme` is the name the project publishes under: the root

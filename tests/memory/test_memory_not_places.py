@@ -153,3 +153,54 @@ def test_a_stray_folder_a_mistake_makes_is_expected_absent(
     )
     assert found["stray"] == "ok"
     assert found["real"] == "stale"
+
+
+def test_a_numbered_series_a_release_consumed_is_still_the_projects(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    # fragments were kept, then a release gathered them and deleted every one; the
+    # folder stays (its README), ready for the next
+    write_files(
+        layout.root,
+        {
+            "changes/README.md": "One file per change.\n",
+            "changes/3301.fix.md": "Fixed the importer.\n",
+            "changes/3302.feature.md": "Added a report.\n",
+            "journal/0041.entry.md": "Kept for a while.\n",
+        },
+    )
+    commit(layout.root, "fragments")
+    for gone in ("changes/3301.fix.md", "changes/3302.feature.md", "journal/0041.entry.md"):
+        (layout.root / gone).unlink()
+    (layout.root / "journal").rmdir()
+    commit(layout.root, "release: fragments gathered into the changelog")
+    found = _results(
+        layout,
+        put,
+        {
+            "fragment": "Name a fragment after its issue: `changes/5120.fix.md`.",
+            "bare": "A feature gets `5120.feature.md` in the fragments folder.",
+            "kind-never": "Removals go in `changes/5120.removal.md`.",
+            "folder-gone": "Entries are numbered: `journal/0042.entry.md`.",
+        },
+    )
+    assert found["fragment"] == "ok"
+    assert found["bare"] == "ok"
+    # no fragment of that kind was ever kept there; the folder that kept entries is gone
+    assert found["kind-never"] == "stale"
+    assert found["folder-gone"] == "stale"
+
+
+def test_link_syntax_inside_a_code_span_is_text_not_a_link(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "pattern": "Type names must match `^(T|Of)([A-Z]([a-zA-Z]+))?[0-9]*$`.",
+            "link": "Naming is explained in [the guide](docs/naming-guide.md).",
+        },
+    )
+    assert found["pattern"] == "ok"
+    assert found["link"] == "stale"
