@@ -1536,18 +1536,22 @@ class Verifier:
 
     def _consumed_series(self, folder: str, name: str) -> bool:
         """`CHANGES/1234.bugfix.rst` where `CHANGES/` holds no fragment now (a release
-        consumed them all) but an earlier commit held one of that shape there
-        (`CHANGES/1654.bugfix.rst`): the series is the project's, its numbers come and go;
-        the folder must still be there (for a bare name, the folder that last held one)."""
+        consumed them all) but earlier commits held that shape there under two numbers or
+        more (`CHANGES/1654.bugfix.rst`, `CHANGES/1660.bugfix.rst`): the series is the
+        project's, its numbers come and go; the folder must still be there (for a bare
+        name, the folder that last held one)."""
         if re.search(r"[\[\]*?]", name) or (folder and not self._exists(folder + "/")):
             return False
         pattern = re.sub(r"\d+", "[0-9]*", name)
         spec = f":(glob){folder}/{pattern}" if folder else f":(glob)**/{pattern}"
         if spec not in self._series_seen:
-            last = git(self.layout.root, "log", "-1", "--format=", "--name-only", "--", spec)
-            held = last.decode("utf-8", "replace").strip().splitlines()
-            where = held[0].rpartition("/")[0] if held else None
-            self._series_seen[spec] = where is not None and (
+            listed = git(self.layout.root, "log", "--format=", "--name-only", "--", spec)
+            held = [p for p in listed.decode("utf-8", "replace").splitlines() if p]
+            names = {p.rpartition("/")[2] for p in held}
+            where = held[0].rpartition("/")[0] if held else ""
+            # a series: two numbers or more (one file of that shape, a migration say,
+            # deleted since, is just gone)
+            self._series_seen[spec] = len(names) > 1 and (
                 bool(folder) or (where != "" and self._exists(where + "/"))
             )
         return self._series_seen[spec]

@@ -165,12 +165,25 @@ def test_a_numbered_series_a_release_consumed_is_still_the_projects(
         {
             "changes/README.md": "One file per change.\n",
             "changes/3301.fix.md": "Fixed the importer.\n",
+            "changes/3307.fix.md": "Fixed the exporter.\n",
             "changes/3302.feature.md": "Added a report.\n",
+            "changes/3310.feature.md": "Added a chart.\n",
             "journal/0041.entry.md": "Kept for a while.\n",
+            "journal/0043.entry.md": "Kept for a while too.\n",
+            "db/migrations/0001_start.sql": "create table t (id int);\n",
+            "db/migrations/0007_add_index.sql": "create index i on t (id);\n",
         },
     )
     commit(layout.root, "fragments")
-    for gone in ("changes/3301.fix.md", "changes/3302.feature.md", "journal/0041.entry.md"):
+    for gone in (
+        "changes/3301.fix.md",
+        "changes/3307.fix.md",
+        "changes/3302.feature.md",
+        "changes/3310.feature.md",
+        "journal/0041.entry.md",
+        "journal/0043.entry.md",
+        "db/migrations/0007_add_index.sql",
+    ):
         (layout.root / gone).unlink()
     (layout.root / "journal").rmdir()
     commit(layout.root, "release: fragments gathered into the changelog")
@@ -182,13 +195,16 @@ def test_a_numbered_series_a_release_consumed_is_still_the_projects(
             "bare": "A feature gets `5120.feature.md` in the fragments folder.",
             "kind-never": "Removals go in `changes/5120.removal.md`.",
             "folder-gone": "Entries are numbered: `journal/0042.entry.md`.",
+            "one-file": "The index is added by `db/migrations/0007_add_index.sql`.",
         },
     )
     assert found["fragment"] == "ok"
     assert found["bare"] == "ok"
-    # no fragment of that kind was ever kept there; the folder that kept entries is gone
+    # no fragment of that kind was ever kept there; the folder that kept entries is gone;
+    # one file of its shape, never a series (a migration squashed away), is just gone
     assert found["kind-never"] == "stale"
     assert found["folder-gone"] == "stale"
+    assert found["one-file"] == "stale"
 
 
 def test_link_syntax_inside_a_code_span_is_text_not_a_link(
