@@ -1523,6 +1523,13 @@ class Verifier:
         folder, _, name = path.strip("/").rpartition("/")
         if not re.match(r"\d{3,}\D", name):
             return False
+        first = re.match(r"\d+", name)
+        assert first is not None
+        rest = re.sub(r"(?<=[A-Za-z])\.\d+(?=\.)", "", name[first.end() :])
+        if rest != name[first.end() :]:
+            # `1326.breaking.1.rst`: a second fragment of one issue, numbered in turn; one
+            # of the series of `N.breaking.rst`
+            return self._numbered_series(f"{folder}/{first.group(0)}{rest}".strip("/"))
         shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(name)) + "$")
         prefix = folder + "/" if folder else ""
         if any(
@@ -2165,6 +2172,8 @@ _WARNS = re.compile(
     r"|[❌🚫✗✘⛔]",
     re.I,
 )
+# "no `CONTRIBUTORS.txt` in this repo": a span the word "no" leads is said to be absent
+_NO_BEFORE = re.compile(r"\bno\s+$", re.I)
 # a line marked as the wrong way from its start ("// ❌ List.of()", "Bad: `var x`"): all it
 # names is what not to write
 _WRONG_WAY = re.compile(r"[\s/#*>`-]*(?:[❌🚫✗✘⛔]|(?:bad|wrong|incorrect)\s*:)", re.I)
@@ -2324,7 +2333,8 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
     """Whether a claim of `text` names what a rule warns against: a code span with a
     negation earlier in its clause ("never name tests `TestBug4821`", "`isReady`, not
     `ready()`", "avoid `eval()`", "rather than `make all`", "no longer registered in
-    `app/kernel.py`", "relative paths create stray `app/tmp/` folders"), or one its clause
+    `app/kernel.py`", "relative paths create stray `app/tmp/` folders"), or that the word
+    "no" leads ("no `CONTRIBUTORS.txt` in this repository"), or one its clause
     then says is gone ("`valueOrNull` no longer exists", "`Foo` is not exported"), and that
     no other span names.
     A line marked from its start as the wrong way ("// ❌ List.of()") warns against all
@@ -2337,7 +2347,8 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
         before = text[: match.start()]
         clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
         gone = _GONE_AFTER.match(text, match.end()) is not None
-        (warned if gone or _WARNS.search(clause) else stated).append(match.group(1))
+        absent = gone or _WARNS.search(clause) or _NO_BEFORE.search(before)
+        (warned if absent else stated).append(match.group(1))
     if "exist" in text or "remov" in text or "gone" in text:
         warned += [m.group(1) for m in _PROSE_GONE.finditer(CODE_SPAN.sub(" ", text))]
     return lambda claim: (

@@ -51,8 +51,9 @@ def test_one_number_of_a_numbered_series_is_an_example_of_it(
     )
     assert found["fragment"] == "ok"
     assert found["elsewhere"] == "ok"
-    # no `N.feature.N.md` is kept anywhere, no `N.removal.md` in that folder: no series
-    assert found["bare"] == "stale"
+    # a second fragment of one issue, numbered in turn: one of the `N.feature.md` series
+    assert found["bare"] == "ok"
+    # no `N.removal.md` in that folder: no series
     assert found["kind-gone"] == "stale"
     assert found["no-series"] == "stale"
 
@@ -220,3 +221,18 @@ def test_link_syntax_inside_a_code_span_is_text_not_a_link(
     )
     assert found["pattern"] == "ok"
     assert found["link"] == "stale"
+
+
+def test_a_file_the_word_no_leads_is_said_to_be_absent(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "none": "Mark the row N/A when there is no `AUTHORS.rst` in the checkout.",
+            "there": "Add yourself to `AUTHORS.rst` when there is no entry for you.",
+        },
+    )
+    assert found["none"] == "ok"
+    assert found["there"] == "stale"
