@@ -1431,11 +1431,15 @@ def size_check(claim: Claim, path: str, size: int, lines: int) -> str | None:
 def link_claims(words: str) -> list[Claim]:
     """Paths a markdown link names (`[x](src/app.ts)`, Cursor's `mdc:src/app.ts`); a
     destination is percent-encoded (`docs/Testing%20Guide.md` names `Testing Guide.md`).
-    A link in a code span (`` `![a diagram](flow.png)` ``) shows markdown's syntax: no link."""
+    A link in a code span (`` `![a diagram](flow.png)` ``) shows markdown's syntax: no link;
+    nor is any code span's text that reads as one (a regular expression's
+    `` `[A-Z]([a-z]+)` ``): markdown renders no link inside a code span."""
+    spans = words
     if "`" in words:
         words = _SHOWN_LINK.sub(" ", words)
+        spans = CODE_SPAN.sub(" ", words)
     out = []
-    for path in _LINK.findall(words) + _MDC.findall(words):
+    for path in _LINK.findall(spans) + _MDC.findall(words):
         if "://" in path or path.startswith(("#", "mailto:")) or ".." in path.split("/"):
             continue
         out.append(Claim("path", path, "body", path=unquote(path).removeprefix("./")))

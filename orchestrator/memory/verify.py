@@ -202,6 +202,7 @@ class Verifier:
         self._project: kinds.Project | None = None
         self._moves: dict[str, str | None] = {}
         self._past_projects: dict[str, kinds.Project | None] = {}
+        self._series_seen: dict[str, bool] = {}
         self._ci_hits: dict[tuple[str, str | None], str | None] = {}
         self._same: dict[str, bool] = {}  # commit -> its tracked files are the tree's
         self._born_at: dict[str, str | None] = {}  # a memory's `created` -> HEAD's commit then
@@ -1541,16 +1542,45 @@ class Verifier:
         folder, _, name = path.strip("/").rpartition("/")
         if not re.match(r"\d{3,}\D", name):
             return False
-        # a second fragment of one number and kind takes a counter: `982.feature.2.md`
-        names = {name, re.sub(r"\.\d+(\.\w+)$", r"\1", name)}
-        shapes = [re.compile(re.sub(r"\d+", r"\\d+", re.escape(n)) + "$") for n in names]
+        first = re.match(r"\d+", name)
+        assert first is not None
+        rest = re.sub(r"(?<=[A-Za-z])\.\d+(?=\.)", "", name[first.end() :])
+        if rest != name[first.end() :]:
+            # `1326.breaking.1.rst`: a second fragment of one issue, numbered in turn; one
+            # of the series of `N.breaking.rst`
+            return self._numbered_series(f"{folder}/{first.group(0)}{rest}".strip("/"))
+        shape = re.compile(re.sub(r"\d+", r"\\d+", re.escape(name)) + "$")
         prefix = folder + "/" if folder else ""
-        return any(
+        if any(
             blob.startswith(prefix)
-            and any(shape.match(blob.rsplit("/", 1)[-1]) for shape in shapes)
+            and shape.match(blob.rsplit("/", 1)[-1])
             and (not folder or "/" not in blob[len(prefix) :])
             for blob in self.state.blobs
-        )
+        ):
+            return True
+        return self._consumed_series(folder, name)
+
+    def _consumed_series(self, folder: str, name: str) -> bool:
+        """`CHANGES/1234.bugfix.rst` where `CHANGES/` holds no fragment now (a release
+        consumed them all) but earlier commits held that shape there under two numbers or
+        more (`CHANGES/1654.bugfix.rst`, `CHANGES/1660.bugfix.rst`): the series is the
+        project's, its numbers come and go; the folder must still be there (for a bare
+        name, the folder that last held one)."""
+        if re.search(r"[\[\]*?]", name) or (folder and not self._exists(folder + "/")):
+            return False
+        pattern = re.sub(r"\d+", "[0-9]*", name)
+        spec = f":(glob){folder}/{pattern}" if folder else f":(glob)**/{pattern}"
+        if spec not in self._series_seen:
+            listed = git(self.layout.root, "log", "--format=", "--name-only", "--", spec)
+            held = [p for p in listed.decode("utf-8", "replace").splitlines() if p]
+            names = {p.rpartition("/")[2] for p in held}
+            where = held[0].rpartition("/")[0] if held else ""
+            # a series: two numbers or more (one file of that shape, a migration say,
+            # deleted since, is just gone)
+            self._series_seen[spec] = len(names) > 1 and (
+                bool(folder) or (where != "" and self._exists(where + "/"))
+            )
+        return self._series_seen[spec]
 
     def _own_root(self, path: str) -> bool:
         """`acme/` alone, where `acme` is the name the project publishes under: the root
@@ -2176,6 +2206,8 @@ _WARNS = re.compile(
     r"|[❌🚫✗✘⛔]",
     re.I,
 )
+# "no `CONTRIBUTORS.txt` in this repo": a span the word "no" leads is said to be absent
+_NO_BEFORE = re.compile(r"\bno\s+$", re.I)
 # a line marked as the wrong way from its start ("// ❌ List.of()", "Bad: `var x`"): all it
 # names is what not to write
 _WRONG_WAY = re.compile(r"[\s/#*>`-]*(?:[❌🚫✗✘⛔]|(?:bad|wrong|incorrect)\s*:)", re.I)
@@ -2351,7 +2383,8 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
     """Whether a claim of `text` names what a rule warns against: a code span with a
     negation earlier in its clause ("never name tests `TestBug4821`", "`isReady`, not
     `ready()`", "avoid `eval()`", "rather than `make all`", "no longer registered in
-    `app/kernel.py`", "relative paths create stray `app/tmp/` folders"), or one its clause
+    `app/kernel.py`", "relative paths create stray `app/tmp/` folders"), or that the word
+    "no" leads ("no `CONTRIBUTORS.txt` in this repository"), or one its clause
     then says is gone ("`valueOrNull` no longer exists", "`Foo` is not exported"), and that
     no other span names.
     A line marked from its start as the wrong way ("// ❌ List.of()") warns against all
@@ -2365,7 +2398,8 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
         clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
         gone = _GONE_AFTER.match(text, match.end()) is not None
         maybe = _conditional(clause, text, match.end())
-        (warned if gone or maybe or _WARNS.search(clause) else stated).append(match.group(1))
+        absent = gone or maybe or _WARNS.search(clause) or _NO_BEFORE.search(before)
+        (warned if absent else stated).append(match.group(1))
     if "exist" in text or "remov" in text or "gone" in text:
         warned += [m.group(1) for m in _PROSE_GONE.finditer(CODE_SPAN.sub(" ", text))]
     return lambda claim: (

@@ -53,9 +53,9 @@ def test_one_number_of_a_numbered_series_is_an_example_of_it(
     )
     assert found["fragment"] == "ok"
     assert found["elsewhere"] == "ok"
-    # a counter after the kind (`982.feature.2.md`) names a second fragment of the series
+    # a second fragment of one issue, numbered in turn: one of the `N.feature.md` series
     assert found["bare"] == "ok"
-    # no `N.removal.md` in that folder, nor anywhere with a counter: no series
+    # no `N.removal.md` in that folder: no series
     assert found["kind-gone"] == "stale"
     assert found["kind-gone-counted"] == "stale"
     assert found["no-series"] == "stale"
@@ -211,3 +211,85 @@ def test_a_folder_that_went_into_a_submodule_is_not_judged_from_this_clone(
     )
     assert found["into-submodule"] == "ok"
     assert found["removed"] == "stale"
+
+
+def test_a_numbered_series_a_release_consumed_is_still_the_projects(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    # fragments were kept, then a release gathered them and deleted every one; the
+    # folder stays (its README), ready for the next
+    write_files(
+        layout.root,
+        {
+            "changes/README.md": "One file per change.\n",
+            "changes/3301.fix.md": "Fixed the importer.\n",
+            "changes/3307.fix.md": "Fixed the exporter.\n",
+            "changes/3302.feature.md": "Added a report.\n",
+            "changes/3310.feature.md": "Added a chart.\n",
+            "journal/0041.entry.md": "Kept for a while.\n",
+            "journal/0043.entry.md": "Kept for a while too.\n",
+            "db/migrations/0001_start.sql": "create table t (id int);\n",
+            "db/migrations/0007_add_index.sql": "create index i on t (id);\n",
+        },
+    )
+    commit(layout.root, "fragments")
+    for gone in (
+        "changes/3301.fix.md",
+        "changes/3307.fix.md",
+        "changes/3302.feature.md",
+        "changes/3310.feature.md",
+        "journal/0041.entry.md",
+        "journal/0043.entry.md",
+        "db/migrations/0007_add_index.sql",
+    ):
+        (layout.root / gone).unlink()
+    (layout.root / "journal").rmdir()
+    commit(layout.root, "release: fragments gathered into the changelog")
+    found = _results(
+        layout,
+        put,
+        {
+            "fragment": "Name a fragment after its issue: `changes/5120.fix.md`.",
+            "bare": "A feature gets `5120.feature.md` in the fragments folder.",
+            "kind-never": "Removals go in `changes/5120.removal.md`.",
+            "folder-gone": "Entries are numbered: `journal/0042.entry.md`.",
+            "one-file": "The index is added by `db/migrations/0007_add_index.sql`.",
+        },
+    )
+    assert found["fragment"] == "ok"
+    assert found["bare"] == "ok"
+    # no fragment of that kind was ever kept there; the folder that kept entries is gone;
+    # one file of its shape, never a series (a migration squashed away), is just gone
+    assert found["kind-never"] == "stale"
+    assert found["folder-gone"] == "stale"
+    assert found["one-file"] == "stale"
+
+
+def test_link_syntax_inside_a_code_span_is_text_not_a_link(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "pattern": "Type names must match `^(T|Of)([A-Z]([a-zA-Z]+))?[0-9]*$`.",
+            "link": "Naming is explained in [the guide](docs/naming-guide.md).",
+        },
+    )
+    assert found["pattern"] == "ok"
+    assert found["link"] == "stale"
+
+
+def test_a_file_the_word_no_leads_is_said_to_be_absent(
+    layout: Layout, put: Callable[..., Any]
+) -> None:
+    found = _results(
+        layout,
+        put,
+        {
+            "none": "Mark the row N/A when there is no `AUTHORS.rst` in the checkout.",
+            "there": "Add yourself to `AUTHORS.rst` when there is no entry for you.",
+        },
+    )
+    assert found["none"] == "ok"
+    assert found["there"] == "stale"
