@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import posixpath
 import re
 import subprocess
 import tokenize
@@ -445,17 +446,25 @@ def module_name(path: str) -> str | None:
 
 @dataclass
 class TreeState:
-    """The working tree as git sees it: every tracked file's blob id (working-tree content)."""
+    """The working tree as git sees it: every tracked file's blob id (working-tree content).
+
+    A `stored` tree is a past commit's, in a repository of its own whose index is that
+    commit and whose files are not written (see `past`): its files are read from git's
+    objects by blob id, and a link (`links`) is read as the tracked file it leads to."""
 
     root: Path
     head: str | None
     blobs: dict[str, str]  # path -> blob id of the working-tree content
     missing: set[str] = field(default_factory=set)  # tracked but deleted in the working tree
+    stored: bool = False  # the files are in git's objects, not on disk
+    links: dict[str, str] = field(default_factory=dict)  # stored link -> its file's blob, or ""
+    _folders: set[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def read(cls, root: Path) -> TreeState:
+    def read(cls, root: Path, *, stored: bool = False) -> TreeState:
         head = git(root, "rev-parse", "--verify", "-q", "HEAD").decode().strip() or None
         blobs: dict[str, str] = {}
+        links: list[str] = []
         for entry in git(root, "ls-files", "-s", "-z").split(b"\0"):
             if not entry:
                 continue
@@ -463,6 +472,10 @@ class TreeState:
             fields = meta.split()
             if len(fields) >= 2 and fields[0] != b"160000":  # skip submodules
                 blobs[raw_path.decode("utf-8", "replace")] = fields[1].decode()
+                if fields[0] == b"120000":
+                    links.append(raw_path.decode("utf-8", "replace"))
+        if stored:
+            return cls(root, head, blobs, stored=True, links=_followed(root, blobs, links))
         dirty = [
             p.decode("utf-8", "replace")
             for p in git(root, "diff-files", "--name-only", "-z").split(b"\0")
@@ -497,6 +510,63 @@ class TreeState:
         self.blobs[path] = digest
         return digest
 
+    def content(self, path: str) -> str | None:
+        """The blob a stored file's bytes are (a link's: its file's); None when none."""
+        return self.links.get(path, self.blobs.get(path)) or None
+
+    def data(self, path: str) -> bytes | None:
+        """A file's bytes (None when it cannot be read; a stored link out of the tree
+        cannot)."""
+        if self.stored:
+            blob = self.content(path)
+            return read_blobs(self.root, [blob]).get(blob) if blob else None
+        try:
+            return (self.root / path).read_bytes()
+        except OSError:
+            return None
+
+    def size(self, path: str) -> int | None:
+        """A file's size in bytes (None when it is not one)."""
+        if not self.stored:
+            try:
+                return (self.root / path).stat().st_size
+            except OSError:
+                return None
+        blob = self.content(path)
+        found = git(self.root, "cat-file", "-s", blob) if blob else b""
+        return int(found) if found.strip().isdigit() else None
+
+    def exists(self, path: str) -> bool:
+        """A file or folder at repository-relative `path`: on disk, or in a stored tree
+        (PathEscape when it leaves the tree)."""
+        full = confine(self.root, path)
+        if self.stored:
+            rel = full.relative_to(self.root.resolve()).as_posix()
+            if rel in self.blobs or rel in self.folders():
+                return True
+        return os.path.exists(full)
+
+    def is_file(self, path: str) -> bool:
+        """A tracked file, or (on disk) any file, at repository-relative `path`."""
+        if path in self.blobs:
+            return True
+        try:
+            full = confine(self.root, path)
+        except PathEscape:
+            return False
+        if self.stored and full.relative_to(self.root.resolve()).as_posix() in self.blobs:
+            return True
+        return full.is_file()
+
+    def folders(self) -> set[str]:
+        """Every folder holding a tracked file (`.` for the root)."""
+        if self._folders is None:
+            self._folders = {"."}
+            for path in self.blobs:
+                parts = path.split("/")[:-1]
+                self._folders.update("/".join(parts[:k]) for k in range(1, len(parts) + 1))
+        return self._folders
+
     def signature(self, *, code_only: bool = True) -> str:
         """A digest of every (path, blob) pair: of the code files, or of all tracked files
         outside memory and task records (which change with every write of orch's own)."""
@@ -516,16 +586,58 @@ class TreeState:
             if name:
                 modules.add(name.split(".", 1)[0])
         programs = {p for p in self.blobs if p.endswith((".sh", ".py", ".bash"))}
-        programs |= _console_scripts(self.root)
+        programs |= _console_scripts(self.text)
         programs |= {m.group(1) for m in map(_GO_COMMAND.search, self.blobs) if m}
-        programs |= _package_bins(self.root)
+        programs |= _package_bins(self.text, self.is_file("src/main.rs"))
         return RepoShape(frozenset(top), frozenset(modules), frozenset(programs))
 
+    def text(self, path: str) -> str:
+        """A file's text ("" when it cannot be read)."""
+        return (self.data(path) or b"").decode("utf-8", "replace")
 
-def _console_scripts(root: Path) -> set[str]:
+
+def _followed(root: Path, blobs: dict[str, str], links: list[str]) -> dict[str, str]:
+    """Each link of a stored tree -> the blob of the tracked file it leads to, through
+    other links; "" when it leads out of the tree, to a folder, or nowhere."""
+    targets = read_blobs(root, [blobs[p] for p in links])
+    out: dict[str, str] = {}
+    linked = set(links)
+    for link in links:
+        path, seen = link, set()
+        while path in linked and path not in seen:
+            seen.add(path)
+            target = targets.get(blobs[path], b"").decode("utf-8", "replace")
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        out[link] = "" if path in seen or path.startswith(("../", "/")) else blobs.get(path, "")
+    return out
+
+
+def read_blobs(root: Path, blobs: Iterable[str]) -> dict[str, bytes]:
+    """The bytes of these blobs, by id, read with one `git cat-file --batch` (a blob git
+    does not have is left out)."""
+    wanted = list(dict.fromkeys(blobs))
+    if not wanted:
+        return {}
+    out: dict[str, bytes] = {}
+    raw = git(root, "cat-file", "--batch", input="\n".join(wanted).encode() + b"\n")
+    at = 0
+    for blob in wanted:
+        end = raw.find(b"\n", at)
+        if end < 0:
+            break
+        header = raw[at:end].split()
+        at = end + 1
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            out[blob] = raw[at : at + size]
+            at += size + 1
+    return out
+
+
+def _console_scripts(read: Callable[[str], str]) -> set[str]:
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = tomllib.loads(read("pyproject.toml"))
+    except ValueError:
         return set()
     project = data.get("project", {})
     names = set(project.get("scripts", {}) or {}) | set(project.get("gui-scripts", {}) or {})
@@ -533,12 +645,13 @@ def _console_scripts(root: Path) -> set[str]:
     return names | set(poetry)
 
 
-def _package_bins(root: Path) -> set[str]:
-    """Programs a package.json (`bin`) or a Cargo.toml (`[[bin]]`, the package) installs."""
+def _package_bins(read: Callable[[str], str], main_rs: bool) -> set[str]:
+    """Programs a package.json (`bin`) or a Cargo.toml (`[[bin]]`, the package, when it
+    has a `src/main.rs`) installs."""
     names: set[str] = set()
     try:
-        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        package = json.loads(read("package.json") or "null")
+    except ValueError:
         package = None
     if isinstance(package, dict):
         bins = package.get("bin")
@@ -547,14 +660,14 @@ def _package_bins(root: Path) -> set[str]:
         elif isinstance(bins, str) and isinstance(package.get("name"), str):
             names.add(package["name"].rsplit("/", 1)[-1])
     try:
-        cargo = tomllib.loads((root / "Cargo.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        cargo = tomllib.loads(read("Cargo.toml"))
+    except ValueError:
         cargo = {}
     for entry in cargo.get("bin", []) or []:
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
             names.add(entry["name"])
     name = (cargo.get("package") or {}).get("name")
-    if isinstance(name, str) and (root / "src" / "main.rs").is_file():
+    if isinstance(name, str) and main_rs:
         names.add(name)
     return names
 
@@ -592,30 +705,46 @@ class Facts:
         self._whole = False  # every code file is in the index
         self._as_is = False  # see `as_is`
         self._modules: dict[str, str] | None = None
+        self._code: tuple[int, list[str]] = (-1, [])  # (files of the tree, its code files)
 
     def _compute(self, paths: list[str]) -> None:
         blobs = {self.state.blob_of(p): p for p in paths}
         blobs.pop(None, None)
         want = [b for b in blobs if b is not None and b not in self._by_blob]
         cached = self.facts.get_many(want) if self.facts is not None else {}
+        stored = self._stored([blobs[b] for b in want if b not in cached])
         fresh = []
         for blob in want:
             if blob in cached:
                 self._by_blob[blob] = FileFacts.from_json(cached[blob])
                 continue
             path = blobs[blob]
-            try:
-                full = self.state.root / path
-                data = full.read_bytes() if full.stat().st_size <= MAX_FILE_BYTES else b""
-            except OSError:
-                continue
-            if full.is_symlink() and not inside(self.state.root, path):
-                data = b""  # a tracked link out of the repository: its target is not read
+            if self.state.stored:
+                if path not in stored:
+                    continue
+                data = stored[path] if len(stored[path]) <= MAX_FILE_BYTES else b""
+            else:
+                try:
+                    full = self.state.root / path
+                    data = full.read_bytes() if full.stat().st_size <= MAX_FILE_BYTES else b""
+                except OSError:
+                    continue
+                if full.is_symlink() and not inside(self.state.root, path):
+                    data = b""  # a tracked link out of the repository: its target is not read
             facts = file_facts(data, path)
             self._by_blob[blob] = facts
             fresh.append((blob, facts.to_json()))
         if self.facts is not None:
             self.facts.put_many(fresh)
+
+    def _stored(self, paths: list[str]) -> dict[str, bytes]:
+        """A stored tree's files (see `TreeState`), path -> bytes, read at once; a link
+        out of the tree is read as empty, as on disk; {} for the working tree."""
+        if not self.state.stored:
+            return {}
+        blobs = {p: self.state.content(p) for p in paths}
+        read = read_blobs(self.state.root, [b for b in blobs.values() if b])
+        return {p: read[b] if b else b"" for p, b in blobs.items() if not b or b in read}
 
     def of_blob(self, blob: str, path: str, data: Callable[[], bytes]) -> FileFacts:
         """The facts of a blob that is not in the working tree (a past commit's file named
@@ -655,12 +784,16 @@ class Facts:
         """The code files not read yet (of `among`, else of the tree) that hold one of
         `words` as a whole word, in any case or `exact`ly; every one of them when grep
         cannot search."""
-        pool = self.state.blobs if among is None else among
-        code = sorted(p for p in pool if is_code(p) and p not in self.indexed)
         wanted = sorted({w for w in words if w and "\n" not in w} - self._covered)
-        if not wanted or not code:
+        if not wanted:
             return []
-        found = _grep(self.state.root, code, wanted, exact=exact)
+        if among is None and self._code[0] != len(self.state.blobs):  # `blob_of` adds files
+            self._code = (len(self.state.blobs), sorted(p for p in self.state.blobs if is_code(p)))
+        pool = self._code[1] if among is None else sorted(p for p in among if is_code(p))
+        code = [p for p in pool if p not in self.indexed]
+        if not code:
+            return []
+        found = _grep(self.state, code, wanted, exact=exact)
         if found is None:  # grep could not search: read every code file
             if among is None:
                 self._whole = True
@@ -676,7 +809,7 @@ class Facts:
         wanted = sorted({w for w in words if w and "\n" not in w})
         if not code or not wanted:
             return {}
-        return _spellings(self.state.root, code, wanted) or {}
+        return _spellings(self.state, code, wanted) or {}
 
     def add(self, paths: Iterable[str]) -> None:
         """Read these files' facts into the index."""
@@ -734,7 +867,9 @@ def index_word(claim: Claim) -> str:
 GREP_BATCH = 2000  # paths one `grep` is given at most
 
 
-def _grep(root: Path, paths: list[str], words: list[str], exact: bool = False) -> set[str] | None:
+def _grep(
+    tree: TreeState, paths: list[str], words: list[str], exact: bool = False
+) -> set[str] | None:
     """The `paths` that hold one of `words` as a whole word, in any case or `exact`ly
     (None when grep cannot search). GNU and BSD grep match fixed strings with one automaton
     for all the words; `git grep` tries each word in turn, a second of CPU per 500 files at
@@ -742,35 +877,51 @@ def _grep(root: Path, paths: list[str], words: list[str], exact: bool = False) -
     tracked symbolic link to a folder is skipped (`-d skip`), not an error that would
     send every code file of the tree to the parser."""
     case = [] if exact else ["-i"]
-    found = _run_grep(root, paths, words, ["-l", *case])
+    found = _run_grep(tree, paths, words, ["-l", *case])
     if found is None:
         return None
-    return {p.decode("utf-8", "replace") for p in found.split(b"\0") if p}
+    return {p.decode("utf-8", "replace") for p in found.split(b"\0") if p} & set(paths)
 
 
-def _spellings(root: Path, paths: list[str], words: list[str]) -> dict[str, set[str]] | None:
+def _spellings(tree: TreeState, paths: list[str], words: list[str]) -> dict[str, set[str]] | None:
     """Each whole-word match of `words` in `paths`, in any case, as the files spell it ->
     the paths holding that spelling (None when grep cannot search)."""
-    found = _run_grep(root, paths, words, ["-o", "-H", "-i"])
+    found = _run_grep(tree, paths, words, ["-o", "-H", "-i"])
     if found is None:
         return None
     out: dict[str, set[str]] = {}
+    wanted = set(paths)
     for row in found.splitlines():
-        path, _, match = row.partition(b"\0")
-        out.setdefault(match.decode("utf-8", "replace"), set()).add(path.decode("utf-8", "replace"))
+        raw, _, match = row.partition(b"\0")
+        path = raw.decode("utf-8", "replace")
+        if path in wanted:
+            out.setdefault(match.decode("utf-8", "replace"), set()).add(path)
     return out
 
 
-def _run_grep(root: Path, paths: list[str], words: list[str], options: list[str]) -> bytes | None:
-    """grep's output for fixed whole `words` in `paths` (see `_grep`); None when it fails."""
+def _run_grep(
+    tree: TreeState, paths: list[str], words: list[str], options: list[str]
+) -> bytes | None:
+    """grep's output for fixed whole `words` in `paths` (see `_grep`), or more; None when
+    it fails. A stored tree's files are searched by one `git grep` of the whole tree in
+    its objects (the same options and output; naming thousands of paths to it costs more
+    than searching them all)."""
     out = b""
     patterns = "\n".join(words).encode()
-    command = ["grep", *options, "--null", "-I", "-F", "-w", "-d", "skip", "-f", "-", "--"]
-    for start in range(0, len(paths), GREP_BATCH):
+    flags = [*options, "--null", "-I", "-F", "-w"]
+    if tree.stored:
+        commands = [["git", "grep", *flags, "-f", "-"]]
+    else:
+        command = ["grep", *flags, "-d", "skip", "-f", "-", "--"]
+        commands = [
+            [*command, *paths[start : start + GREP_BATCH]]
+            for start in range(0, len(paths), GREP_BATCH)
+        ]
+    for args in commands:
         try:
             done = subprocess.run(
-                [*command, *paths[start : start + GREP_BATCH]],
-                cwd=root,
+                args,
+                cwd=tree.root,
                 input=patterns,
                 capture_output=True,
                 check=False,

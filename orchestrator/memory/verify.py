@@ -71,7 +71,6 @@ from orchestrator.memory.moves import (
     unqualified,
 )
 from orchestrator.store.cache import Cache, stat_key
-from orchestrator.store.fs import confine
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory
 from orchestrator.store.repo import LoadResult, RepoMemoryStore
@@ -253,7 +252,12 @@ class Verifier:
 
     def project(self) -> kinds.Project:
         if self._project is None:
-            self._project = kinds.Project(self.layout.root, sorted(self.state.blobs))
+            root, paths = self.layout.root, sorted(self.state.blobs)
+            self._project = (
+                kinds.PastProject(root, paths, blobs={**self.state.blobs, **self.state.links})
+                if self.state.stored
+                else kinds.Project(root, paths)
+            )
         return self._project
 
     def moved_to(self, path: str) -> str | None:
@@ -1339,6 +1343,7 @@ class Verifier:
             checker = self._checker_at(commit)
             if checker is None:
                 return None
+            checker.answer(todo)  # one search of the tree for all their names
             fresh = {c: checker.check_claim(c) for c in todo}
             self._past.remember(commit, fresh)
             answers.update(fresh)
@@ -1346,7 +1351,8 @@ class Verifier:
 
     def _checker_at(self, commit: str) -> Verifier | None:
         """A verifier of `commit`'s tree: this one when the tracked files are the same
-        (outside memories and task records), else one over a checkout of it."""
+        (outside memories and task records), else one over its files in git's objects
+        (`past.stage`: nothing checked out)."""
         if commit not in self._past_checkers:
             then = self._tree(commit)
             checker: Verifier | None = None
@@ -1355,7 +1361,10 @@ class Verifier:
             elif then is not None:
                 folder = self._past.tree(commit)
                 if folder is not None:
-                    checker = Verifier(Layout(folder), shared=self.cache)
+                    stored = TreeState.read(folder, stored=True)
+                    checker = Verifier(
+                        Layout(folder), self.cache is not None, self.cache, tree=stored
+                    )
             self._past_checkers[commit] = checker
         return self._past_checkers[commit]
 
@@ -1363,7 +1372,7 @@ class Verifier:
         hit = self._path_cache.get(path)
         if hit is None:
             try:
-                hit = os.path.exists(confine(self.layout.root, path))
+                hit = self.state.exists(path)
             except PathEscape:
                 hit = False
             self._path_cache[path] = hit
@@ -1380,9 +1389,7 @@ class Verifier:
     def _is_file(self, path: str) -> bool:
         hit = self._file_cache.get(path)
         if hit is None:
-            hit = path in self.state.blobs or (
-                self._exists(path) and (self.layout.root / path).is_file()
-            )
+            hit = self.state.is_file(path)
             self._file_cache[path] = hit
         return hit
 
@@ -1438,9 +1445,8 @@ class Verifier:
         facts = self.facts.of(path) if path is not None else None
         if path is None or facts is None:
             return None
-        try:
-            size = (self.layout.root / path).stat().st_size
-        except OSError:
+        size = self.state.size(path)
+        if size is None:
             return None
         return kinds.size_check(claim, path, size, facts.lines)
 

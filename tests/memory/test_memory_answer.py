@@ -85,9 +85,9 @@ def test_a_dropped_member_is_found_in_gits_objects_without_a_checkout(
     commit(layout.root, "the chart computes the series")
 
     def no_checkout(*_: object) -> bool:
-        raise AssertionError("a past commit was checked out")
+        raise AssertionError("a repository of the past commit was made")
 
-    monkeypatch.setattr(past, "checkout", no_checkout)
+    monkeypatch.setattr(past, "stage", no_checkout)
     with Verifier(layout, use_cache=False) as verifier:
         body = "`account.series` gives balances."
         claims = verifier.body_claims(body)
