@@ -162,7 +162,10 @@ def facts_of(mirror: Path, commit: str, per_repo: int) -> list[Fact]:
     run is repeatable)."""
 
     def read(path: str) -> str:
-        return git(mirror, "show", f"{commit}:{path}").decode("utf-8", "replace")
+        try:
+            return git(mirror, "show", f"{commit}:{path}").decode("utf-8", "replace")
+        except TreeError:
+            return ""  # a file the snapshot lacks (4 MiB or more)
 
     listing = git(mirror, "ls-tree", "-r", "--name-only", "-z", commit).decode("utf-8", "replace")
     files = [f for f in listing.split("\0") if f]
