@@ -40,7 +40,9 @@ def mirror(tmp_path: Path) -> Path:
 
 
 def test_definitions_are_read_per_language() -> None:
-    python = "class Cart:\n    def total(self):\n        pass\n    def _hidden(self):\n        pass\n"
+    python = (
+        "class Cart:\n    def total(self):\n        pass\n    def _hidden(self):\n        pass\n"
+    )
     assert probe.definitions(python, ".py") == [(1, "Cart"), (2, "Cart.total")]
     go = "func (c *Cart) Total() int {\n}\ntype Cart struct {\n}\nfunc New() {}\n"
     assert probe.definitions(go, ".go") == [(1, "Cart.Total"), (3, "Cart"), (5, "New")]
