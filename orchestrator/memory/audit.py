@@ -100,7 +100,7 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 24
+REPORT_VERSION = 25
 ENUMERATION = 3  # facts of one subject clashing by names with each other: a list
 SERIES = 3  # values of one count, at least, across facts clashing over it: a log of runs
 SIBLING_TERMS = 4  # a fact of this many terms at most may be a list entry's name (`_list_siblings`)

@@ -31,7 +31,7 @@ from orchestrator.memory.codeindex import git
 from orchestrator.store.cache import Cache
 
 PAST_TABLE = "past-claims"  # sha1 of (commit, claim) -> "" (held) or why it failed
-PAST_VERSION = 1
+PAST_VERSION = 2
 GIT_OWN = (".gitignore", ".gitattributes", ".gitmodules")  # read by git from disk only
 
 
