@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.realmem import owncommit
 from evals.realmem.dataset import DEFAULT_MIRRORS
-from evals.realmem.owncommit import DATA as OWNCOMMIT
 from evals.realmem.run import Orch, OrchError
 from evals.realmem.trees import TreeError, commit_all, commit_date, git, materialise
 
@@ -265,9 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--details", action="store_true", help="print each fact not ok")
     parser.add_argument("--per-repo", type=int, default=15, help="definitions per repository")
     args = parser.parse_args(argv)
-    repos = args.repo or sorted({f["repo"] for f in json.loads(OWNCOMMIT.read_text())["files"]})
-    mirrors = {r: args.mirrors / r.replace("/", "+") / "repo" for r in repos}
-    mirrors = {r: m / ".git" if (m / ".git").is_dir() else m for r, m in mirrors.items()}
+    repos = args.repo or sorted({f.repo for f in owncommit.load()})
+    mirrors = {r: owncommit.File(r, "", "").git_dir(args.mirrors) for r in repos}
     missing = [r for r, m in mirrors.items() if not (m / "objects").is_dir()]
     if missing:
         print(f"probe: {len(missing)} mirrors missing; fetch these:", file=sys.stderr)

@@ -189,7 +189,6 @@ class Verifier:
         self._trees: dict[str, dict[str, str] | None] = {}
         self._blobs: dict[str, str] = {}  # blob id -> its text
         self._env_readers: dict[tuple[str, str | None], list[str]] = {}  # files reading a variable
-        self._folders: set[str] | None = None
         self._suffixes: set[str] | None = None
         self._submodules: tuple[str, ...] | None = None
         self._submodule_added: dict[str, bool] = {}
@@ -2051,11 +2050,8 @@ class Verifier:
         return False
 
     def _tracked_folder(self, path: str) -> bool:
-        if self._folders is None:
-            self._folders = {
-                p.rsplit("/", k)[0] for p in self.state.blobs for k in range(1, p.count("/") + 1)
-            }
-        return path.rstrip("/") in self._folders
+        name = path.rstrip("/")
+        return name != "." and name in self.state.folders()
 
     def check(self, memory: Memory) -> Verification:
         claims = self.claims(memory)
