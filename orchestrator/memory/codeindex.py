@@ -38,7 +38,7 @@ from orchestrator.memory.claims import Claim, RepoShape
 from orchestrator.store.cache import Cache
 from orchestrator.store.fs import confine
 
-FACTS_VERSION = 11  # of the cache tables below: a change of what is stored empties them
+FACTS_VERSION = 12  # of the cache tables below: a change of what is stored empties them
 FACTS_TABLE = "code-facts"  # git blob id -> FileFacts
 DOC_EXTENSIONS = frozenset({"md", "rst", "txt", "adoc"})
 SKIP_PREFIXES = ("memories/", "plans/artifacts/")
@@ -80,6 +80,9 @@ class FileFacts:
     star: bool = False  # re-exports names it does not list (`export * from`, `import *`)
     grammar: bool = False  # read by a tree-sitter grammar
     code_words: frozenset[str] = frozenset()  # a grammar's words outside comments and strings
+    # False: a file too large to read (`MAX_FILE_BYTES`) or binary, so its lines and words
+    # are unknown, not empty: a claim about them is not judged
+    read: bool = True
 
     @property
     def syntax(self) -> bool:
@@ -114,6 +117,7 @@ class FileFacts:
                 "star": self.star,
                 "grammar": self.grammar,
                 "code_words": sorted(self.code_words),
+                "read": self.read,
             }
         )
 
@@ -131,6 +135,7 @@ class FileFacts:
             raw["star"],
             raw["grammar"],
             frozenset(raw["code_words"]),
+            raw["read"],
         )
 
 
@@ -218,9 +223,9 @@ def python_exports(tree: ast.AST) -> tuple[set[str], bool]:
 
 def file_facts(data: bytes, path: str) -> FileFacts:
     """What the file `path` holding `data` defines and names; a file too large to read
-    (`MAX_FILE_BYTES`) or binary has no lines and no words."""
+    (`MAX_FILE_BYTES`) or binary has no lines and no words, and is marked unread."""
     if len(data) > MAX_FILE_BYTES or b"\0" in data[:8000]:
-        data = b""
+        return FileFacts(0, read=False)
     text = data.decode("utf-8", "replace")
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     flags = frozenset(_FLAGS.findall(text))
@@ -722,16 +727,17 @@ class Facts:
             if self.state.stored:
                 if path not in stored:
                     continue
-                data = stored[path] if len(stored[path]) <= MAX_FILE_BYTES else b""
+                data: bytes | None = stored[path]
             else:
                 try:
                     full = self.state.root / path
-                    data = full.read_bytes() if full.stat().st_size <= MAX_FILE_BYTES else b""
+                    data = full.read_bytes() if full.stat().st_size <= MAX_FILE_BYTES else None
                 except OSError:
                     continue
                 if full.is_symlink() and not inside(self.state.root, path):
                     data = b""  # a tracked link out of the repository: its target is not read
-            facts = file_facts(data, path)
+            # a file over the cap is not read at all: its facts say so
+            facts = file_facts(data, path) if data is not None else FileFacts(0, read=False)
             self._by_blob[blob] = facts
             fresh.append((blob, facts.to_json()))
         if self.facts is not None:

@@ -1442,7 +1442,7 @@ class Verifier:
             path = name if self._is_file(name) else None if "/" in name else self._defined_in(name)
         path = path or claim.path
         facts = self.facts.of(path) if path is not None else None
-        if path is None or facts is None:
+        if path is None or facts is None or not facts.read:
             return None
         size = self.state.size(path)
         if size is None:
@@ -1670,7 +1670,7 @@ class Verifier:
         facts = self.facts.of(claim.path)
         if facts is None:
             return f"{claim.path} is not a file (line {claim.line} cited)"
-        if claim.line > facts.lines:
+        if facts.read and claim.line > facts.lines:
             return f"line {claim.line} is past the end of {claim.path} ({facts.lines} lines)"
         return None
 
@@ -1682,7 +1682,7 @@ class Verifier:
         if claim.kind != "line" or claim.path is None or claim.line is None:
             return False
         facts = self.facts.of(claim.path)
-        if facts is None or claim.line <= facts.lines:
+        if facts is None or not facts.read or claim.line <= facts.lines:
             return False
         then = git(self.layout.root, "show", f"{commit}:{claim.path}").decode("utf-8", "replace")
         cited = symbols.line_text(then, claim.line)
@@ -1906,6 +1906,8 @@ class Verifier:
             facts = self.facts.of(path)
             if facts is None:
                 continue
+            if not facts.read:
+                return None  # a file too large to read or binary: what it names is unknown
             if symbol.startswith("-"):
                 # `--only=`: the flag as an option parser declares one that takes a value;
                 # `-v`: a short flag, quoted where a parser declares it (`'--verbose', '-v'`)
