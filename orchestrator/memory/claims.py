@@ -359,7 +359,7 @@ def stand_in_path(path: str) -> bool:
     """`path/to/file.py`, `src/path/to/pkg`: any file's or folder's path, no claim; so is
     a file whose name stands for any name (`tests/unit/test_name.cc`,
     `__tests__/test-file.test.ts`: `placeholder_name`, or words of a file's kind alone,
-    one of them "file")."""
+    one of them "file", or a thing's kind and "-name": `docs/feature-name.md`)."""
     if _STAND_IN_PATH.search("/" + path.strip("/") + "/") is not None:
         return True
     stem = path.rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0]
@@ -368,6 +368,8 @@ def stand_in_path(path: str) -> bool:
         return False
     if "file" in words and all(w in _FILE_KIND_WORDS for w in words):
         return True
+    if re.fullmatch(r"[a-z]+-names?", stem):
+        return True  # `test/rule-name.js`: a file named after the rule it tests, any rule
     return placeholder_name(stem)
 
 

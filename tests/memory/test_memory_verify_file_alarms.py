@@ -269,10 +269,12 @@ def test_lines_of_code_and_patches_and_stand_in_paths_name_no_files(repo: Path) 
         "- Views live in `app/.../chart.html`; reach tools by `self.tools.git`.\n"
         "- Add `app/providers/PROVIDER_NAME.py` per provider.\n"
         "- The shared rules are in `vendor/rules/AGENTS.md`.\n"
-        "- Run `python app/auth/minting.py` first.\n",
+        "- Run `python app/auth/minting.py` first.\n"
+        "- Test each rule in `tests/rules/rule-name.py`.\n",
     )
     assert all(found[line] == ("ok", "") for line in found if line != 12), found
     assert found[12] == ("stale", "app/auth/minting.py does not exist")
+    assert found.get(13, ("ok", "")) == ("ok", ""), found  # no claim, or one that holds
 
 
 def test_a_file_pattern_that_matched_nothing_when_written_is_a_kind_of_file(repo: Path) -> None:
