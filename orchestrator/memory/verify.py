@@ -2110,7 +2110,30 @@ class Verifier:
     def check_all(self, memories: Iterable[Memory]) -> list[Verification]:
         memories = list(memories)
         self.prime(memories)
+        self._prime_past(memories)
         return [self.check(m) for m in memories]
+
+    def _prime_past(self, memories: list[Memory]) -> None:
+        """Let each past tree answer, in one search, for the names of every claim that
+        fails now and will be weighed on it (`_never_confirmed`), so memories verified at
+        one commit share that tree's search instead of each searching it again. Claims
+        answered before (the `past` cache) are not asked, so no tree is made for them."""
+        by_commit: dict[str, list[Claim]] = {}
+        for memory in memories:
+            commit = _recorded_ok(memory) or self._written_against(memory.created)
+            if commit is None:
+                continue
+            by_commit.setdefault(commit, []).extend(
+                c
+                for c in self.claims(memory)
+                if c.kind in INDEX_KINDS and c.symbol and self.check_claim(c) is not None
+            )
+        for commit, claims in by_commit.items():
+            known = self._past.known(commit, claims)
+            todo = [c for c in dict.fromkeys(claims) if c not in known]
+            checker = self._checker_at(commit) if todo else None
+            if checker is not None and checker is not self:
+                checker.answer(todo)
 
 
 _COMPILED_JS = (".js", ".mjs", ".cjs", ".jsx")

@@ -7,12 +7,13 @@ files. Real git repositories, no network."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import commit, git
+from conftest import commit, git, verify_all
 
-from orchestrator.memory import past
+from orchestrator.memory import codeindex, past
 from orchestrator.memory.codeindex import TreeState
 from orchestrator.memory.verify import Verifier
 from orchestrator.store.layout import Layout
@@ -139,3 +140,32 @@ def test_a_stored_link_reads_as_the_file_it_leads_to(tmp_path: Path) -> None:
 def test_an_unknown_commit_is_no_tree(layout: Layout, tmp_path: Path, commit_name: str) -> None:
     _history(layout.root)
     assert not past.stage(layout.root, commit_name, tmp_path)
+
+
+def test_memories_verified_at_one_commit_share_one_search_of_its_tree(
+    layout: Layout, put: Callable[..., object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    then = _history(layout.root)
+    record = {"commit": then, "at": "2026-10-01T10:00:00Z", "result": "ok"}
+    put("opens", "`open_ledger()` makes a ledger.", verified=record)
+    put("settles", "`LedgerBook.settle_all` closes the books.", verified=record)
+    put("never", "`never_written()` was never code.", verified=record)
+    searched: list[list[str]] = []
+    real_grep = codeindex._grep
+
+    def counted(
+        tree: TreeState, paths: list[str], words: list[str], exact: bool = False
+    ) -> set[str] | None:
+        if tree.stored:
+            searched.append(sorted(words))
+        return real_grep(tree, paths, words, exact)
+
+    monkeypatch.setattr(codeindex, "_grep", counted)
+    results = verify_all(layout)
+    assert {n: results[n].result for n in ("opens", "settles", "never")} == {
+        "opens": "stale",
+        "settles": "stale",
+        "never": "ok",  # the code never had it: never confirmed, not stale
+    }
+    assert len(searched) == 1, searched  # one search of the past tree for the three memories
+    assert {"open_ledger", "never_written"} <= set(searched[0])
