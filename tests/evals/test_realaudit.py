@@ -340,3 +340,27 @@ def test_near_duplicate_pairs_are_counted_by_their_excluded_members() -> None:
         "t", score.score([(score.expected(data), score.raised("o/r", report))])
     )
     assert "excluded 1, 1; 1, 1" in text and "straddle 2, 0; 0, 0" in text
+
+
+def test_sensitivity_takes_back_headings_and_counts_pair_moves_by_side() -> None:
+    import random
+
+    sensitivity = importlib.import_module("evals.realaudit.sensitivity")
+    subjects = {"a": "Next Steps", "b": "Next Steps", "c": "Progress", "d": "Stack"}
+    kept, dropped = sensitivity.without_headings({"a", "b", "c"}, subjects, 1.0, random.Random(0))
+    assert kept == frozenset() and dropped == ["Next Steps", "Progress"]  # a heading at once
+    kept, dropped = sensitivity.without_headings({"a", "b", "c"}, subjects, 0.0, random.Random(0))
+    assert kept == {"a", "b", "c"} and dropped == []
+
+    # c is found again as task state: the pair cd, labelled, goes from durable to straddle
+    # and is lost; bc, wrong, is gained among the excluded
+    before = {("o/r", "c", "d"), ("o/r", "a", "d")}
+    after = {("o/r", "a", "d"), ("o/r", "b", "c")}
+    labelled = {("o/r", "c", "d")}
+    moved = sensitivity.moves(
+        before, after, labelled, {"o/r": frozenset({"b"})}, {"o/r": frozenset({"b", "c"})}
+    )
+    assert moved == {
+        ("lost", "right", "durable>straddle"): 1,
+        ("gained", "wrong", "straddle>excluded"): 1,
+    }
