@@ -53,6 +53,14 @@ def table(title: str, scores: score.Scores) -> str:
         lines.append(
             f"  near_duplicate groups: {total} labelled, {whole} found whole, {part} in part"
         )
+    sides = [(name, c) for name, c in scores.duplicate_sides.items() if c.labelled or c.raised]
+    if sides:
+        lines.append(
+            "  near_duplicate pairs by excluded members (labelled, found; raised, right): "
+            + ", ".join(
+                f"{name} {c.labelled}, {c.found}; {c.raised}, {c.right}" for name, c in sides
+            )
+        )
     classes = [(cls, n, got) for cls, (n, got) in scores.excluded_classes.items() if n]
     if classes:
         lines.append(

@@ -19,12 +19,19 @@ Units, all tagged with the repository:
 - `index_drift`, `index_oversize`: the repository; `notes_style`: a NOTES.md line. The
   evaluation writes MEMORY.md with `orch memory index` and leaves the NOTES.md of
   `orch init`, so any of these is a false alarm.
+
+Near-duplicate pairs are also counted by where the audit's own `excluded_content` findings
+put their two memories (`SIDES`): both saveable ("durable"), one reported and one not
+("straddle"), both reported ("excluded"). The audit compares a pair differently on each
+side (docs/memory.md: ephemeral task state pairs with task state only, by its rare words,
+and with a durable fact only as a copy), so these counts show, in aggregate, where a change to the save exclusions moves the near-duplicates: the labelled
+pairs on each side, those raised, the raised pairs and the right ones among them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evals.realaudit.dataset import PER_MEMORY, Excluded, Kind, RepoData
@@ -32,8 +39,50 @@ from evals.realaudit.dataset import PER_MEMORY, Excluded, Kind, RepoData
 Unit = tuple[str, ...]  # (repo, memory), (repo, a, b) with a < b, (repo, *group), (repo, what)
 
 
+SIDES = ("durable", "straddle", "excluded")  # a pair's memories reported as excluded: 0, 1, 2
+
+
 def pair(repo: str, a: str, b: str) -> Unit:
     return (repo, *sorted((a, b)))
+
+
+def side(unit: Unit, reported: set[Unit]) -> str:
+    """Where a pair sits against the memories reported as excluded content (`SIDES`)."""
+    repo, a, b = unit
+    return SIDES[((repo, a) in reported) + ((repo, b) in reported)]
+
+
+@dataclass(frozen=True)
+class SideCounts:
+    """Near-duplicate pairs of one side (`SIDES`): labelled, labelled and raised, raised,
+    raised and labelled."""
+
+    labelled: int = 0
+    found: int = 0
+    raised: int = 0
+    right: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "labelled": self.labelled,
+            "found": self.found,
+            "raised": self.raised,
+            "right": self.right,
+        }
+
+
+def by_side(
+    expected_pairs: set[Unit], raised_pairs: set[Unit], reported: set[Unit]
+) -> dict[str, SideCounts]:
+    """The near-duplicate pairs, labelled and raised, counted by `side`."""
+    out = {}
+    for name in SIDES:
+        labelled = {u for u in expected_pairs if side(u, reported) == name}
+        raised = {u for u in raised_pairs if side(u, reported) == name}
+        out[name] = SideCounts(
+            len(labelled), len(labelled & raised), len(raised), len(raised & expected_pairs)
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -219,10 +268,12 @@ class Scores:
     kinds: dict[Kind, KindScore]
     excluded_classes: dict[Excluded, tuple[int, int]]  # class -> (labelled, raised as excluded)
     duplicate_groups: tuple[int, ...]  # labelled groups: all, found whole, found in part
+    duplicate_sides: dict[str, SideCounts] = field(default_factory=dict)  # see `by_side`
 
     def to_dict(self, *, errors: bool = True) -> dict[str, Any]:
         total, whole, part = self.duplicate_groups
         return {
+            "near_duplicate_sides": {k: v.to_dict() for k, v in self.duplicate_sides.items()},
             "kinds": {kind.value: s.to_dict(errors=errors) for kind, s in self.kinds.items()},
             "near_duplicate_groups": {
                 "labelled": total,
@@ -266,4 +317,6 @@ def score(results: list[tuple[Expected, Raised]]) -> Scores:
             kinds[kind] = score_units(kind, exp_units[kind], got_units[kind])
     raised_excluded = got_units[Kind.EXCLUDED_CONTENT]
     by_class = {cls: (len(units), len(units & raised_excluded)) for cls, units in classes.items()}
-    return Scores(kinds, by_class, found_groups)
+    labelled = set().union(*(group_pairs(g) for g in groups)) if groups else set()
+    sides = by_side(labelled, got_units[Kind.NEAR_DUPLICATE], raised_excluded)
+    return Scores(kinds, by_class, found_groups, sides)

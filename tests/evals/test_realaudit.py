@@ -27,6 +27,7 @@ if str(CHECKOUT) not in sys.path:
 dataset = importlib.import_module("evals.realaudit.dataset")
 facts = importlib.import_module("evals.realaudit.facts")
 score = importlib.import_module("evals.realaudit.score")
+realaudit_main = importlib.import_module("evals.realaudit.__main__")
 
 FIXTURE = Path(__file__).resolve().parent / "realaudit_fixture"
 Kind = dataset.Kind
@@ -310,3 +311,56 @@ def test_a_missing_mirror_is_named_and_nothing_is_built(
     assert "acme/notes" in done.stderr and "fetch" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "built").exists()
+
+
+def test_near_duplicate_pairs_are_counted_by_their_excluded_members() -> None:
+    # a and b both reported as excluded content, c not: ab sits among the excluded, bc
+    # straddles, xy is durable
+    data = _data(
+        near_duplicates=[
+            {"members": ["a", "b", "c"], "why": "three copies"},
+            {"members": ["x", "y"], "why": "two copies"},
+        ]
+    )
+    report = {
+        "findings": [
+            {"kind": "excluded_content", "memory": "a", "related": []},
+            {"kind": "excluded_content", "memory": "b", "related": []},
+            {"kind": "near_duplicate", "memory": "a", "related": ["b"]},
+            {"kind": "near_duplicate", "memory": "x", "related": ["z"]},
+        ],
+        "groups": [],
+    }
+    sides = score.score([(score.expected(data), score.raised("o/r", report))]).duplicate_sides
+    # labelled: ab excluded, ac and bc straddle, xy durable; raised: ab (right), xz (wrong)
+    assert sides["excluded"] == score.SideCounts(labelled=1, found=1, raised=1, right=1)
+    assert sides["straddle"] == score.SideCounts(labelled=2, found=0, raised=0, right=0)
+    assert sides["durable"] == score.SideCounts(labelled=1, found=0, raised=1, right=0)
+    text = realaudit_main.table(
+        "t", score.score([(score.expected(data), score.raised("o/r", report))])
+    )
+    assert "excluded 1, 1; 1, 1" in text and "straddle 2, 0; 0, 0" in text
+
+
+def test_sensitivity_takes_back_headings_and_counts_pair_moves_by_side() -> None:
+    import random
+
+    sensitivity = importlib.import_module("evals.realaudit.sensitivity")
+    subjects = {"a": "Next Steps", "b": "Next Steps", "c": "Progress", "d": "Stack"}
+    kept, dropped = sensitivity.without_headings({"a", "b", "c"}, subjects, 1.0, random.Random(0))
+    assert kept == frozenset() and dropped == ["Next Steps", "Progress"]  # a heading at once
+    kept, dropped = sensitivity.without_headings({"a", "b", "c"}, subjects, 0.0, random.Random(0))
+    assert kept == {"a", "b", "c"} and dropped == []
+
+    # c is found again as task state: the pair cd, labelled, goes from durable to straddle
+    # and is lost; bc, wrong, is gained among the excluded
+    before = {("o/r", "c", "d"), ("o/r", "a", "d")}
+    after = {("o/r", "a", "d"), ("o/r", "b", "c")}
+    labelled = {("o/r", "c", "d")}
+    moved = sensitivity.moves(
+        before, after, labelled, {"o/r": frozenset({"b"})}, {"o/r": frozenset({"b", "c"})}
+    )
+    assert moved == {
+        ("lost", "right", "durable>straddle"): 1,
+        ("gained", "wrong", "straddle>excluded"): 1,
+    }
