@@ -87,8 +87,10 @@ def raised_pairs(repo: Repository, passing: frozenset[str]) -> Pairs:
     return {score.pair(repo.data.repo, k.name, m.name) for k, decay in groups for m in decay}
 
 
-def sides(pairs: Iterable[score.Unit], passing: Mapping[str, frozenset[str]]) -> dict:
-    reported = {(repo, n) for repo, names in passing.items() for n in names}
+def sides(
+    pairs: Iterable[score.Unit], passing: Mapping[str, frozenset[str]]
+) -> dict[score.Unit, str]:
+    reported: set[score.Unit] = {(repo, n) for repo, names in passing.items() for n in names}
     return {u: score.side(u, reported) for u in pairs}
 
 
