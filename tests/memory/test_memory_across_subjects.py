@@ -173,3 +173,31 @@ def test_two_titles_of_one_statement_are_not_two_parts(layout: Layout, put: Put)
     dups = found(audit(layout), "near_duplicate")
     assert frozenset({"worker", "container"}) in dups
     assert frozenset({"team", "org"}) not in dups
+
+
+def test_copies_decay_against_one_another_before_a_longer_fact_they_meet(
+    layout: Layout, put: Put
+) -> None:
+    # one line told under three headings, and a later account of work each copy meets
+    put("export-a", "[x] Invoice export", subject="Core Features")
+    put("export-b", "[x] Invoice export", subject="Billing Module")
+    put("export-c", "[x] Invoice export", subject="Release Checklist")
+    later = "2026-10-05T10:00:00Z"
+    put("stripe", "Created the Invoice export for Stripe", subject="Recent Changes", updated=later)
+    other = (
+        ("port", "The API server listens on port 8080", "Runtime"),
+        ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
+        ("login", "Customers sign in with a magic link sent by email", "Auth"),
+        ("usage", "The nightly job recalculates usage totals", "Jobs"),
+        ("tax", "Tax rates come from a yearly table per region", "Tax"),
+        ("spacing", "Screens follow the design system spacing scale", "UI"),
+        ("settle", "Payments settle through the card processor webhook", "Payments"),
+        ("pdf", "Reports are rendered as PDF on demand", "Reports"),
+    )
+    for name, fact, subject in other:  # so the words of the export are rare ones
+        put(name, fact, subject=subject)
+    dups = found(audit(layout), "near_duplicate")
+    # two copies decay against the third; the account meets only the copy kept
+    copies = {frozenset(p) for p in (("export-a", "export-c"), ("export-b", "export-c"))}
+    assert copies <= dups
+    assert dups - copies == {frozenset({"export-c", "stripe"})}
