@@ -58,7 +58,8 @@ RARE_UNNAMED = 0.5  # the weighted Jaccard of two facts that name nothing in com
 RARE_WHOLE = 0.9  # ...or the weight of the smaller set the other holds
 
 # Stems of words agent memory writes short or long, and of verbs it uses for one another,
-# read as one term ("config" and "configuration", "prefers" and "prioritizes").
+# read as one term ("config" and "configuration", "prefers" and "prioritizes"; "enhance",
+# "refine" and "improve", each a word of making a thing better).
 ALIASES = {
     "app": "applic",
     "arg": "argument",
@@ -69,6 +70,7 @@ ALIASES = {
     "dep": "depend",
     "dir": "directori",
     "doc": "document",
+    "enhanc": "improv",
     "err": "error",
     "favor": "prefer",
     "favour": "prefer",
@@ -81,6 +83,7 @@ ALIASES = {
     "pkg": "packag",
     "priorit": "prefer",
     "prioritis": "prefer",
+    "refin": "improv",
     "repo": "repositori",
     "sync": "synchron",
     "temp": "temporari",

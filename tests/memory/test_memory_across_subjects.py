@@ -201,3 +201,23 @@ def test_copies_decay_against_one_another_before_a_longer_fact_they_meet(
     copies = {frozenset(p) for p in (("export-a", "export-c"), ("export-b", "export-c"))}
     assert copies <= dups
     assert dups - copies == {frozenset({"export-c", "stripe"})}
+
+
+def test_enhance_refine_and_improve_are_one_word_of_making_better(layout: Layout, put: Put) -> None:
+    put("improve", "Improve retry handling for uploads", subject="Next Steps")
+    put("enhance", "Enhance retry handling for uploads", subject="To Do")
+    put("refine", "[ ] Refine the retry handling of uploads", subject="Backlog")
+    other = (
+        ("port", "The API server listens on port 8080", "Runtime"),
+        ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
+        ("login", "Customers sign in with a magic link sent by email", "Auth"),
+        ("usage", "The nightly job recalculates usage totals", "Jobs"),
+        ("tax", "Tax rates come from a yearly table per region", "Tax"),
+        ("spacing", "Screens follow the design system spacing scale", "UI"),
+    )
+    for name, fact, subject in other:  # so the words of the uploads are rare ones
+        put(name, fact, subject=subject)
+    dups = found(audit(layout), "near_duplicate")
+    # one item of work in three lists, each with its own word for making it better
+    assert len(dups) == 2
+    assert set().union(*dups) == {"improve", "enhance", "refine"}
