@@ -221,3 +221,22 @@ def test_enhance_refine_and_improve_are_one_word_of_making_better(layout: Layout
     # one item of work in three lists, each with its own word for making it better
     assert len(dups) == 2
     assert set().union(*dups) == {"improve", "enhance", "refine"}
+
+
+def test_forms_of_one_verb_the_stemmer_leaves_apart_are_one_term(layout: Layout, put: Put) -> None:
+    put("handlers", "[ ] Add error handlers", subject="Phase 1: Core Application")
+    put("handling", "Add error handling", subject="Immediate Priorities")
+    put("creation", "⏳ Invoice template creation", subject="Current Phase")
+    put("create", "Create the invoice template", subject="Immediate Steps")
+    other = (
+        ("port", "The API server listens on port 8080", "Runtime"),
+        ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
+        ("login", "Customers sign in with a magic link sent by email", "Auth"),
+        ("usage", "The nightly job recalculates usage totals", "Jobs"),
+        ("tax", "Tax rates come from a yearly table per region", "Tax"),
+        ("spacing", "Screens follow the design system spacing scale", "UI"),
+    )
+    for name, fact, subject in other:
+        put(name, fact, subject=subject)
+    dups = found(audit(layout), "near_duplicate")
+    assert dups == {frozenset({"handlers", "handling"}), frozenset({"creation", "create"})}
