@@ -448,12 +448,14 @@ def _groups(
     candidate says what its keeper says, not what some third memory between them says
     ("Grid spacing: the distance between entries" and "A larger grid spacing spreads the
     entries" each meet a third fact on the same setting, not each other). Members the
-    keeper does not pair with form groups of their own from the pairs among them."""
-    near: dict[str, set[str]] = defaultdict(set)
-    for a, b in pairs:
-        near[a].add(b)
-        near[b].add(a)
-    out = []
+    keeper does not pair with form groups of their own from the pairs among them.
+
+    Word-for-word copies (`compare.copy_key`) are grouped first (`_copy_groups`): one
+    line told under three headings ("[x] Invoice export") decays against one of its
+    copies, not against a later, longer fact each copy also meets ("Created the Invoice
+    export for Stripe"); the copy kept stands for the others in the groups formed after."""
+    copied, near = _copy_groups(pairs, by_name, readings)
+    out: list[tuple[Memory, list[Memory]]] = []
     left = set(near)
     while left:
         seen, todo = set(), [min(left)]
@@ -469,7 +471,49 @@ def _groups(
         decay = near[keep.name] & left
         out.append((keep, sorted((by_name[x] for x in decay), key=lambda m: m.name)))
         left -= decay | {keep.name}
-    return out
+    merged: dict[str, list[Memory]] = {}
+    for kept, decayed in copied + out:  # a copy kept may keep a looser group too
+        merged.setdefault(kept.name, []).extend(decayed)
+    return [(by_name[k], sorted(v, key=lambda m: m.name)) for k, v in merged.items()]
+
+
+def _copy_groups(
+    pairs: set[tuple[str, str]], by_name: Mapping[str, Memory], readings: compare.Readings
+) -> tuple[list[tuple[Memory, list[Memory]]], dict[str, set[str]]]:
+    """The groups of word-for-word copies among `pairs` (each its keeper and the other
+    copies), and the partners of every memory not decayed as a copy: a copy's other
+    partners pass to the copy kept."""
+    near: dict[str, set[str]] = defaultdict(set)
+    same: dict[str, set[str]] = defaultdict(set)
+    for a, b in pairs:
+        near[a].add(b)
+        near[b].add(a)
+        if readings.copy_key(by_name[a]) == readings.copy_key(by_name[b]):
+            same[a].add(b)
+            same[b].add(a)
+    groups: list[tuple[Memory, list[Memory]]] = []
+    kept_for: dict[str, str] = {}
+    for name in sorted(same):
+        if name in kept_for:
+            continue
+        members, todo = set(), [name]
+        while todo:
+            x = todo.pop()
+            if x not in members:
+                members.add(x)
+                todo += same[x]
+        keep = compare.keeper([by_name[x] for x in sorted(members)], readings=readings)
+        groups.append(
+            (keep, sorted((by_name[x] for x in members - {keep.name}), key=lambda m: m.name))
+        )
+        kept_for.update(dict.fromkeys(members, keep.name))
+    merged: dict[str, set[str]] = defaultdict(set)
+    for a, partners in near.items():
+        for b in partners:
+            ka, kb = kept_for.get(a, a), kept_for.get(b, b)
+            if ka != kb:
+                merged[ka].add(kb)
+    return groups, merged
 
 
 # an item named by an id before its words: "Task 3: ...", "**BUG-007**: ...", "Backend B4:"

@@ -58,20 +58,25 @@ RARE_UNNAMED = 0.5  # the weighted Jaccard of two facts that name nothing in com
 RARE_WHOLE = 0.9  # ...or the weight of the smaller set the other holds
 
 # Stems of words agent memory writes short or long, and of verbs it uses for one another,
-# read as one term ("config" and "configuration", "prefers" and "prioritizes").
+# read as one term ("config" and "configuration", "prefers" and "prioritizes"; "enhance",
+# "refine" and "improve", each a word of making a thing better), and forms of one verb
+# the stemmer leaves apart ("creation" and "create", "handlers" and "handling").
 ALIASES = {
     "app": "applic",
     "arg": "argument",
     "async": "asynchron",
     "auth": "authent",
     "config": "configur",
+    "creation": "creat",
     "db": "databas",
     "dep": "depend",
     "dir": "directori",
     "doc": "document",
+    "enhanc": "improv",
     "err": "error",
     "favor": "prefer",
     "favour": "prefer",
+    "handler": "handl",
     "impl": "implement",
     "info": "inform",
     "init": "initi",
@@ -81,6 +86,7 @@ ALIASES = {
     "pkg": "packag",
     "priorit": "prefer",
     "prioritis": "prefer",
+    "refin": "improv",
     "repo": "repositori",
     "sync": "synchron",
     "temp": "temporari",

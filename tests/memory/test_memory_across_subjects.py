@@ -173,3 +173,70 @@ def test_two_titles_of_one_statement_are_not_two_parts(layout: Layout, put: Put)
     dups = found(audit(layout), "near_duplicate")
     assert frozenset({"worker", "container"}) in dups
     assert frozenset({"team", "org"}) not in dups
+
+
+def test_copies_decay_against_one_another_before_a_longer_fact_they_meet(
+    layout: Layout, put: Put
+) -> None:
+    # one line told under three headings, and a later account of work each copy meets
+    put("export-a", "[x] Invoice export", subject="Core Features")
+    put("export-b", "[x] Invoice export", subject="Billing Module")
+    put("export-c", "[x] Invoice export", subject="Release Checklist")
+    later = "2026-10-05T10:00:00Z"
+    put("stripe", "Created the Invoice export for Stripe", subject="Recent Changes", updated=later)
+    other = (
+        ("port", "The API server listens on port 8080", "Runtime"),
+        ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
+        ("login", "Customers sign in with a magic link sent by email", "Auth"),
+        ("usage", "The nightly job recalculates usage totals", "Jobs"),
+        ("tax", "Tax rates come from a yearly table per region", "Tax"),
+        ("spacing", "Screens follow the design system spacing scale", "UI"),
+        ("settle", "Payments settle through the card processor webhook", "Payments"),
+        ("pdf", "Reports are rendered as PDF on demand", "Reports"),
+    )
+    for name, fact, subject in other:  # so the words of the export are rare ones
+        put(name, fact, subject=subject)
+    dups = found(audit(layout), "near_duplicate")
+    # two copies decay against the third; the account meets only the copy kept
+    copies = {frozenset(p) for p in (("export-a", "export-c"), ("export-b", "export-c"))}
+    assert copies <= dups
+    assert dups - copies == {frozenset({"export-c", "stripe"})}
+
+
+def test_enhance_refine_and_improve_are_one_word_of_making_better(layout: Layout, put: Put) -> None:
+    put("improve", "Improve retry handling for uploads", subject="Next Steps")
+    put("enhance", "Enhance retry handling for uploads", subject="To Do")
+    put("refine", "[ ] Refine the retry handling of uploads", subject="Backlog")
+    other = (
+        ("port", "The API server listens on port 8080", "Runtime"),
+        ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
+        ("login", "Customers sign in with a magic link sent by email", "Auth"),
+        ("usage", "The nightly job recalculates usage totals", "Jobs"),
+        ("tax", "Tax rates come from a yearly table per region", "Tax"),
+        ("spacing", "Screens follow the design system spacing scale", "UI"),
+    )
+    for name, fact, subject in other:  # so the words of the uploads are rare ones
+        put(name, fact, subject=subject)
+    dups = found(audit(layout), "near_duplicate")
+    # one item of work in three lists, each with its own word for making it better
+    assert len(dups) == 2
+    assert set().union(*dups) == {"improve", "enhance", "refine"}
+
+
+def test_forms_of_one_verb_the_stemmer_leaves_apart_are_one_term(layout: Layout, put: Put) -> None:
+    put("handlers", "[ ] Add error handlers", subject="Phase 1: Core Application")
+    put("handling", "Add error handling", subject="Immediate Priorities")
+    put("creation", "⏳ Invoice template creation", subject="Current Phase")
+    put("create", "Create the invoice template", subject="Immediate Steps")
+    other = (
+        ("port", "The API server listens on port 8080", "Runtime"),
+        ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
+        ("login", "Customers sign in with a magic link sent by email", "Auth"),
+        ("usage", "The nightly job recalculates usage totals", "Jobs"),
+        ("tax", "Tax rates come from a yearly table per region", "Tax"),
+        ("spacing", "Screens follow the design system spacing scale", "UI"),
+    )
+    for name, fact, subject in other:
+        put(name, fact, subject=subject)
+    dups = found(audit(layout), "near_duplicate")
+    assert dups == {frozenset({"handlers", "handling"}), frozenset({"creation", "create"})}
