@@ -229,12 +229,13 @@ _ENTRY = re.compile(
     r"(`[^`]{1,80}`|[\w`][\w ./{}\[\]()`'’-]{0,60}?)(?=\**\s*(?::|\s(?:--|[-–—])\s)))"
 )
 # ...or a short entry that is a name and an aside in brackets: "Report Builder
-# (`src/report.py`)", "retries (array of 3 items)"; a name of five words at most, with no
-# number and no verb of being or having ("The timeout is 45 seconds (`TIMEOUT`)" states a
-# value).
+# (`src/report.py`)", "retries (array of 3 items)", "`limit` (query parameter, default:
+# 20)"; a code span, or a name of five words at most, with no number and no verb of being
+# or having ("The timeout is 45 seconds (`TIMEOUT`)" states a value).
 _NAMED_ASIDE = re.compile(
     r"^(?:\d{1,3}[.)]\s+)?[^\w`]{0,4}"
-    r"((?!.*\b(?:is|are|was|were|has|have|uses|runs)\b)[A-Za-z_][\w-]*(?: [A-Za-z_][\w-]*){0,4})"
+    r"(`[^`\n]{1,60}`|(?!.*\b(?:is|are|was|were|has|have|uses|runs)\b)[A-Za-z_][\w-]*"
+    r"(?: [A-Za-z_][\w-]*){0,4})"
     r"[*_]{0,2}\s*\([^()]{1,120}\)\W*$"
 )
 _LINK_TEXT = re.compile(r"^\[([^\]]+)\]\(")

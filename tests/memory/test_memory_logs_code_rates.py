@@ -125,3 +125,15 @@ def test_what_two_facts_add_adds_up(layout: Layout, put: Put) -> None:
     put("a2", "Adds a tagIds array to invoices", subject="migration adds invoices")
     clash(put)
     assert reported(layout) == {CLASH}
+
+
+def test_code_spans_with_an_aside_are_two_entries(layout: Layout, put: Put) -> None:
+    put("e1", "`cursor` (query parameter, optional)", subject="query parameter")
+    put("e2", "`pageSize` (query parameter, default: 50)", subject="query parameter")
+    clash(put)
+    assert reported(layout) == {CLASH}
+    assert compare.entry_label("`pageSize` (query parameter, default: 50)") == "pagesize"
+    # one name given two values in its asides is still one entry
+    assert compare.entry_label("`TIMEOUT` (45 seconds)") == compare.entry_label(
+        "`TIMEOUT` (30 seconds)"
+    )
