@@ -77,6 +77,8 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
     ),
     thousands=r"(?<=\d),(?=\d{3}\b)",
     per=r"\s+(?:[a-z]+\s+){0,2}per\s+([a-z]+)",
+    # an HTTP status, which names a kind of answer: "HTTP 500", "404 errors", "201 response"
+    status_before=r"\b(?:http|status)(?:\s+code)?\s*$",
     year=r"(?:19|20)\d\d",
     struck=r"~~.*?~~",
     whole=(r"\b(?:in total|totals?|overall|altogether|in all|combined)\b", re.IGNORECASE),
@@ -331,14 +333,55 @@ def counts(fact: str) -> frozenset[tuple[str, str]]:
     """(number, unit) for each number written right before its unit: "138-column",
     "139 columns", "20,000 rows"; not "Setting 8" or "part 1", where the number names
     which one, nor "Stage 1.5 provides" (the same, before a verb), nor the end of a range
-    ("1-5 models", "1 to 5 models": a bound, which a value inside it does not contradict)."""
+    ("1-5 models", "1 to 5 models": a bound, which a value inside it does not contradict),
+    nor an HTTP status ("404 errors", `_status`)."""
     plain = _RX.thousands.sub("", fact.lower())
     return frozenset(
         (found.group(1), stem(found.group(2)))
         for found in _RX.count.finditer(plain)
         if _RX.not_counted.search(plain, max(0, found.start() - 16), found.start()) is None
         and _RX.year.fullmatch(found.group(1)) is None
+        and not _status(plain, found)
     )
+
+
+_STATUS_UNITS = frozenset({"error", "respons", "status", "code"})
+# the statuses an account of web work names without saying "HTTP"
+_STATUSES = frozenset(
+    [
+        "200",
+        "201",
+        "202",
+        "204",
+        "301",
+        "302",
+        "304",
+        "400",
+        "401",
+        "403",
+        "404",
+        "405",
+        "409",
+        "410",
+        "422",
+        "429",
+        "500",
+        "502",
+        "503",
+        "504",
+    ]
+)
+
+
+def _status(plain: str, found: re.Match[str]) -> bool:
+    """The number is an HTTP status ("Fixed 404 error in the orders endpoint", "HTTP 500
+    error test"): it names which answer, as "Stage 2" names which stage, and counts
+    nothing; two statuses are two errors, not one count given two values."""
+    number = found.group(1)
+    if len(number) != 3 or number[0] not in "12345":
+        return False
+    before = _RX.status_before.search(plain, max(0, found.start() - 16), found.start())
+    return before is not None or (number in _STATUSES and stem(found.group(2)) in _STATUS_UNITS)
 
 
 def _qualifiers(fact: str, numbers: frozenset[str]) -> frozenset[str]:

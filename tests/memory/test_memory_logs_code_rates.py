@@ -137,3 +137,17 @@ def test_code_spans_with_an_aside_are_two_entries(layout: Layout, put: Put) -> N
     assert compare.entry_label("`TIMEOUT` (45 seconds)") == compare.entry_label(
         "`TIMEOUT` (30 seconds)"
     )
+
+
+def test_an_http_status_is_no_count(mk: Mk) -> None:
+    one = mk(
+        "s1", "✅ Fixed 404 error in the invoices endpoint - the view was missing", subject="fixes"
+    )
+    two = mk("s2", "Fixed 401 errors in InvoiceList.jsx invoices endpoint", subject="done")
+    assert compare.count_conflict(one, two, compare.Readings()) is None
+    assert slots.counts("Added the HTTP 500 error test") == frozenset()
+    # a count of errors is still a count
+    assert slots.counts("There are 150 errors left") == {("150", "error")}
+    left = mk("l1", "The invoices endpoint still throws 12 errors", subject="fixes")
+    more = mk("l2", "The invoices endpoint still throws 19 errors", subject="done")
+    assert compare.count_conflict(left, more, compare.Readings()) is not None
