@@ -229,12 +229,13 @@ _ENTRY = re.compile(
     r"(`[^`]{1,80}`|[\w`][\w ./{}\[\]()`'’-]{0,60}?)(?=\**\s*(?::|\s(?:--|[-–—])\s)))"
 )
 # ...or a short entry that is a name and an aside in brackets: "Report Builder
-# (`src/report.py`)", "retries (array of 3 items)"; a name of five words at most, with no
-# number and no verb of being or having ("The timeout is 45 seconds (`TIMEOUT`)" states a
-# value).
+# (`src/report.py`)", "retries (array of 3 items)", "`limit` (query parameter, default:
+# 20)"; a code span, or a name of five words at most, with no number and no verb of being
+# or having ("The timeout is 45 seconds (`TIMEOUT`)" states a value).
 _NAMED_ASIDE = re.compile(
     r"^(?:\d{1,3}[.)]\s+)?[^\w`]{0,4}"
-    r"((?!.*\b(?:is|are|was|were|has|have|uses|runs)\b)[A-Za-z_][\w-]*(?: [A-Za-z_][\w-]*){0,4})"
+    r"(`[^`\n]{1,60}`|(?!.*\b(?:is|are|was|were|has|have|uses|runs)\b)[A-Za-z_][\w-]*"
+    r"(?: [A-Za-z_][\w-]*){0,4})"
     r"[*_]{0,2}\s*\([^()]{1,120}\)\W*$"
 )
 _LINK_TEXT = re.compile(r"^\[([^\]]+)\]\(")
@@ -296,16 +297,8 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
     """How `a` and `b` disagree, or None (callers check that the subjects match). The two
     must fill one slot: list items with different labels never conflict, nor do two
     prohibitions, a chain of arrows or a fact that states no value (`slots`)."""
-    if different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
+    if _not_one_slot(a, b):
         return None
-    if slots.parallel_leads(a.fact, b.fact):
-        return None  # one statement about two things
-    if slots.own_conditions(a.fact, b.fact):
-        return None  # each value under its own condition
-    if any(slots.unstated(m.fact, m.subject or "") for m in (a, b)):
-        return None  # a lead-in, an option weighed, an example
-    if _bare_value(a.fact) and _bare_value(b.fact):
-        return None  # two entries of a list under one heading (two files it touched)
     ra, rb = reading(a, readings), reading(b, readings)
     purpose = forbidding = None  # read once, when a clash of clauses asks
     for ca in ra.clauses[:MAX_CLAUSES]:
@@ -330,6 +323,23 @@ def conflict(a: Memory, b: Memory, *, readings: Readings | None = None) -> Confl
             if purpose or how == "polarity":
                 return Conflict(ca, cb, how)
     return None
+
+
+def _not_one_slot(a: Memory, b: Memory) -> bool:
+    """What `conflict` knows before reading the clauses: the two facts fill no one slot."""
+    return (
+        different_slots(a, b)
+        or slots.flow(a.fact)
+        or slots.flow(b.fact)
+        or slots.parallel_leads(a.fact, b.fact)  # one statement about two things
+        or slots.own_conditions(a.fact, b.fact)  # each value under its own condition
+        or slots.stamped_apart(a.fact, b.fact)  # two log entries, each of its own moment
+        or slots.additions(a.fact, b.fact)  # what each adds adds up
+        # a lead-in, an option weighed, an example, code
+        or any(slots.unstated(m.fact, m.subject or "") for m in (a, b))
+        # two entries of a list under one heading (two files it touched)
+        or (_bare_value(a.fact) and _bare_value(b.fact))
+    )
 
 
 def named(a: Memory, b: Memory, how: Conflict, readings: Readings) -> Conflict | None:
@@ -438,12 +448,14 @@ def _slot_unnamed(ca: Clause, cb: Clause) -> bool:
 
 def _no_denial(a: Memory, b: Memory, ca: Clause, cb: Clause) -> bool:
     """The negated side of a clash of polarity denies nothing of the other: it only says
-    "without" or "instead of", its negation stands in an aside in brackets, or it names
-    too little of its own to say what it denies (`slots`)."""
+    "without" or "instead of", its negation stands in an aside in brackets or in a
+    sentence under its own condition, or it names too little of its own to say what it
+    denies (`slots`)."""
     neg, clause, other = (a, ca, b) if ca.negated else (b, cb, a)
     return (
         slots.contrast_only(neg.fact)
         or slots.aside_denial(neg.fact)
+        or slots.conditional_denial(neg.fact)
         or slots.thin_denial(clause, neg.fact, other.fact)
     )
 
@@ -494,8 +506,8 @@ def count_conflict(a: Memory, b: Memory, readings: Readings) -> Conflict | None:
     page size"), and two facts that each name a place the other does not (`_own_things`)."""
     if linked(a, b) or different_slots(a, b) or slots.flow(a.fact) or slots.flow(b.fact):
         return None
-    if slots.own_conditions(a.fact, b.fact):
-        return None  # each count under its own condition
+    if slots.own_conditions(a.fact, b.fact) or slots.stamped_apart(a.fact, b.fact):
+        return None  # each count under its own condition, or of its own logged moment
     if slots.dated(a.subject or "") and slots.dated(b.subject or ""):
         return None  # two entries of a log: each records the count of its own moment
     ra, rb = readings.plain(a), readings.plain(b)

@@ -76,6 +76,9 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
         r"|\d\s*(?:[-–]|to)\s*)$"
     ),
     thousands=r"(?<=\d),(?=\d{3}\b)",
+    per=r"\s+(?:[a-z]+\s+){0,2}per\s+([a-z]+)",
+    # an HTTP status, which names a kind of answer: "HTTP 500", "404 errors", "201 response"
+    status_before=r"\b(?:http|status)(?:\s+code)?\s*$",
     year=r"(?:19|20)\d\d",
     struck=r"~~.*?~~",
     whole=(r"\b(?:in total|totals?|overall|altogether|in all|combined)\b", re.IGNORECASE),
@@ -94,11 +97,32 @@ _RX = Patterns(  # compiled on first use: only a pair of facts compared needs th
         r"[a-z]{2,}(?<!e)ed\b(?![*_]*:)",
         re.IGNORECASE,
     ),
-    # a fact opening on the condition or case its statement holds under, up to a comma:
-    # "For long positions, ...", "If not found, ...", "When the cache is cold, ..."
+    # a fact opening on the condition or case its statement holds under, up to a comma or
+    # a colon: "For long positions, ...", "If not found, ...", "If a plan is needed: ..."
     condition=(
         r"^\W{0,4}(?:\d{1,3}[.)]\s+)?[*_]{0,2}(?:if|when|whenever|unless|once|while|for|on|in|"
-        r"during|after|before)\s+([^,;:.()]{1,80}?)\s*,\s*\w",
+        r"during|after|before)\s+([^,;:.()]{1,80}?)[*_]{0,2}\s*[,:]\s*\w",
+        re.IGNORECASE,
+    ),
+    # a sentence opening on a condition its statement holds under (a denial in it holds
+    # only there): "Without the scope, the app cannot ...", "If the key is missing, ..."
+    conditional=(
+        r"^\W{0,4}(?:without|if|unless|when|whenever|once)\s+[^,;:.()]{1,80}?,",
+        re.IGNORECASE,
+    ),
+    sentence=r"(?<=[.!?;])\s+|\s*\*\*[^*]{1,40}\*\*:\s*",
+    # a log entry's own moment at the head of the fact: "[2025-04-01 19:05:02] ...",
+    # "2025-04-01: ...", "**2025-04-01 10:12** - ..."
+    stamp=(
+        r"^\W{0,6}(\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?)\b",
+        re.IGNORECASE,
+    ),
+    # code, not a statement: a fence (escaped or not) or a line comment at the head
+    code=r"^\s*(?:\\?`\\?`\\?`|//|/\*)",
+    # a verb that adds one more thing: what two facts add adds up
+    adds=(
+        r"^\W{0,4}(?:\d{1,3}[.)]\s+)?[*_]{0,2}(?:adds|creates|introduces|inserts|appends|"
+        r"registers|includes)\s",
         re.IGNORECASE,
     ),
     word=r"[a-z]+(?:n't)?",
@@ -151,6 +175,7 @@ def unstated(fact: str, subject: str) -> bool:
         _RX.lead_in.search(fact) is not None
         or _RX.option.match(fact) is not None
         or _RX.examples.search(subject) is not None
+        or code(fact)
     )
 
 
@@ -232,6 +257,38 @@ def own_conditions(fact_a: str, fact_b: str) -> bool:
     return cond_a is not None and cond_b is not None and cond_a != cond_b
 
 
+def stamped_apart(fact_a: str, fact_b: str) -> bool:
+    """Both facts open on a date or a time stamp of their own ("[2025-04-01 19:05:02]
+    Create release 2.14.23", "[2025-04-01 22:21:07] Create release 2.14.24"): two entries
+    of a log, each recording its own moment, not one slot given two values. Two entries
+    stamped alike still can clash."""
+    found_a, found_b = _RX.stamp.match(fact_a), _RX.stamp.match(fact_b)
+    return found_a is not None and found_b is not None and found_a.group(1) != found_b.group(1)
+
+
+def code(fact: str) -> bool:
+    """The fact is code (it opens on a code fence, escaped or not, or a line comment):
+    an example to copy, which states no value of a slot."""
+    return _RX.code.match(fact) is not None
+
+
+def additions(fact_a: str, fact_b: str) -> bool:
+    """Both facts open on a verb that adds one thing more ("Adds `conversationId` to
+    messages", "Adds a `topicIds` array to messages"): what they add adds up, as the
+    steps of one change do; neither replaces the other's."""
+    return _RX.adds.match(fact_a) is not None and _RX.adds.match(fact_b) is not None
+
+
+def conditional_denial(fact: str) -> bool:
+    """Every denial of the fact stands in a sentence that opens on its own condition
+    ("Without the Drive scope, the app cannot find sheets by name"): it says what holds
+    in a case the other fact need not be in (a rationale's counterfactual), not that the
+    other fact is false."""
+    parts = [p for p in _RX.sentence.split(fact) if p and p.strip()]
+    denying = [p for p in parts if _denying(p)]
+    return bool(denying) and all(_RX.conditional.match(p) for p in denying)
+
+
 def accounts(fact_a: str, fact_b: str) -> bool:
     """Both facts open on a verb of what was done ("Confirmed the billing routes are
     secured", "Successfully tested the import with the sample files"): two accounts of
@@ -276,14 +333,55 @@ def counts(fact: str) -> frozenset[tuple[str, str]]:
     """(number, unit) for each number written right before its unit: "138-column",
     "139 columns", "20,000 rows"; not "Setting 8" or "part 1", where the number names
     which one, nor "Stage 1.5 provides" (the same, before a verb), nor the end of a range
-    ("1-5 models", "1 to 5 models": a bound, which a value inside it does not contradict)."""
+    ("1-5 models", "1 to 5 models": a bound, which a value inside it does not contradict),
+    nor an HTTP status ("404 errors", `_status`)."""
     plain = _RX.thousands.sub("", fact.lower())
     return frozenset(
         (found.group(1), stem(found.group(2)))
         for found in _RX.count.finditer(plain)
         if _RX.not_counted.search(plain, max(0, found.start() - 16), found.start()) is None
         and _RX.year.fullmatch(found.group(1)) is None
+        and not _status(plain, found)
     )
+
+
+_STATUS_UNITS = frozenset({"error", "respons", "status", "code"})
+# the statuses an account of web work names without saying "HTTP"
+_STATUSES = frozenset(
+    [
+        "200",
+        "201",
+        "202",
+        "204",
+        "301",
+        "302",
+        "304",
+        "400",
+        "401",
+        "403",
+        "404",
+        "405",
+        "409",
+        "410",
+        "422",
+        "429",
+        "500",
+        "502",
+        "503",
+        "504",
+    ]
+)
+
+
+def _status(plain: str, found: re.Match[str]) -> bool:
+    """The number is an HTTP status ("Fixed 404 error in the orders endpoint", "HTTP 500
+    error test"): it names which answer, as "Stage 2" names which stage, and counts
+    nothing; two statuses are two errors, not one count given two values."""
+    number = found.group(1)
+    if len(number) != 3 or number[0] not in "12345":
+        return False
+    before = _RX.status_before.search(plain, max(0, found.start() - 16), found.start())
+    return before is not None or (number in _STATUSES and stem(found.group(2)) in _STATUS_UNITS)
 
 
 def _qualifiers(fact: str, numbers: frozenset[str]) -> frozenset[str]:
@@ -297,9 +395,26 @@ def _qualifiers(fact: str, numbers: frozenset[str]) -> frozenset[str]:
     )
 
 
+def _per(fact: str, numbers: frozenset[str]) -> frozenset[str]:
+    """What the counts of `numbers` are given per ("5 patterns per domain": "domain"),
+    empty where a count is a plain number of things."""
+    plain = _RX.thousands.sub("", fact.lower())
+    out = set()
+    for found in _RX.count.finditer(plain):
+        if found.group(1) in numbers:
+            rate = _RX.per.match(plain, found.end())
+            if rate is not None:
+                out.add(stem(rate.group(1)))
+    return frozenset(out)
+
+
 def _two_things(fact_a: str, fact_b: str, na: frozenset[str], nb: frozenset[str]) -> bool:
     """The words after the counted ones differ in both facts: "9 comprehensive unit tests"
-    and "16 comprehensive registry tests" count two suites, however alike the unit read."""
+    and "16 comprehensive registry tests" count two suites, however alike the unit read.
+    So do a rate and a count ("5 domain patterns per domain" against "4 domains"), or
+    rates per different things: how many for each one is not how many in all."""
+    if _per(fact_a, na) != _per(fact_b, nb):
+        return True
     qa, qb = _qualifiers(fact_a, na), _qualifiers(fact_b, nb)
     return bool(qa and qb) and not qa & qb
 
