@@ -650,7 +650,7 @@ def test_a_change_is_told_by_the_prose_not_by_an_arrow_in_code_or_between_versio
 def test_an_arrow_from_an_expression_to_a_call_is_a_rewrite_the_named_code_makes(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
-    """"`fold_consts`: ADD(x, CONST) → ADD(x)" says what the rule does, not that the name
+    """A fact "`fold_consts`: ADD(x, CONST) → ADD(x)" says what the rule does, not that the name
     was replaced: the name is checked, and is stale once no code has it."""
     assert not states_change("`fold_consts`: ADD(x, CONST) → ADD(x) for the cache key")
     assert not states_change("`flatten`: LIST[a, b] -> concat(a, b)")
