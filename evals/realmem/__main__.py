@@ -2,6 +2,7 @@
 
     python -m evals.realmem [--json] [--mirrors DIR] [--split dev|held-out|all]
                             [--repo OWNER/NAME ...] [--orch PATH] [--details]
+                            [--data FILE]
 
 Needs the mirrors of the repositories in data.json (`fetch` makes them); when one is
 missing it says which to fetch, one line each, and exits 2. See README.md.
@@ -50,7 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         "--repo", action="append", default=[], help="only this repository (repeatable)"
     )
     parser.add_argument("--orch", type=Path, default=Path(sys.executable).with_name("orch"))
-    parser.add_argument("--data", type=Path, default=DATA, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DATA,
+        help="the labelled claims (default data.json; a pool's own file, as author --data writes)",
+    )
     parser.add_argument("--details", action="store_true", help="list every misjudged claim")
     args = parser.parse_args(argv)
     try:

@@ -13,10 +13,12 @@ citations (`path[:line][#symbol]`, `;` between them, as orch's promotion would w
 at the older commit), then optional flags: `moved=PATH` (where the thing lives now) and
 `old=false` (the claim was already wrong at the older commit).
 
-    python -m evals.realmem.author LABELS... [--mirrors DIR] [--show] [--write]
+    python -m evals.realmem.author LABELS... [--mirrors DIR] [--show] [--write] [--data FILE]
 
 checks every citation against the older commit and every `moved=` path against the newer,
-prints problems, and with `--write` replaces those repositories' entries in data.json.
+prints problems, and with `--write` replaces those repositories' entries in data.json (or
+in FILE with `--data`: a pool kept outside the repository, created when absent, which
+`python -m evals.realmem --data FILE` then scores).
 """
 
 from __future__ import annotations
@@ -198,7 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("labels", nargs="+", type=Path)
     parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
     parser.add_argument("--show", action="store_true", help="print each claim's text")
-    parser.add_argument("--write", action="store_true", help=f"update {DATA.name}")
+    parser.add_argument("--write", action="store_true", help=f"update {DATA.name} (or --data)")
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="the data file --write updates (a pool's own)"
+    )
     args = parser.parse_args(argv)
     parsed = parse(args.labels, args.mirrors)
     if args.show:
@@ -213,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         if parsed.problems:
             print("not written: fix the problems first", file=sys.stderr)
             return 1
-        current = load() if DATA.exists() else None
-        save(merge(current, parsed))
+        current = load(args.data) if args.data.exists() else None
+        save(merge(current, parsed), args.data)
     return 1 if parsed.problems else 0
 
 

@@ -2376,6 +2376,9 @@ def _has_version(text: str, version: str) -> bool:
 _IMPORTS = re.compile(r"^\s*(?:from|import)\s+([\w.]+)", re.M)
 # A fact stating a removal or a replacement: the names it says are gone are expected gone.
 _VERSION_STEP = re.compile(r"\bv?\d+(?:\.\d+)*\s*(?:→|->)\s*v?\d+(?:\.\d+)*")
+# an arrow from a closed expression to a call, written outside backticks: a rewrite of values
+# (`BIND(x, CONST) → BIND(x)`), as code is, not a name replaced by another
+_CODE_STEP = re.compile(r"[)\]]\s*(?:→|->)\s*[A-Za-z_][\w.]*\(")
 _STATES_CHANGE = re.compile(
     r"\b(?:removed|deleted|dropped|replaced|collapsed|renamed|moved|migrated|split into|"
     r"merged into|instead of|deprecated|superseded|retired|rewritten)\b|→|->",
@@ -2468,9 +2471,10 @@ def bare_name(claim: Claim) -> bool:
 def states_change(text: str) -> bool:
     """Whether `text` tells of a removal or a replacement ("`X` collapsed into `y()`", "use
     `a` instead of `b`", "`a` → `b`"): the names it says are gone are expected gone. Its
-    prose tells it: an arrow in code (`fn run() -> Result`) or between two versions
-    ("v6→v7 compat") replaces no name."""
-    prose = _VERSION_STEP.sub(" ", CODE_SPAN.sub(" ", text))
+    prose tells it: an arrow in code (`fn run() -> Result`), between two versions
+    ("v6→v7 compat") or from an expression to a call outside backticks ("`normalise`:
+    BIND(x, CONST) → BIND(x)", a rewrite the named code makes) replaces no name."""
+    prose = _CODE_STEP.sub(" ", _VERSION_STEP.sub(" ", CODE_SPAN.sub(" ", text)))
     return _STATES_CHANGE.search(prose) is not None
 
 

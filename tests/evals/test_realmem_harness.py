@@ -14,6 +14,7 @@ import pytest
 from evals.realmem import author
 from evals.realmem.__main__ import main
 from evals.realmem.dataset import (
+    DATA,
     Citation,
     Claim,
     DataError,
@@ -304,3 +305,20 @@ def test_held_out_claims_are_listed_only_with_details(
         for mode in c[at]
     ]
     assert report["splits"]["held-out"] == score(list(load(data).claims), predictions).to_dict()
+
+
+def test_author_writes_a_pool_of_its_own_with_data(
+    tmp_path: Path, mirror: tuple[Path, str, str]
+) -> None:
+    """`author --write --data FILE` writes that file (created when absent), never data.json."""
+    mirrors, old, new = mirror
+    labels = _labels(tmp_path, old, new)
+    pool = tmp_path / "pool.json"
+    before = DATA.read_bytes()
+    assert (
+        author.main([str(labels), "--mirrors", str(mirrors), "--write", "--data", str(pool)]) == 0
+    )
+    assert DATA.read_bytes() == before
+    written = load(pool)
+    assert [r.name for r in written.repos] == ["acme/widget"]
+    assert len(written.claims) == 5

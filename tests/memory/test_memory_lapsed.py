@@ -647,6 +647,29 @@ def test_a_change_is_told_by_the_prose_not_by_an_arrow_in_code_or_between_versio
     assert not states_change("Python 3.9 -> 3.12 is supported.")
 
 
+def test_an_arrow_from_an_expression_to_a_call_is_a_rewrite_the_named_code_makes(
+    layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
+) -> None:
+    """A fact "`fold_consts`: ADD(x, CONST) → ADD(x)" says what the rule does, not that the name
+    was replaced: the name is checked, and is stale once no code has it."""
+    assert not states_change("`fold_consts`: ADD(x, CONST) → ADD(x) for the cache key")
+    assert not states_change("`flatten`: LIST[a, b] -> concat(a, b)")
+    assert states_change("`fold_consts()` → `fold()`")
+    assert states_change("ADD(x) → `fold()`")  # a span after the arrow: a replacement
+    write_files(layout.root, {"rules.py": "fold_consts = Rules([])\nunfold_all = Rules([])\n"})
+    commit_all(layout.root, "the rules")
+    verified = recorded_ok(layout)
+    put("rule", "`fold_consts`: ADD(x, CONST) → ADD(x) for the cache key", verified=verified)
+    put("kept", "`unfold_all`: ADD(x) → ADD(x, CONST) when the key is read", verified=verified)
+    write_files(layout.root, {"rules.py": "unfold_all = Rules([])\n"})
+    commit_all(layout.root, "constants are no longer folded")
+
+    results = verify_all(layout)
+    assert results["rule"].result == "stale"
+    assert "fold_consts" in results["rule"].failures[0].reason
+    assert results["kept"].result == "ok"
+
+
 def test_a_task_a_list_names_under_a_heading_of_make_targets_or_scripts_must_still_be_one(
     layout: Layout, put: Callable[..., Any], commit_all: Callable[..., str]
 ) -> None:
