@@ -349,10 +349,16 @@ class RepoShape:
     programs: frozenset[str]  # console scripts and tracked script files
 
 
+# a runtime's object whose property reads like a file's extension: `process.env` is Node's
+# environment, `import.meta.env` Vite's, not a file named so
+_RUNTIME_OBJECTS = frozenset(["process", "import.meta", "Deno", "Bun"])
+
+
 def _has_extension(name: str) -> bool:
     if "." not in name.strip("."):
         return False
-    return name.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS
+    stem, extension = name.rsplit(".", 1)
+    return extension.lower() in FILE_EXTENSIONS and stem not in _RUNTIME_OBJECTS
 
 
 def stand_in_path(path: str) -> bool:

@@ -1480,6 +1480,21 @@ def _satisfies(stated: str, declared: str) -> bool:
     return _same_version(stated, declared)
 
 
+# where a version is pinned, not bounded: the one version the project runs
+_PIN_FILES = (".nvmrc", ".node-version", ".python-version", ".ruby-version")
+
+
+def _minimum_holds(stated: str, where: str, declared: str) -> bool:
+    """A stated minimum ("pnpm 10+", "requires Python 3.10") against what the project
+    declares at `where`: a pinned version (`packageManager`, `.nvmrc`, a toolchain's
+    channel) meets it when it is no lower; a declared minimum (`engines`, `requires-python`,
+    go.mod's `go`) when it is no higher (`_at_least`)."""
+    pinned = where.endswith((" packageManager", " channel")) or where.rsplit("/", 1)[-1].endswith(
+        _PIN_FILES
+    )
+    return _satisfies(stated + "+", declared) if pinned else _at_least(stated, declared)
+
+
 def _at_least(stated: str, declared: str) -> bool:
     """A stated minimum ("Go 1.25+", "requires Python 3.10") still holds when the config's
     own minimum is no higher: a module declaring go 1.24 builds with 1.25."""
@@ -1750,8 +1765,11 @@ def _check_value(claim: Claim, project: Project) -> str | None:
         return f"states {claim.text.strip()}; now {found}"
     else:
         declared = _shallowest(project.versions(key))
-    same = _same_version if key == "pytest-timeout" else _at_least
-    if not declared or any(same(stated, v) for _, v in declared):
+    if key == "pytest-timeout":
+        holds = any(_same_version(stated, v) for _, v in declared)
+    else:
+        holds = any(_minimum_holds(stated, where, v) for where, v in declared)
+    if not declared or holds:
         return None
     where, value = declared[0]
     return f"states {claim.text.strip()}; {where} now says {value}"

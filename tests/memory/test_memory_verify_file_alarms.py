@@ -286,3 +286,25 @@ def test_a_file_pattern_that_matched_nothing_when_written_is_a_kind_of_file(repo
     git(repo, "rm", "-q", "app/Gen.vb")
     commit(repo, "no Visual Basic left")
     assert statuses(repo, text)[1] == ("stale", "no file matches *.vb")
+
+
+def test_a_runtimes_environment_object_is_no_file(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- Read settings from `process.env`; the client reads `import.meta.env`.\n"
+        "- Local settings go in `serve.env`.\n",
+    )
+    assert found.get(1, ("ok", "")) == ("ok", ""), found
+    assert found[2] == ("stale", "no file named serve.env in the repository")
+
+
+def test_a_pinned_version_meets_a_stated_minimum_it_is_not_below(repo: Path) -> None:
+    (repo / "package.json").write_text('{"name": "site", "packageManager": "pnpm@11.0.1"}\n')
+    (repo / ".nvmrc").write_text("22.4.0\n")
+    commit(repo, "a pinned package manager and Node")
+    found = statuses(
+        repo,
+        "- Install with pnpm v10+.\n- Node 20+ is required.\n- Install with pnpm 12+.\n",
+    )
+    assert found[1] == ("ok", "") and found[2] == ("ok", "")
+    assert found[3] == ("stale", "states pnpm 12+; package.json packageManager now says 11.0.1")
