@@ -115,7 +115,7 @@ _RX = Patterns(
     ),
     # words that mark a whole value as an example, wherever they stand in it
     placeholder_part=(
-        r"example|placeholder|changeme|change[_-]me|redacted|dummy|your[_-]|<[^>]*>|\$\{|\{\{|"
+        r"example|placeholder|changeme|change[_-]me|redacted|dummy|your[_-]|<[^>]*>|\$\{|\$\(|\{\{|"
         r"xxxx|\*\*\*\*|\.\.\.",
         re.I,
     ),

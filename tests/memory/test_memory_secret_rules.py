@@ -88,3 +88,19 @@ def test_the_word_screen_never_hides_a_high_entropy_token(text: str) -> None:
     assert secrets._may_hold_token(text) or not tokens
     kinds_found = {s.kind for s in secrets.find_secrets([text])[0]}
     assert ("High-entropy token" in kinds_found) == bool(tokens)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Load it with: export LEDGER_API_KEY=$(grep LEDGER_API_KEY .env | cut -d'=' -f2)",
+        "export ORBIT_TOKEN=$(cat ~/.orbit/token) && npm run sync",
+    ],
+)
+def test_a_command_substitution_is_no_secret(text: str) -> None:
+    # the shell computes the value from elsewhere; no secret is written in the text
+    assert scan_text(text) == []
+
+
+def test_a_written_value_beside_a_substitution_is_still_found() -> None:
+    assert scan_text("export LEDGER_API_KEY=Q7vLm2Xr9TkB4wZp8NcY1dHs") != []
