@@ -1489,10 +1489,14 @@ def _minimum_holds(stated: str, where: str, declared: str) -> bool:
     declares at `where`: a pinned version (`packageManager`, `.nvmrc`, a toolchain's
     channel) meets it when it is no lower; a declared minimum (`engines`, `requires-python`,
     go.mod's `go`) when it is no higher (`_at_least`)."""
-    pinned = where.endswith((" packageManager", " channel")) or where.rsplit("/", 1)[-1].endswith(
-        _PIN_FILES
-    )
-    return _satisfies(stated + "+", declared) if pinned else _at_least(stated, declared)
+    if _pinned(where):
+        return _satisfies(stated + "+", declared)
+    return _at_least(stated, declared)
+
+
+def _pinned(where: str) -> bool:
+    """The declaration at `where` pins one version rather than bounding them."""
+    return where.endswith((" packageManager", " channel")) or where.endswith(_PIN_FILES)
 
 
 def _at_least(stated: str, declared: str) -> bool:
@@ -1768,6 +1772,9 @@ def _check_value(claim: Claim, project: Project) -> str | None:
     if key == "pytest-timeout":
         holds = any(_same_version(stated, v) for _, v in declared)
     else:
+        # a declared minimum speaks for the project's minimum; a pin only where none does
+        bounds = [(w, v) for w, v in declared if not _pinned(w)]
+        declared = bounds or declared
         holds = any(_minimum_holds(stated, where, v) for where, v in declared)
     if not declared or holds:
         return None

@@ -308,3 +308,15 @@ def test_a_pinned_version_meets_a_stated_minimum_it_is_not_below(repo: Path) -> 
     )
     assert found[1] == ("ok", "") and found[2] == ("ok", "")
     assert found[3] == ("stale", "states pnpm 12+; package.json packageManager now says 11.0.1")
+
+
+def test_a_declared_minimum_speaks_for_the_project_before_a_pin(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[project]\nname = "app"\nrequires-python = ">=3.13"\n')
+    (repo / ".python-version").write_text("3.13.1\n")
+    commit(repo, "a minimum and a pin")
+    found = statuses(repo, "- Python 3.12+ is required.\n- Python 3.13+ is required.\n")
+    assert found[1] == (
+        "stale",
+        "states Python 3.12+; pyproject.toml requires-python now says >=3.13",
+    )
+    assert found[2] == ("ok", "")
