@@ -83,12 +83,13 @@ _PLACEHOLDER_WORDS = frozenset(
         "name",
         "placeholder",
         "xxx",
+        "xyz",
         "specific",
         "particular",
         "certain",
     ]
 )
-_EXAMPLE_WORDS = frozenset(["foo", "bar", "baz", "qux", "quux", "my", "your"])  # any name
+_EXAMPLE_WORDS = frozenset(["foo", "bar", "baz", "qux", "quux", "xyz", "my", "your"])  # any name
 _EXAMPLE_LETTERS = frozenset(["x", "y", "z"])  # `test_with_x_y`: two of them stand for words
 _STAND_IN_WORDS = frozenset(["model", "entity", "object", "obj", "record", "resource", "item"])
 # A flag that stands for any flag ("give the right `--options`").
@@ -135,6 +136,10 @@ _STAND_IN_FILE = re.compile(
 )
 # words that say what kind of file a name is, and nothing of its own: `test-file`
 _FILE_KIND_WORDS = frozenset(["test", "spec", "file", "my", "some", "example", "sample", "new"])
+# the names of naming styles (`snake_case.py`, `kebab-case.ts`): a convention, no file
+_CASE_STYLES = frozenset(
+    ["snake_case", "kebab-case", "camelcase", "pascalcase", "screaming_snake_case", "lowercase"]
+)
 _PATH_PART = re.compile(r"^[\w@+.-]+$")
 _STAND_IN_PATH = re.compile(r"/path/to/|/path/$", re.I)  # `path/to/x`, `./pkg/path`
 _PROSE_PATH = re.compile(
@@ -359,15 +364,22 @@ def stand_in_path(path: str) -> bool:
     """`path/to/file.py`, `src/path/to/pkg`: any file's or folder's path, no claim; so is
     a file whose name stands for any name (`tests/unit/test_name.cc`,
     `__tests__/test-file.test.ts`: `placeholder_name`, or words of a file's kind alone,
-    one of them "file")."""
+    one of them "file"; `tests/test_specific.py`: words of a file's kind and one that says
+    "whichever", as in "run one specific test file")."""
     if _STAND_IN_PATH.search("/" + path.strip("/") + "/") is not None:
         return True
     stem = path.rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0]
+    if stem.lower() in _CASE_STYLES:
+        return True  # `snake_case.py`: how files are named, no file
     words = [w.lower() for w in re.split(r"[-_]", stem) if w]
     if len(words) < 2:
         return False
     if "file" in words and all(w in _FILE_KIND_WORDS for w in words):
         return True
+    if all(w in _FILE_KIND_WORDS or w in _PLACEHOLDER_WORDS for w in words) and any(
+        w in ("specific", "particular", "certain", "some", "example") for w in words
+    ):
+        return True  # `test_specific.py`, `specific_test.dart`: "run one specific test file"
     return placeholder_name(stem)
 
 
