@@ -101,3 +101,14 @@ def test_a_name_the_words_give_as_a_former_one_is_expected_gone(repo: Path) -> N
     )
     assert found[1][0] == "ok" and found[2][0] == "ok"
     assert found[3][0] == "stale"
+
+
+def test_a_span_the_word_branch_follows_is_a_branch(repo: Path) -> None:
+    found = statuses(
+        repo,
+        "- Hotfixes follow the same flow using a `publish/` branch.\n"
+        "- Branch names start with the version: `v2/` for the new line.\n"
+        "- Hotfix notes go in the `publish/` folder.\n",
+    )
+    assert 1 not in found and 2 not in found
+    assert found[3][0] == "stale"
