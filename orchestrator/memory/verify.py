@@ -1608,7 +1608,9 @@ class Verifier:
 
     def _without_extension(self, path: str) -> bool:
         """`.github/workflows/pr_lint`, `docs/setup`: a file named without its extension,
-        the one file of its folder with that name and an extension (`pr_lint.yml`)."""
+        the one file of its folder with that name and an extension (`pr_lint.yml`), a
+        workflow, a document, a configuration. Not source code: a module that took a
+        folder's place (`app/models.py` for `app/models/`) leaves the folder gone."""
         folder, _, name = path.strip("/").rpartition("/")
         if not folder or not name or "." in name or path.endswith("/"):
             return False
@@ -1616,7 +1618,7 @@ class Verifier:
         found = {
             p for p in self.state.blobs if p.startswith(prefix) and "/" not in p[len(prefix) :]
         }
-        return len(found) == 1
+        return len(found) == 1 and found.pop().endswith(_DOCUMENT_EXTENSIONS)
 
     def _alternatives(self, path: str) -> bool:
         """`core-java-8/11/17`, `core-groovy/kotlin`: a hyphenated name whose last part the
@@ -2214,6 +2216,8 @@ _TEMPLATE = re.compile(
     r"|(?:^|/)\.\.\.(?:/|$)"
     r"|(?:^|/)[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\.(?:js|jsx|ts|tsx|vue|py|go|rs|php|rb|java|kt|cs|swift)$"
 )
+# the files a path may name without their extension (a workflow, a document, a config)
+_DOCUMENT_EXTENSIONS = (".yml", ".yaml", ".md", ".mdx", ".rst", ".txt", ".json", ".toml")
 # a path of the machine, not of any repository (`/tmp/out.js`, `/etc/hosts`)
 _MACHINE_PATH = re.compile(r"/(?:tmp|etc|var|usr|dev|proc|opt|home|root)/")
 # A folder's name as a code span gives it (`.zig-cache`, `build/out`)

@@ -112,3 +112,10 @@ def test_a_span_the_word_branch_follows_is_a_branch(repo: Path) -> None:
     )
     assert 1 not in found and 2 not in found
     assert found[3][0] == "stale"
+
+
+def test_a_module_that_took_a_folders_place_leaves_the_folder_gone(repo: Path) -> None:
+    (repo / "app" / "models.py").write_text("class Invoice:\n    pass\n")
+    commit(repo, "models in one module")
+    found = statuses(repo, "The models live in `app/models`, one file per table.\n")
+    assert found[1][0] == "stale"  # `app/models.py` is source code, not the folder named
