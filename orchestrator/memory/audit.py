@@ -100,7 +100,7 @@ TITLES = {
 }
 SMALL_BUCKET = 8  # memories asserting one value set compared pairwise; more are joined
 REPORT_TABLE = "audit-report"  # digest of everything the audit reads -> the report
-REPORT_VERSION = 25
+REPORT_VERSION = 26
 ENUMERATION = 3  # facts of one subject clashing by names with each other: a list
 SERIES = 3  # values of one count, at least, across facts clashing over it: a log of runs
 SIBLING_TERMS = 4  # a fact of this many terms at most may be a list entry's name (`_list_siblings`)
@@ -108,7 +108,7 @@ HELD_BUCKET = 200  # memories sharing one value, at most, joined by containment 
 SECRETS_TABLE = "secret-scans"  # SHA-1 of a memory file's text -> the secrets found in it
 SECRETS_VERSION = 2
 READINGS_TABLE = "fact-readings"  # SHA-1 of a subject and a fact -> its reading, exclusion
-READINGS_VERSION = 16
+READINGS_VERSION = 17
 _ENTRY = re.compile(r"^- \[([^\]]+)\]\(([^)]+)\.md\)")
 _PROGRESS = re.compile(
     r"^\s*[-*]\s+\[[ xX]\]|[✅✔☑]|\b(?:done|completed|finished|fixed|merged|passed|passing|"

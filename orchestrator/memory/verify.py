@@ -77,7 +77,7 @@ from orchestrator.store.repo import LoadResult, RepoMemoryStore
 
 RESULTS = ("ok", "changed", "moved", "stale")
 RESULTS_TABLE = "verifications"  # memory file path -> [key, name, active, Verification]
-RESULTS_VERSION = 19
+RESULTS_VERSION = 20
 WHOLE_BELOW = 6  # a name shorter than this names a commented-out line only as a whole word
 ENOUGH_FILES = 256  # files holding the names asked about, read at once; more are read in batches
 FEW_FILES = 8  # files holding a name, at most, that are all read at once (see `answer`)
@@ -1518,6 +1518,8 @@ class Verifier:
             and (self._exists(claim.path.strip("/")) or self._nested(claim.path))
         ):
             return None  # `/src/`, `/internal/config/`: written from the repository's root
+        if claim.origin != "citation" and _MACHINE_PATH.match(claim.path):
+            return None  # `/tmp/test.js`: a file of the machine the command runs on
         if claim.origin == "body" and (
             self._ignored(claim.path)
             or _TEMPLATE.search(claim.path)
@@ -1529,6 +1531,7 @@ class Verifier:
             or self._numbered_series(claim.path)
             or _tool_made(claim.path)
             or self._own_root(claim.path)
+            or self._without_extension(claim.path)
         ):
             # a build output or local file; a template ("journal/YYYY_MM_DD.md"); a path
             # written from a sub-project's folder (`src/App.tsx` of `frontend/`); one
@@ -1602,6 +1605,20 @@ class Verifier:
             return False
         needle = f".{first}/{rest}"
         return any(needle in blob for blob in self.state.blobs)
+
+    def _without_extension(self, path: str) -> bool:
+        """`.github/workflows/pr_lint`, `docs/setup`: a file named without its extension,
+        the one file of its folder with that name and an extension (`pr_lint.yml`), a
+        workflow, a document, a configuration. Not source code: a module that took a
+        folder's place (`app/models.py` for `app/models/`) leaves the folder gone."""
+        folder, _, name = path.strip("/").rpartition("/")
+        if not folder or not name or "." in name or path.endswith("/"):
+            return False
+        prefix = f"{folder}/{name}."
+        found = {
+            p for p in self.state.blobs if p.startswith(prefix) and "/" not in p[len(prefix) :]
+        }
+        return len(found) == 1 and found.pop().endswith(_DOCUMENT_EXTENSIONS)
 
     def _alternatives(self, path: str) -> bool:
         """`core-java-8/11/17`, `core-groovy/kotlin`: a hyphenated name whose last part the
@@ -2224,6 +2241,10 @@ _TEMPLATE = re.compile(
     r"|(?:^|/)\.\.\.(?:/|$)"
     r"|(?:^|/)[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\.(?:js|jsx|ts|tsx|vue|py|go|rs|php|rb|java|kt|cs|swift)$"
 )
+# the files a path may name without their extension (a workflow, a document, a config)
+_DOCUMENT_EXTENSIONS = (".yml", ".yaml", ".md", ".mdx", ".rst", ".txt", ".json", ".toml")
+# a path of the machine, not of any repository (`/tmp/out.js`, `/etc/hosts`)
+_MACHINE_PATH = re.compile(r"/(?:tmp|etc|var|usr|dev|proc|opt|home|root)/")
 # A folder's name as a code span gives it (`.zig-cache`, `build/out`)
 _FOLDER_NAME = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*")
 # A rule's negation, and where its clause ends
@@ -2235,6 +2256,13 @@ _WARNS = re.compile(
 )
 # "no `CONTRIBUTORS.txt` in this repo": a span the word "no" leads is said to be absent
 _NO_BEFORE = re.compile(r"\bno\s+$", re.I)
+# a name the words give as a former one: "(previously linked to `tasks.md`)", "(was
+# `old/`)", "formerly `x.py`", "the legacy `.oldrc` paths"
+_FORMER_BEFORE = re.compile(
+    r"(?:\b(?:previously|formerly|once)(?:\s+(?:linked\s+to|named|called|at|in))?|"
+    r"\(\s*was|\blegacy)\s+$",
+    re.I,
+)
 # a line marked as the wrong way from its start ("// ❌ List.of()", "Bad: `var x`"): all it
 # names is what not to write
 _WRONG_WAY = re.compile(r"[\s/#*>`-]*(?:[❌🚫✗✘⛔]|(?:bad|wrong|incorrect)\s*:)", re.I)
@@ -2247,9 +2275,13 @@ _GONE_AFTER = re.compile(
     re.I,
 )
 # a span the words make a condition of ("`.env.local` (if it exists)", "if `CHANGES.md`
-# exists, add a line", "if there is a `Procfile`"): named, not said to be there
+# exists, add a line", "if there is a `Procfile`"): named, not said to be there; so are
+# the names given as its alternatives ("`docs/rules.md` or `RULES.md`, if it exists", "if
+# `docs/rules.md` (or `RULES.md`) exists")
+_OR_NAMES = r"(?:`?\s*\(?(?:or|and/or)\s+`[^`\n]+`\)?)*"
 _IF_AFTER = re.compile(
-    r"\W{0,3}\s*\(?(?:if|when|where)\s+(?:(?:it|one)\s+(?:exists|is\s+present|is\s+there)|"
+    _OR_NAMES
+    + r"\W{0,3}\s*\(?(?:if|when|where)\s+(?:(?:it|one)\s+(?:exists|is\s+present|is\s+there)|"
     r"(?:they|these|those)\s+(?:exist|are\s+present)|present|any)\b|\s*\(optional\)",
     re.I,
 )
@@ -2259,9 +2291,13 @@ _IF_BEFORE = re.compile(
     re.I,
 )
 _EXISTS_AFTER = re.compile(
-    r"\s+(?:(?:file|folder|directory)\s+)?(?:exists|is\s+present|is\s+there|is\s+found)\b",
+    _OR_NAMES
+    + r"\s+(?:(?:file|folder|directory)\s+)?(?:exists|is\s+present|is\s+there|is\s+found)\b",
     re.I,
 )
+# the alternative itself ("if `docs/rules.md` (or `RULES.md`) exists")
+_IF_ONE_OR = re.compile(r"\b(?:if|when|whether|unless)\s+`[^`\n]+`\s*\(?(?:or|and/or)\s+$", re.I)
+_OR_EXISTS_AFTER = re.compile(r"\)?" + _EXISTS_AFTER.pattern, re.I)
 # ...or a name in prose that the words then say is gone ("get_instance() didn't exist")
 _PROSE_GONE = re.compile(r"([A-Za-z_][\w.]*(?:\(\))?)(?=" + _GONE_AFTER.pattern + ")", re.I)
 _CLAUSE_END = re.compile(r"[;.!?:](?:\s|$)|\n|\bbut\b|\binstead\b")
@@ -2428,7 +2464,13 @@ def counter_examples(text: str) -> Callable[[Claim], bool]:
         clause = before[max((m.end() for m in _CLAUSE_END.finditer(before)), default=0) :]
         gone = _GONE_AFTER.match(text, match.end()) is not None
         maybe = _conditional(clause, text, match.end())
-        absent = gone or maybe or _WARNS.search(clause) or _NO_BEFORE.search(before)
+        absent = (
+            gone
+            or maybe
+            or _WARNS.search(clause)
+            or _NO_BEFORE.search(before)
+            or _FORMER_BEFORE.search(before)
+        )
         (warned if absent else stated).append(match.group(1))
     if "exist" in text or "remov" in text or "gone" in text:
         warned += [m.group(1) for m in _PROSE_GONE.finditer(CODE_SPAN.sub(" ", text))]
@@ -2445,7 +2487,8 @@ def _conditional(clause: str, text: str, end: int) -> bool:
         return True
     before = _IF_BEFORE.search(clause.rstrip("`"))
     if before is None:
-        return False
+        alternative = _IF_ONE_OR.search(clause.rstrip("`"))
+        return alternative is not None and _OR_EXISTS_AFTER.match(text, end) is not None
     return before.group("there") is not None or _EXISTS_AFTER.match(text, end) is not None
 
 
