@@ -221,10 +221,11 @@ def python_exports(tree: ast.AST) -> tuple[set[str], bool]:
     return out, star
 
 
-def file_facts(data: bytes, path: str) -> FileFacts:
+def file_facts(data: bytes | None, path: str) -> FileFacts:
     """What the file `path` holding `data` defines and names; a file too large to read
-    (`MAX_FILE_BYTES`) or binary has no lines and no words, and is marked unread."""
-    if len(data) > MAX_FILE_BYTES or b"\0" in data[:8000]:
+    (`MAX_FILE_BYTES`; None: not read for that) or binary has no lines and no words, and
+    is marked unread."""
+    if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data[:8000]:
         return FileFacts(0, read=False)
     text = data.decode("utf-8", "replace")
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
@@ -736,8 +737,7 @@ class Facts:
                     continue
                 if full.is_symlink() and not inside(self.state.root, path):
                     data = b""  # a tracked link out of the repository: its target is not read
-            # a file over the cap is not read at all: its facts say so
-            facts = file_facts(data, path) if data is not None else FileFacts(0, read=False)
+            facts = file_facts(data, path)
             self._by_blob[blob] = facts
             fresh.append((blob, facts.to_json()))
         if self.facts is not None:

@@ -1484,18 +1484,9 @@ def _satisfies(stated: str, declared: str) -> bool:
 _PIN_FILES = (".nvmrc", ".node-version", ".python-version", ".ruby-version")
 
 
-def _minimum_holds(stated: str, where: str, declared: str) -> bool:
-    """A stated minimum ("pnpm 10+", "requires Python 3.10") against what the project
-    declares at `where`: a pinned version (`packageManager`, `.nvmrc`, a toolchain's
-    channel) meets it when it is no lower; a declared minimum (`engines`, `requires-python`,
-    go.mod's `go`) when it is no higher (`_at_least`)."""
-    if _pinned(where):
-        return _satisfies(stated + "+", declared)
-    return _at_least(stated, declared)
-
-
 def _pinned(where: str) -> bool:
-    """The declaration at `where` pins one version rather than bounding them."""
+    """The declaration `Project.versions` labels `where` pins one version rather than
+    bounding them (its file, or its key, says so)."""
     return where.endswith((" packageManager", " channel")) or where.endswith(_PIN_FILES)
 
 
@@ -1771,11 +1762,15 @@ def _check_value(claim: Claim, project: Project) -> str | None:
         declared = _shallowest(project.versions(key))
     if key == "pytest-timeout":
         holds = any(_same_version(stated, v) for _, v in declared)
+    elif bounds := [(w, v) for w, v in declared if not _pinned(w)]:
+        # a declared minimum (`engines`, `requires-python`, go.mod's `go`) speaks for the
+        # project's minimum: the stated one holds where that is no higher
+        declared = bounds
+        holds = any(_at_least(stated, v) for _, v in declared)
     else:
-        # a declared minimum speaks for the project's minimum; a pin only where none does
-        bounds = [(w, v) for w, v in declared if not _pinned(w)]
-        declared = bounds or declared
-        holds = any(_minimum_holds(stated, where, v) for where, v in declared)
+        # only pins (`packageManager`, `.nvmrc`, a toolchain's channel): one no lower than
+        # the stated minimum meets it ("pnpm v10+" against `pnpm@11.0.1`)
+        holds = any(_satisfies(stated + "+", v) for _, v in declared)
     if not declared or holds:
         return None
     where, value = declared[0]

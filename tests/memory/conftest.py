@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from orchestrator.memory.audit import audit
 from orchestrator.memory.verify import Verification, verify_memories
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Citation, Memory, serialize_memory
@@ -64,6 +65,15 @@ def file_statuses(root: Path, path: str = "AGENTS.md") -> dict[int, str]:
     )
     assert done.returncode == 0, done.stderr
     return {c["line"]: c["status"] for c in json.loads(done.stdout)["claims"]}
+
+
+def contradictions(layout: Layout) -> set[frozenset[str]]:
+    """The pairs of memories the audit reports as contradicting each other."""
+    return {
+        frozenset({f.memory or "", *f.related[:1]})
+        for f in audit(layout).findings
+        if f.kind == "contradiction"
+    }
 
 
 def verify_all(layout: Layout) -> dict[str, Verification]:

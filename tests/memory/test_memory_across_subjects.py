@@ -12,6 +12,24 @@ from orchestrator.store.layout import Layout
 Put = Callable[..., Any]
 
 
+# facts on other matters, so the words the facts under test share are rare ones
+BACKGROUND = (
+    ("port", "The API server listens on port 8080", "Runtime"),
+    ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
+    ("login", "Customers sign in with a magic link sent by email", "Auth"),
+    ("usage", "The nightly job recalculates usage totals", "Jobs"),
+    ("tax", "Tax rates come from a yearly table per region", "Tax"),
+    ("spacing", "Screens follow the design system spacing scale", "UI"),
+    ("settle", "Payments settle through the card processor webhook", "Payments"),
+    ("pdf", "Reports are rendered as PDF on demand", "Reports"),
+)
+
+
+def put_background(put: Put, count: int = len(BACKGROUND)) -> None:
+    for name, fact, subject in BACKGROUND[:count]:
+        put(name, fact, subject=subject)
+
+
 def found(report: AuditReport, kind: str) -> set[frozenset[str]]:
     """The memories each finding of `kind` names with its first related one."""
     return {frozenset({f.memory or "", *f.related[:1]}) for f in report.findings if f.kind == kind}
@@ -184,18 +202,7 @@ def test_copies_decay_against_one_another_before_a_longer_fact_they_meet(
     put("export-c", "[x] Invoice export", subject="Release Checklist")
     later = "2026-10-05T10:00:00Z"
     put("stripe", "Created the Invoice export for Stripe", subject="Recent Changes", updated=later)
-    other = (
-        ("port", "The API server listens on port 8080", "Runtime"),
-        ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
-        ("login", "Customers sign in with a magic link sent by email", "Auth"),
-        ("usage", "The nightly job recalculates usage totals", "Jobs"),
-        ("tax", "Tax rates come from a yearly table per region", "Tax"),
-        ("spacing", "Screens follow the design system spacing scale", "UI"),
-        ("settle", "Payments settle through the card processor webhook", "Payments"),
-        ("pdf", "Reports are rendered as PDF on demand", "Reports"),
-    )
-    for name, fact, subject in other:  # so the words of the export are rare ones
-        put(name, fact, subject=subject)
+    put_background(put)  # so the words of the export are rare ones
     dups = found(audit(layout), "near_duplicate")
     # two copies decay against the third; the account meets only the copy kept
     copies = {frozenset(p) for p in (("export-a", "export-c"), ("export-b", "export-c"))}
@@ -207,16 +214,7 @@ def test_enhance_refine_and_improve_are_one_word_of_making_better(layout: Layout
     put("improve", "Improve retry handling for uploads", subject="Next Steps")
     put("enhance", "Enhance retry handling for uploads", subject="To Do")
     put("refine", "[ ] Refine the retry handling of uploads", subject="Backlog")
-    other = (
-        ("port", "The API server listens on port 8080", "Runtime"),
-        ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
-        ("login", "Customers sign in with a magic link sent by email", "Auth"),
-        ("usage", "The nightly job recalculates usage totals", "Jobs"),
-        ("tax", "Tax rates come from a yearly table per region", "Tax"),
-        ("spacing", "Screens follow the design system spacing scale", "UI"),
-    )
-    for name, fact, subject in other:  # so the words of the uploads are rare ones
-        put(name, fact, subject=subject)
+    put_background(put, 6)  # so the words of the uploads are rare ones
     dups = found(audit(layout), "near_duplicate")
     # one item of work in three lists, each with its own word for making it better
     assert len(dups) == 2
@@ -228,15 +226,6 @@ def test_forms_of_one_verb_the_stemmer_leaves_apart_are_one_term(layout: Layout,
     put("handling", "Add error handling", subject="Immediate Priorities")
     put("creation", "⏳ Invoice template creation", subject="Current Phase")
     put("create", "Create the invoice template", subject="Immediate Steps")
-    other = (
-        ("port", "The API server listens on port 8080", "Runtime"),
-        ("logs", "Logs rotate daily and are kept for two weeks", "Operations"),
-        ("login", "Customers sign in with a magic link sent by email", "Auth"),
-        ("usage", "The nightly job recalculates usage totals", "Jobs"),
-        ("tax", "Tax rates come from a yearly table per region", "Tax"),
-        ("spacing", "Screens follow the design system spacing scale", "UI"),
-    )
-    for name, fact, subject in other:
-        put(name, fact, subject=subject)
+    put_background(put, 6)
     dups = found(audit(layout), "near_duplicate")
     assert dups == {frozenset({"handlers", "handling"}), frozenset({"creation", "create"})}

@@ -8,21 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from conftest import contradictions
+
 from orchestrator.memory import compare, slots
-from orchestrator.memory.audit import audit
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
 
 Put = Callable[..., Any]
 Mk = Callable[..., Memory]
-
-
-def reported(layout: Layout) -> set[frozenset[str]]:
-    return {
-        frozenset({f.memory or "", *f.related[:1]})
-        for f in audit(layout).findings
-        if f.kind == "contradiction"
-    }
 
 
 def clash(put: Put) -> None:
@@ -38,7 +31,7 @@ def test_log_entries_stamped_with_their_own_moments(layout: Layout, put: Put) ->
     put("r1", "[2031-05-02 10:14:03] Tag build 4.7.1 of the viewer", subject="tag")
     put("r2", "[2031-05-02 11:40:55] Tag build 4.7.2 of the viewer", subject="tag")
     clash(put)
-    assert reported(layout) == {CLASH}
+    assert contradictions(layout) == {CLASH}
     assert slots.stamped_apart("2031-05-02: Tag 4.7.1", "2031-05-03: Tag 4.7.2")
     assert not slots.stamped_apart("2031-05-02: Tag 4.7.1", "2031-05-02: Tag 4.7.2")
     assert not slots.stamped_apart("2031-05-02: Tag 4.7.1", "Tag 4.7.2")
@@ -60,7 +53,7 @@ def test_a_condition_may_end_on_a_colon(layout: Layout, put: Put) -> None:
         subject="plan needed",
     )
     clash(put)
-    assert reported(layout) == {CLASH}
+    assert contradictions(layout) == {CLASH}
     assert slots.own_conditions("**On success**: return the id", "**On failure**: return nothing")
 
 
@@ -82,7 +75,7 @@ def test_code_states_no_value(layout: Layout, put: Put) -> None:
         subject="events",
     )
     clash(put)
-    assert reported(layout) == {CLASH}
+    assert contradictions(layout) == {CLASH}
     assert slots.code("```js const a = 1 ```") and slots.code("// keep the cache warm")
     assert not slots.code("The cache is kept warm by `warm()`")
 
@@ -100,7 +93,7 @@ def test_a_denial_under_its_own_condition_denies_nothing(layout: Layout, put: Pu
         subject="oauth scope contacts",
     )
     clash(put)
-    assert reported(layout) == {CLASH}
+    assert contradictions(layout) == {CLASH}
     assert slots.conditional_denial("Without the key, the job cannot start.")
     assert not slots.conditional_denial("The job cannot start without the key. It waits.")
 
@@ -124,14 +117,14 @@ def test_what_two_facts_add_adds_up(layout: Layout, put: Put) -> None:
     put("a1", "Adds ownerId to invoices", subject="migration adds invoices")
     put("a2", "Adds a tagIds array to invoices", subject="migration adds invoices")
     clash(put)
-    assert reported(layout) == {CLASH}
+    assert contradictions(layout) == {CLASH}
 
 
 def test_code_spans_with_an_aside_are_two_entries(layout: Layout, put: Put) -> None:
     put("e1", "`cursor` (query parameter, optional)", subject="query parameter")
     put("e2", "`pageSize` (query parameter, default: 50)", subject="query parameter")
     clash(put)
-    assert reported(layout) == {CLASH}
+    assert contradictions(layout) == {CLASH}
     assert compare.entry_label("`pageSize` (query parameter, default: 50)") == "pagesize"
     # one name given two values in its asides is still one entry
     assert compare.entry_label("`TIMEOUT` (45 seconds)") == compare.entry_label(

@@ -7,21 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from conftest import contradictions
+
 from orchestrator.memory import compare, slots
-from orchestrator.memory.audit import audit
 from orchestrator.store.layout import Layout
 from orchestrator.store.memfile import Memory
 
 Put = Callable[..., Any]
 Mk = Callable[..., Memory]
-
-
-def reported(layout: Layout) -> set[frozenset[str]]:
-    return {
-        frozenset({f.memory or "", *f.related[:1]})
-        for f in audit(layout).findings
-        if f.kind == "contradiction"
-    }
 
 
 def test_values_under_their_own_conditions_do_not_clash(layout: Layout, put: Put) -> None:
@@ -33,7 +26,7 @@ def test_values_under_their_own_conditions_do_not_clash(layout: Layout, put: Put
     # one condition given two values still clashes
     put("pool-a", "For the primary, the pool holds 16 connections", subject="db pool")
     put("pool-b", "For the primary, the pool holds 12 connections", subject="db pool")
-    assert reported(layout) == {frozenset({"pool-a", "pool-b"})}
+    assert contradictions(layout) == {frozenset({"pool-a", "pool-b"})}
 
 
 def test_counts_across_subjects_under_their_own_conditions(mk: Mk) -> None:
@@ -68,7 +61,7 @@ def test_a_list_of_names_against_one_name_names_no_rival(layout: Layout, put: Pu
     # one value against one, the slot written alike, still reported
     put("q-a", "The worker pool reads jobs from the Redis queue", subject="worker pool")
     put("q-b", "The worker pool reads jobs from the SQS queue", subject="worker pool")
-    assert reported(layout) == {frozenset({"q-a", "q-b"})}
+    assert contradictions(layout) == {frozenset({"q-a", "q-b"})}
 
 
 def test_two_accounts_of_work_done_add_up(layout: Layout, put: Put) -> None:
@@ -77,4 +70,4 @@ def test_two_accounts_of_work_done_add_up(layout: Layout, put: Put) -> None:
     # two plain statements of one slot still clash
     put("q-a", "The worker pool reads jobs from the Redis queue", subject="worker pool")
     put("q-b", "The worker pool reads jobs from the SQS queue", subject="worker pool")
-    assert reported(layout) == {frozenset({"q-a", "q-b"})}
+    assert contradictions(layout) == {frozenset({"q-a", "q-b"})}

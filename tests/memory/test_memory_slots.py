@@ -5,20 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from conftest import contradictions
+
 from orchestrator.memory import compare, slots
 from orchestrator.memory.audit import audit
 from orchestrator.store.layout import Layout
 
 Put = Callable[..., Any]
-
-
-def contradictions(layout: Layout) -> set[frozenset[str]]:
-    report = audit(layout)
-    return {
-        frozenset({f.memory or "", *f.related[:1]})
-        for f in report.findings
-        if f.kind == "contradiction"
-    }
 
 
 def test_prohibitions_and_flows_are_not_contradictions(layout: Layout, put: Put) -> None:
